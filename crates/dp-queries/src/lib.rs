@@ -1,1 +1,44 @@
-//! placeholder
+//! # dp-queries
+//!
+//! Domains, datasets, loaders, query workloads and fast exact evaluation for `dpqr`.
+//! This crate never adds noise: it defines *what* is released (counting queries over a
+//! categorical domain) and computes the exact answers that mechanisms perturb.
+//!
+//! ## Contents
+//!
+//! | module | concept |
+//! |---|---|
+//! | [`error`] | [`QueryError`], the crate's single error type, and [`Result`] |
+//! | [`domain`] | [`Domain`]: ordered named attributes with sizes; the `NAME-domain.json` format |
+//! | [`dataset`] | [`Dataset`]: column-major integer codes; validating CSV loader |
+//! | [`marginal`] | [`Marginal`]: one contingency table, row-major cells, one-pass counting |
+//! | [`workload`] | [`MarginalWorkload`]: lists of marginals, all/random `k`-way, specs, parallel counting |
+//! | [`onehot`] | [`BinaryDataset`]: one-hot, bit-packed rows; conjunction and parity counts |
+//! | [`metrics`] | [`ErrorReport`]: max / mean / RMS error and mean per-table ℓ1 |
+//!
+//! ## Conventions
+//!
+//! * Codes of attribute `i` are `0..domain.size(i)`; every dataset has `n >= 1` records.
+//! * A marginal's cells are numbered row-major, the **last** attribute varying fastest.
+//! * A workload's queries are its tables' cells concatenated **in workload order**; answer
+//!   vectors everywhere in dpqr use this order. Normalized answers are `count / n`.
+//! * Randomized constructors take `rng: &mut R` with `R: Rng + ?Sized` (so `&mut dyn
+//!   CryptoRng` works); there is no global RNG.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod dataset;
+pub mod domain;
+pub mod error;
+pub mod marginal;
+pub mod metrics;
+pub mod onehot;
+pub mod workload;
+
+pub use dataset::{Dataset, IN_MEMORY};
+pub use domain::Domain;
+pub use error::{QueryError, Result};
+pub use marginal::Marginal;
+pub use metrics::ErrorReport;
+pub use onehot::BinaryDataset;
+pub use workload::{MAX_QUERIES, MarginalWorkload, Parallelism};

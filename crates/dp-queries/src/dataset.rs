@@ -1,0 +1,327 @@
+//! Datasets: `n >= 1` records over a [`Domain`], stored column-major as integer codes.
+//!
+//! # CSV format accepted by the loaders
+//!
+//! * One header line of attribute names, matched to the domain **by name** (the column
+//!   order of the file is free). Every domain attribute must appear exactly once and no
+//!   other column may appear. A UTF-8 byte-order mark before the header is ignored.
+//! * Then one record per line; every field is a code in `0..size` of its column's
+//!   attribute, written as **ASCII decimal digits only**: no sign, no surrounding spaces,
+//!   no decimal point, not empty (`"1.5"`, `"-1"`, `"+1"`, `" 3"`, `""`, `"abc"` are all
+//!   [`QueryError::NotInteger`]). Leading zeros are accepted (`"007"` is 7). Standard CSV
+//!   quoting is honoured (`"3"` is 3).
+//! * Line endings `\n`, `\r\n` (and lone `\r`) are all accepted; a trailing newline and blank
+//!   lines are ignored.
+//! * Errors name the file, the 1-based physical line where the record starts (header =
+//!   line 1 when the file does not start with blank lines) and the column name. Within a
+//!   record, the field count is checked first ([`QueryError::RaggedRow`]), then the fields
+//!   left to right ([`QueryError::NonUtf8`], [`QueryError::NotInteger`],
+//!   [`QueryError::OutOfDomain`]). Header checks run in the order: UTF-8, duplicate,
+//!   extra column (first in file order), missing column (first in domain order).
+//! * No input panics the loader (a property test feeds it random bytes).
+
+use std::io::Read;
+use std::path::Path;
+
+use rand::Rng;
+
+use crate::domain::Domain;
+use crate::error::{QueryError, Result};
+
+/// Label used in errors for data that does not come from a named file.
+pub const IN_MEMORY: &str = "<memory>";
+
+/// `n >= 1` records over a [`Domain`], column-major: `column(i)[r]` is the code of attribute
+/// `i` in record `r`, always `< domain.size(i)`.
+#[derive(Clone, Debug)]
+pub struct Dataset {
+    domain: Domain,
+    columns: Vec<Vec<u32>>,
+    n: usize,
+}
+
+impl Dataset {
+    /// Builds a dataset from one column of codes per domain attribute (in domain order).
+    ///
+    /// Errors: wrong number of columns or unequal column lengths
+    /// ([`QueryError::LengthMismatch`]), zero records ([`QueryError::EmptyDataset`]), a code
+    /// `>= size` ([`QueryError::CodeOutOfRange`]).
+    pub fn from_columns(domain: Domain, columns: Vec<Vec<u32>>) -> Result<Self> {
+        if columns.len() != domain.len() {
+            return Err(QueryError::LengthMismatch {
+                expected: domain.len(),
+                found: columns.len(),
+            });
+        }
+        let n = columns.first().map_or(0, Vec::len);
+        if n == 0 {
+            return Err(QueryError::EmptyDataset);
+        }
+        for (i, col) in columns.iter().enumerate() {
+            if col.len() != n {
+                return Err(QueryError::LengthMismatch {
+                    expected: n,
+                    found: col.len(),
+                });
+            }
+            let size = domain.size(i);
+            if let Some(row) = col.iter().position(|&c| c >= size) {
+                return Err(QueryError::CodeOutOfRange {
+                    attribute: domain.name(i).to_string(),
+                    row,
+                    value: col[row],
+                    size,
+                });
+            }
+        }
+        Ok(Dataset { domain, columns, n })
+    }
+
+    /// Loads `csv_path` against the domain in `domain_path` (a flat JSON object).
+    /// Columns are matched by name; see the module docs for the accepted format.
+    pub fn load_csv(csv_path: &Path, domain_path: &Path) -> Result<Self> {
+        let domain = Domain::from_json_file(domain_path)?;
+        let file = std::fs::File::open(csv_path).map_err(|source| QueryError::Io {
+            path: csv_path.to_path_buf(),
+            source,
+        })?;
+        let label = csv_path.display().to_string();
+        Self::from_csv_reader(std::io::BufReader::new(file), &label, domain).map_err(|e| match e {
+            QueryError::Io { source, .. } => QueryError::Io {
+                path: csv_path.to_path_buf(),
+                source,
+            },
+            other => other,
+        })
+    }
+
+    /// Parses CSV from `reader`; `file` labels error messages. See the module docs.
+    pub fn from_csv_reader<Rd: Read>(reader: Rd, file: &str, domain: Domain) -> Result<Self> {
+        let mut rdr = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader(reader);
+        let csv_err = |e: csv::Error| match e.into_kind() {
+            csv::ErrorKind::Io(source) => QueryError::Io {
+                path: file.into(),
+                source,
+            },
+            other => QueryError::Io {
+                path: file.into(),
+                source: std::io::Error::other(format!("{other:?}")),
+            },
+        };
+        let mut rec = csv::ByteRecord::new();
+        if !rdr.read_byte_record(&mut rec).map_err(csv_err)? {
+            return Err(QueryError::EmptyFile { file: file.into() });
+        }
+        let header_line = rec.position().map_or(1, |p| p.line());
+        // Map each CSV column to its domain attribute.
+        let mut col_to_attr = Vec::with_capacity(rec.len());
+        let mut names: Vec<&str> = Vec::with_capacity(rec.len());
+        for (j, raw) in rec.iter().enumerate() {
+            let raw = if j == 0 {
+                raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw)
+            } else {
+                raw
+            };
+            let name = std::str::from_utf8(raw).map_err(|_| QueryError::NonUtf8 {
+                file: file.into(),
+                line: header_line,
+            })?;
+            if names.contains(&name) {
+                return Err(QueryError::DuplicateHeader {
+                    file: file.into(),
+                    column: name.into(),
+                });
+            }
+            names.push(name);
+        }
+        for name in &names {
+            let a = domain.index_of(name).map_err(|_| QueryError::ExtraColumn {
+                file: file.into(),
+                column: (*name).into(),
+            })?;
+            col_to_attr.push(a);
+        }
+        for name in domain.names() {
+            if !names.contains(&name) {
+                return Err(QueryError::MissingColumn {
+                    file: file.into(),
+                    column: name.into(),
+                });
+            }
+        }
+        let col_names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+        let width = col_to_attr.len();
+        let mut columns: Vec<Vec<u32>> = vec![Vec::new(); domain.len()];
+        let sizes = domain.sizes().to_vec();
+        while rdr.read_byte_record(&mut rec).map_err(csv_err)? {
+            let line = rec.position().map_or(0, |p| p.line());
+            if rec.len() != width {
+                return Err(QueryError::RaggedRow {
+                    file: file.into(),
+                    line,
+                    expected: width,
+                    found: rec.len(),
+                });
+            }
+            for (j, field) in rec.iter().enumerate() {
+                let a = col_to_attr[j];
+                let size = sizes[a];
+                match parse_code(field) {
+                    Some(v) if v < u64::from(size) => columns[a].push(v as u32),
+                    parsed => {
+                        let value = match std::str::from_utf8(field) {
+                            Ok(s) => s.to_string(),
+                            Err(_) => {
+                                return Err(QueryError::NonUtf8 {
+                                    file: file.into(),
+                                    line,
+                                });
+                            }
+                        };
+                        let column = col_names[j].clone();
+                        let file = file.to_string();
+                        // All-digit fields are integers, even when they overflow u64.
+                        let all_digits =
+                            !field.is_empty() && field.iter().all(|b| b.is_ascii_digit());
+                        return Err(if parsed.is_some() || all_digits {
+                            QueryError::OutOfDomain {
+                                file,
+                                line,
+                                column,
+                                value,
+                                size,
+                            }
+                        } else {
+                            QueryError::NotInteger {
+                                file,
+                                line,
+                                column,
+                                value,
+                            }
+                        });
+                    }
+                }
+            }
+        }
+        if columns[0].is_empty() {
+            return Err(QueryError::NoRecords { file: file.into() });
+        }
+        Dataset::from_columns(domain, columns)
+    }
+
+    /// The domain.
+    pub fn domain(&self) -> &Domain {
+        &self.domain
+    }
+
+    /// Number of records `n` (always `>= 1`).
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Codes of attribute `i`, one per record (empty slice if `i` is out of range).
+    pub fn column(&self, i: usize) -> &[u32] {
+        self.columns.get(i).map_or(&[], Vec::as_slice)
+    }
+
+    /// All columns in domain order.
+    pub fn columns(&self) -> &[Vec<u32>] {
+        &self.columns
+    }
+
+    /// Record `row` as codes in domain order (empty if `row >= n`).
+    pub fn record(&self, row: usize) -> Vec<u32> {
+        if row >= self.n {
+            return Vec::new();
+        }
+        self.columns.iter().map(|c| c[row]).collect()
+    }
+
+    /// The dataset restricted to the attributes `names`, in that order.
+    ///
+    /// Errors: [`QueryError::UnknownAttribute`], or [`QueryError::BadDomain`] for an empty or
+    /// repeated list.
+    pub fn select_attributes(&self, names: &[&str]) -> Result<Dataset> {
+        let idx = names
+            .iter()
+            .map(|n| self.domain.index_of(n))
+            .collect::<Result<Vec<_>>>()?;
+        let domain = self.domain.project(&idx)?;
+        let columns = idx.iter().map(|&i| self.columns[i].clone()).collect();
+        Ok(Dataset {
+            domain,
+            columns,
+            n: self.n,
+        })
+    }
+
+    /// `n` records drawn uniformly without replacement (kept in their original order).
+    ///
+    /// Errors with [`QueryError::BadSample`] unless `1 <= n <= self.n()`.
+    pub fn subsample<R: Rng + ?Sized>(&self, n: usize, rng: &mut R) -> Result<Dataset> {
+        if n == 0 || n > self.n {
+            return Err(QueryError::BadSample {
+                requested: n,
+                available: self.n,
+            });
+        }
+        let mut rows = rand::seq::index::sample(rng, self.n, n).into_vec();
+        rows.sort_unstable();
+        let columns = self
+            .columns
+            .iter()
+            .map(|c| rows.iter().map(|&r| c[r]).collect())
+            .collect();
+        Ok(Dataset {
+            domain: self.domain.clone(),
+            columns,
+            n,
+        })
+    }
+
+    /// Writes the dataset as CSV: a header of attribute names in domain order, then the codes.
+    /// The output loads back with [`Dataset::from_csv_reader`].
+    pub fn write_csv<W: std::io::Write>(&self, w: W) -> Result<()> {
+        let io = |e: csv::Error| match e.into_kind() {
+            csv::ErrorKind::Io(source) => QueryError::Io {
+                path: "<writer>".into(),
+                source,
+            },
+            other => QueryError::Io {
+                path: "<writer>".into(),
+                source: std::io::Error::other(format!("{other:?}")),
+            },
+        };
+        let mut wtr = csv::WriterBuilder::new().from_writer(w);
+        wtr.write_record(self.domain.names()).map_err(io)?;
+        let mut buf = Vec::with_capacity(self.domain.len());
+        for r in 0..self.n {
+            buf.clear();
+            buf.extend(self.columns.iter().map(|c| c[r].to_string()));
+            wtr.write_record(&buf).map_err(io)?;
+        }
+        wtr.flush().map_err(|source| QueryError::Io {
+            path: "<writer>".into(),
+            source,
+        })?;
+        Ok(())
+    }
+}
+
+/// Parses a field of ASCII digits; `None` if empty, not all digits, or overflowing `u64`.
+fn parse_code(field: &[u8]) -> Option<u64> {
+    if field.is_empty() {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &b in field {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+    }
+    Some(v)
+}

@@ -1,0 +1,195 @@
+//! The crate's single error type.
+//!
+//! Every loader error names the file (as given by the caller, e.g. the path), the 1-based
+//! physical line where the offending record starts (the header is line 1) and the column
+//! *name* where one applies, so that a user can find the problem with an editor.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in `dp-queries`: loading and validating data, building
+/// domains, marginals and workloads, and comparing answer vectors.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum QueryError {
+    /// A file could not be opened or read.
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The file that failed.
+        path: PathBuf,
+        /// The underlying I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The CSV file contains no header (zero bytes, or only blank lines).
+    #[error("{file}: the file is empty (expected a header line of attribute names)")]
+    EmptyFile {
+        /// The file.
+        file: String,
+    },
+    /// The CSV file has a header but no data records.
+    #[error("{file}: the file has a header but no records")]
+    NoRecords {
+        /// The file.
+        file: String,
+    },
+    /// A column name occurs twice in the CSV header.
+    #[error("{file}: line 1: column '{column}' appears twice in the header")]
+    DuplicateHeader {
+        /// The file.
+        file: String,
+        /// The repeated column name.
+        column: String,
+    },
+    /// An attribute of the domain has no column in the CSV header.
+    #[error("{file}: line 1: the header has no column '{column}' (required by the domain)")]
+    MissingColumn {
+        /// The file.
+        file: String,
+        /// The attribute of the domain that is missing.
+        column: String,
+    },
+    /// The CSV header has a column that the domain does not declare.
+    #[error("{file}: line 1: column '{column}' is not an attribute of the domain")]
+    ExtraColumn {
+        /// The file.
+        file: String,
+        /// The unexpected column name.
+        column: String,
+    },
+    /// A record has a different number of fields than the header.
+    #[error("{file}: line {line}: expected {expected} fields (as in the header), found {found}")]
+    RaggedRow {
+        /// The file.
+        file: String,
+        /// 1-based line where the record starts.
+        line: u64,
+        /// Number of header fields.
+        expected: usize,
+        /// Number of fields in this record.
+        found: usize,
+    },
+    /// A field is not a non-negative decimal integer (ASCII digits only).
+    #[error("{file}: line {line}: column '{column}': '{value}' is not a non-negative integer code")]
+    NotInteger {
+        /// The file.
+        file: String,
+        /// 1-based line where the record starts.
+        line: u64,
+        /// Column name.
+        column: String,
+        /// The offending field, verbatim.
+        value: String,
+    },
+    /// A code is outside its attribute's domain `0..size`.
+    #[error("{file}: line {line}: column '{column}': code {value} is outside 0..{size}")]
+    OutOfDomain {
+        /// The file.
+        file: String,
+        /// 1-based line where the record starts.
+        line: u64,
+        /// Column name.
+        column: String,
+        /// The offending field, verbatim (it may not even fit in 64 bits).
+        value: String,
+        /// The attribute's domain size.
+        size: u32,
+    },
+    /// A field (or header name) is not valid UTF-8.
+    #[error("{file}: line {line}: the text is not valid UTF-8")]
+    NonUtf8 {
+        /// The file.
+        file: String,
+        /// 1-based line where the record starts.
+        line: u64,
+    },
+    /// A JSON document could not be parsed into the expected shape.
+    #[error("{file}: invalid JSON: {message}")]
+    BadJson {
+        /// The file (or a label for an in-memory string).
+        file: String,
+        /// The parser's message (it includes line and column).
+        message: String,
+    },
+    /// A domain description is invalid.
+    #[error("invalid domain: {reason}")]
+    BadDomain {
+        /// What is wrong.
+        reason: String,
+    },
+    /// An attribute name is not in the domain.
+    #[error("unknown attribute '{name}'")]
+    UnknownAttribute {
+        /// The name that was looked up.
+        name: String,
+    },
+    /// An attribute index is not in the domain.
+    #[error("attribute index {index} is out of range (the domain has {len} attributes)")]
+    AttributeOutOfRange {
+        /// The index.
+        index: usize,
+        /// Number of attributes of the domain.
+        len: usize,
+    },
+    /// An in-memory column holds a code outside its attribute's domain.
+    #[error("attribute '{attribute}', row {row} (0-based): code {value} is outside 0..{size}")]
+    CodeOutOfRange {
+        /// Attribute name.
+        attribute: String,
+        /// 0-based row index.
+        row: usize,
+        /// The code.
+        value: u32,
+        /// The attribute's domain size.
+        size: u32,
+    },
+    /// A dataset would have zero records (every dataset here has `n >= 1`).
+    #[error("a dataset must have at least one record")]
+    EmptyDataset,
+    /// A subsample size is not in `1..=n`.
+    #[error("cannot subsample {requested} records from a dataset of {available}")]
+    BadSample {
+        /// Requested sample size.
+        requested: usize,
+        /// Records available.
+        available: usize,
+    },
+    /// A workload specification or construction is invalid.
+    #[error("invalid workload: {reason}")]
+    BadWorkload {
+        /// What is wrong.
+        reason: String,
+    },
+    /// An object would be too large to build.
+    #[error("{what} is too large: {estimate}")]
+    TooLarge {
+        /// What would be built.
+        what: String,
+        /// The estimated size and the limit.
+        estimate: String,
+    },
+    /// Data and a workload (or marginal) were built on different domains.
+    #[error("domain mismatch: {reason}")]
+    DomainMismatch {
+        /// What differs.
+        reason: String,
+    },
+    /// A vector has the wrong length.
+    #[error("length mismatch: expected {expected}, found {found}")]
+    LengthMismatch {
+        /// Expected length.
+        expected: usize,
+        /// Actual length.
+        found: usize,
+    },
+    /// A value that must be finite is NaN or infinite.
+    #[error("{what}[{index}] is not finite")]
+    NonFinite {
+        /// Which vector.
+        what: String,
+        /// Position of the first non-finite entry.
+        index: usize,
+    },
+}
+
+/// Result type of this crate.
+pub type Result<T> = std::result::Result<T, QueryError>;
