@@ -10,8 +10,10 @@
 //!   no decimal point, not empty (`"1.5"`, `"-1"`, `"+1"`, `" 3"`, `""`, `"abc"` are all
 //!   [`QueryError::NotInteger`]). Leading zeros are accepted (`"007"` is 7). Standard CSV
 //!   quoting is honoured (`"3"` is 3).
-//! * Line endings `\n`, `\r\n` (and lone `\r`) are all accepted; a trailing newline and blank
-//!   lines are ignored.
+//! * Line endings `\n` and `\r\n` are accepted (a lone `\r` is not a line end); a trailing
+//!   newline and blank lines are ignored (blank lines still count for line numbers).
+//! * Quoting: a field starting with `"` runs to the closing `"` (`""` is an escaped quote);
+//!   quoted fields cannot span lines. The whole input is read into memory first.
 //! * Errors name the file, the 1-based physical line where the record starts (header =
 //!   line 1 when the file does not start with blank lines) and the column name. Within a
 //!   record, the field count is checked first ([`QueryError::RaggedRow`]), then the fields
@@ -20,6 +22,7 @@
 //!   extra column (first in file order), missing column (first in domain order).
 //! * No input panics the loader (a property test feeds it random bytes).
 
+use std::borrow::Cow;
 use std::io::Read;
 use std::path::Path;
 
@@ -95,113 +98,85 @@ impl Dataset {
         })
     }
 
-    /// Parses CSV from `reader`; `file` labels error messages. See the module docs.
-    pub fn from_csv_reader<Rd: Read>(reader: Rd, file: &str, domain: Domain) -> Result<Self> {
-        let mut rdr = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .flexible(true)
-            .from_reader(reader);
-        let csv_err = |e: csv::Error| match e.into_kind() {
-            csv::ErrorKind::Io(source) => QueryError::Io {
+    /// Parses CSV from `reader` (read fully into memory first); `file` labels error
+    /// messages. See the module docs for the accepted format.
+    pub fn from_csv_reader<Rd: Read>(mut reader: Rd, file: &str, domain: Domain) -> Result<Self> {
+        let mut bytes = Vec::new();
+        reader
+            .read_to_end(&mut bytes)
+            .map_err(|source| QueryError::Io {
                 path: file.into(),
                 source,
-            },
-            other => QueryError::Io {
-                path: file.into(),
-                source: std::io::Error::other(format!("{other:?}")),
-            },
-        };
-        let mut rec = csv::ByteRecord::new();
-        if !rdr.read_byte_record(&mut rec).map_err(csv_err)? {
+            })?;
+        let input: &[u8] = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+        let mut lines = input
+            .split(|&b| b == b'\n')
+            .enumerate()
+            .map(|(i, l)| (i as u64 + 1, l.strip_suffix(b"\r").unwrap_or(l)))
+            .filter(|(_, l)| !l.is_empty());
+        let Some((header_line, header)) = lines.next() else {
             return Err(QueryError::EmptyFile { file: file.into() });
-        }
-        let header_line = rec.position().map_or(1, |p| p.line());
+        };
+        let mut fields: Vec<Cow<'_, [u8]>> = Vec::new();
+        split_fields(header, &mut fields);
         // Map each CSV column to its domain attribute.
-        let mut col_to_attr = Vec::with_capacity(rec.len());
-        let mut names: Vec<&str> = Vec::with_capacity(rec.len());
-        for (j, raw) in rec.iter().enumerate() {
-            let raw = if j == 0 {
-                raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw)
-            } else {
-                raw
-            };
+        let mut names: Vec<String> = Vec::with_capacity(fields.len());
+        for raw in &fields {
             let name = std::str::from_utf8(raw).map_err(|_| QueryError::NonUtf8 {
                 file: file.into(),
                 line: header_line,
             })?;
-            if names.contains(&name) {
+            if names.iter().any(|n| n == name) {
                 return Err(QueryError::DuplicateHeader {
                     file: file.into(),
                     column: name.into(),
                 });
             }
-            names.push(name);
+            names.push(name.to_string());
         }
+        let mut col_to_attr = Vec::with_capacity(names.len());
         for name in &names {
             let a = domain.index_of(name).map_err(|_| QueryError::ExtraColumn {
                 file: file.into(),
-                column: (*name).into(),
+                column: name.clone(),
             })?;
             col_to_attr.push(a);
         }
         for name in domain.names() {
-            if !names.contains(&name) {
+            if !names.iter().any(|n| n == name) {
                 return Err(QueryError::MissingColumn {
                     file: file.into(),
                     column: name.into(),
                 });
             }
         }
-        let col_names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
         let width = col_to_attr.len();
         let mut columns: Vec<Vec<u32>> = vec![Vec::new(); domain.len()];
         let sizes = domain.sizes().to_vec();
-        while rdr.read_byte_record(&mut rec).map_err(csv_err)? {
-            let line = rec.position().map_or(0, |p| p.line());
-            if rec.len() != width {
+        for (line, text) in lines {
+            split_fields(text, &mut fields);
+            if fields.len() != width {
                 return Err(QueryError::RaggedRow {
                     file: file.into(),
                     line,
                     expected: width,
-                    found: rec.len(),
+                    found: fields.len(),
                 });
             }
-            for (j, field) in rec.iter().enumerate() {
+            for (j, field) in fields.iter().enumerate() {
                 let a = col_to_attr[j];
                 let size = sizes[a];
                 match parse_code(field) {
                     Some(v) if v < u64::from(size) => columns[a].push(v as u32),
                     parsed => {
-                        let value = match std::str::from_utf8(field) {
-                            Ok(s) => s.to_string(),
-                            Err(_) => {
-                                return Err(QueryError::NonUtf8 {
-                                    file: file.into(),
-                                    line,
-                                });
-                            }
-                        };
-                        let column = col_names[j].clone();
-                        let file = file.to_string();
-                        // All-digit fields are integers, even when they overflow u64.
-                        let all_digits =
-                            !field.is_empty() && field.iter().all(|b| b.is_ascii_digit());
-                        return Err(if parsed.is_some() || all_digits {
-                            QueryError::OutOfDomain {
-                                file,
-                                line,
-                                column,
-                                value,
-                                size,
-                            }
-                        } else {
-                            QueryError::NotInteger {
-                                file,
-                                line,
-                                column,
-                                value,
-                            }
-                        });
+                        return Err(field_error(
+                            file,
+                            line,
+                            &names[j],
+                            field,
+                            size,
+                            parsed.is_some(),
+                        ));
                     }
                 }
             }
@@ -308,6 +283,90 @@ impl Dataset {
             source,
         })?;
         Ok(())
+    }
+}
+
+/// The error for a field that is not a valid code.
+fn field_error(
+    file: &str,
+    line: u64,
+    column: &str,
+    field: &[u8],
+    size: u32,
+    parsed: bool,
+) -> QueryError {
+    let Ok(value) = std::str::from_utf8(field) else {
+        return QueryError::NonUtf8 {
+            file: file.into(),
+            line,
+        };
+    };
+    // All-digit fields are integers, even when they overflow u64.
+    let all_digits = !field.is_empty() && field.iter().all(u8::is_ascii_digit);
+    if parsed || all_digits {
+        QueryError::OutOfDomain {
+            file: file.into(),
+            line,
+            column: column.into(),
+            value: value.into(),
+            size,
+        }
+    } else {
+        QueryError::NotInteger {
+            file: file.into(),
+            line,
+            column: column.into(),
+            value: value.into(),
+        }
+    }
+}
+
+/// Splits one line (without its terminator) into comma-separated fields.
+///
+/// A field that starts with `"` is quoted: it runs to the next `"` not followed by another
+/// `"` (a doubled `""` stands for one `"`); bytes after the closing quote up to the next
+/// comma are kept verbatim; an unterminated quote runs to the end of the line. Quoted
+/// fields cannot span lines.
+fn split_fields<'a>(line: &'a [u8], out: &mut Vec<Cow<'a, [u8]>>) {
+    out.clear();
+    let mut i = 0;
+    loop {
+        if line.get(i) == Some(&b'"') {
+            let mut buf = Vec::new();
+            i += 1;
+            loop {
+                match line.get(i) {
+                    None => break,
+                    Some(b'"') if line.get(i + 1) == Some(&b'"') => {
+                        buf.push(b'"');
+                        i += 2;
+                    }
+                    Some(b'"') => {
+                        i += 1;
+                        break;
+                    }
+                    Some(&b) => {
+                        buf.push(b);
+                        i += 1;
+                    }
+                }
+            }
+            let rest = line.get(i..).unwrap_or(&[]);
+            let end = rest.iter().position(|&b| b == b',').unwrap_or(rest.len());
+            buf.extend_from_slice(&rest[..end]);
+            out.push(Cow::Owned(buf));
+            i += end;
+        } else {
+            let rest = line.get(i..).unwrap_or(&[]);
+            let end = rest.iter().position(|&b| b == b',').unwrap_or(rest.len());
+            out.push(Cow::Borrowed(&rest[..end]));
+            i += end;
+        }
+        // Now at a comma or at the end of the line.
+        if i >= line.len() {
+            return;
+        }
+        i += 1;
     }
 }
 
