@@ -1,0 +1,264 @@
+//! A privacy odometer that refuses to overspend *before* any noise is drawn.
+
+use serde::{Deserialize, Serialize};
+
+use crate::conversions::{pure_to_zcdp, zcdp_epsilon};
+use crate::error::{CoreError, Result};
+use crate::loss::PrivacyLoss;
+use crate::rounding::{add_up, sub_down};
+
+/// One recorded expenditure.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Spend {
+    /// What the budget was spent on (free text, shown in reports).
+    pub label: String,
+    /// The privacy loss of that step.
+    pub loss: PrivacyLoss,
+}
+
+/// A privacy budget and the spends charged against it.
+///
+/// Call [`Ledger::spend`] *before* running a mechanism: it records the spend only if
+/// the total stays within the budget, and otherwise returns
+/// [`CoreError::BudgetExceeded`] and changes nothing.
+///
+/// The total is accounted in the budget's own notion, always rounding up:
+/// * **Pure ε budget**: accepts only `Pure` spends; total ε = Σ ε (basic composition).
+/// * **ρ-zCDP budget**: accepts `Pure` (as ρ = ε²/2, Bun–Steinke Prop. 1.4) and `Zcdp`
+///   spends; total ρ = Σ ρ (zCDP composition, Bun–Steinke Lemma 2.3). `Approx` spends
+///   are rejected ([`CoreError::IncompatibleComposition`]).
+/// * **(ε, δ) budget**: accepts everything. The zCDP spends are composed in zCDP
+///   (Σρ) and converted once with the tight [`zcdp_epsilon`] at the δ left over by the
+///   `Approx` spends, `δ_budget − Σδ`; then basic composition across the three parts:
+///   total ε = Σ ε_approx + Σ ε_pure + zcdp_epsilon(Σρ, δ_budget − Σδ). With zCDP
+///   spends the leftover δ must be > 0.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Ledger {
+    budget: PrivacyLoss,
+    spends: Vec<Spend>,
+}
+
+/// Totals of a list of spends, split by notion.
+#[derive(Default)]
+struct Parts {
+    pure_eps: f64,
+    approx_eps: f64,
+    approx_delta: f64,
+    rho: f64,
+    any_zcdp: bool,
+}
+
+impl Parts {
+    fn add(&mut self, loss: &PrivacyLoss) -> Result<()> {
+        match loss.validate()? {
+            PrivacyLoss::Pure { epsilon } => self.pure_eps = add_up(self.pure_eps, epsilon),
+            PrivacyLoss::Approx { epsilon, delta } => {
+                self.approx_eps = add_up(self.approx_eps, epsilon);
+                self.approx_delta = add_up(self.approx_delta, delta);
+            }
+            PrivacyLoss::Zcdp { rho } => {
+                self.rho = add_up(self.rho, rho);
+                self.any_zcdp |= rho > 0.0;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Ledger {
+    /// A fresh ledger with the given total budget (re-validated; an invalid budget
+    /// makes every later spend fail).
+    pub fn new(budget: PrivacyLoss) -> Self {
+        Ledger {
+            budget,
+            spends: Vec::new(),
+        }
+    }
+
+    /// The total budget.
+    pub fn budget(&self) -> PrivacyLoss {
+        self.budget
+    }
+
+    /// The spends recorded so far, in order.
+    pub fn spends(&self) -> &[Spend] {
+        &self.spends
+    }
+
+    /// The total spent so far, expressed in the budget's notion (see the type docs).
+    pub fn spent(&self) -> Result<PrivacyLoss> {
+        self.total_with(None)
+    }
+
+    /// `Ok(())` if `loss` can be spent without exceeding the budget, otherwise
+    /// [`CoreError::BudgetExceeded`] (or another error if `loss` is invalid or of a kind
+    /// the budget does not accept).
+    pub fn can_spend(&self, loss: &PrivacyLoss) -> Result<()> {
+        self.check("(unlabelled)", loss)
+    }
+
+    /// Records `loss` under `label` if the budget allows it; otherwise returns the error
+    /// of [`Self::can_spend`] and records nothing.
+    pub fn spend(&mut self, label: &str, loss: PrivacyLoss) -> Result<()> {
+        self.check(label, &loss)?;
+        self.spends.push(Spend {
+            label: label.to_string(),
+            loss,
+        });
+        Ok(())
+    }
+
+    fn check(&self, label: &str, loss: &PrivacyLoss) -> Result<()> {
+        let loss = loss.validate()?;
+        let exceeded = || CoreError::BudgetExceeded {
+            label: label.to_string(),
+            requested: loss.to_string(),
+            remaining: self.remaining_description(),
+        };
+        let total = match self.total_with(Some(&loss)) {
+            Ok(t) => t,
+            Err(CoreError::Vacuous { .. }) => return Err(exceeded()),
+            Err(e) => return Err(e),
+        };
+        let within = match (self.budget.validate()?, total) {
+            (PrivacyLoss::Pure { epsilon: b }, PrivacyLoss::Pure { epsilon: t }) => t <= b,
+            (PrivacyLoss::Zcdp { rho: b }, PrivacyLoss::Zcdp { rho: t }) => t <= b,
+            (
+                PrivacyLoss::Approx {
+                    epsilon: be,
+                    delta: bd,
+                },
+                PrivacyLoss::Approx {
+                    epsilon: te,
+                    delta: td,
+                },
+            ) => te <= be && td <= bd,
+            _ => false,
+        };
+        if within { Ok(()) } else { Err(exceeded()) }
+    }
+
+    fn remaining_description(&self) -> String {
+        match self.spent() {
+            Ok(s) => format!("{} of which {} is spent", self.budget, s),
+            Err(_) => format!("{}", self.budget),
+        }
+    }
+
+    /// The total of the recorded spends plus `extra`, in the budget's notion.
+    fn total_with(&self, extra: Option<&PrivacyLoss>) -> Result<PrivacyLoss> {
+        let budget = self.budget.validate()?;
+        let mut parts = Parts::default();
+        for s in self.spends.iter().map(|s| &s.loss).chain(extra) {
+            match (budget, s) {
+                (PrivacyLoss::Pure { .. }, PrivacyLoss::Pure { .. }) => {}
+                (PrivacyLoss::Zcdp { .. }, PrivacyLoss::Pure { .. } | PrivacyLoss::Zcdp { .. }) => {
+                }
+                (PrivacyLoss::Approx { .. }, _) => {}
+                (b, s) => {
+                    return Err(CoreError::IncompatibleComposition {
+                        left: b.to_string(),
+                        right: s.to_string(),
+                        reason: "this budget's notion cannot account for this spend".to_string(),
+                    });
+                }
+            }
+            parts.add(s)?;
+        }
+        let finite = |x: f64, what: &str| -> Result<f64> {
+            if x.is_finite() {
+                Ok(x)
+            } else {
+                Err(CoreError::Vacuous {
+                    what: format!("total {what} overflows"),
+                })
+            }
+        };
+        match budget {
+            PrivacyLoss::Pure { .. } => Ok(PrivacyLoss::Pure {
+                epsilon: finite(parts.pure_eps, "epsilon")?,
+            }),
+            PrivacyLoss::Zcdp { .. } => {
+                let rho = add_up(parts.rho, pure_to_zcdp(finite(parts.pure_eps, "epsilon")?)?);
+                Ok(PrivacyLoss::Zcdp {
+                    rho: finite(rho, "rho")?,
+                })
+            }
+            PrivacyLoss::Approx { delta: bd, .. } => {
+                let mut eps = add_up(parts.approx_eps, parts.pure_eps);
+                let mut delta = parts.approx_delta;
+                if delta >= 1.0 {
+                    return Err(CoreError::Vacuous {
+                        what: format!("total delta {delta} >= 1"),
+                    });
+                }
+                if parts.any_zcdp {
+                    let left = sub_down(bd, delta);
+                    if left <= 0.0 {
+                        return Err(CoreError::Vacuous {
+                            what: "no delta left to convert the zCDP spends".to_string(),
+                        });
+                    }
+                    if parts.rho > 0.0 {
+                        eps = add_up(eps, zcdp_epsilon(finite(parts.rho, "rho")?, left)?);
+                    }
+                    delta = bd;
+                }
+                Ok(PrivacyLoss::Approx {
+                    epsilon: finite(eps, "epsilon")?,
+                    delta,
+                })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pure_budget() -> Result<()> {
+        let mut l = Ledger::new(PrivacyLoss::pure(1.0)?);
+        l.spend("a", PrivacyLoss::pure(0.5)?)?;
+        l.spend("b", PrivacyLoss::pure(0.5)?)?;
+        assert!(matches!(
+            l.spend("c", PrivacyLoss::pure(1e-9)?),
+            Err(CoreError::BudgetExceeded { .. })
+        ));
+        assert!(l.spend("z", PrivacyLoss::zcdp(0.0)?).is_err());
+        assert_eq!(l.spends().len(), 2);
+        assert_eq!(l.spent()?, PrivacyLoss::Pure { epsilon: 1.0 });
+        Ok(())
+    }
+
+    #[test]
+    fn zcdp_budget_takes_pure_as_half_square() -> Result<()> {
+        let mut l = Ledger::new(PrivacyLoss::zcdp(1.0)?);
+        l.spend("p", PrivacyLoss::pure(1.0)?)?; // ρ = 1/2
+        l.spend("z", PrivacyLoss::zcdp(0.5)?)?;
+        assert_eq!(l.spent()?, PrivacyLoss::Zcdp { rho: 1.0 });
+        assert!(l.can_spend(&PrivacyLoss::zcdp(1e-12)?).is_err());
+        assert!(l.can_spend(&PrivacyLoss::approx(0.0, 0.0)?).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn approx_budget_mixes() -> Result<()> {
+        let mut l = Ledger::new(PrivacyLoss::approx(3.0, 1e-5)?);
+        l.spend("a", PrivacyLoss::approx(0.5, 5e-6)?)?;
+        l.spend("p", PrivacyLoss::pure(0.5)?)?;
+        l.spend("z", PrivacyLoss::zcdp(0.01)?)?;
+        let PrivacyLoss::Approx { epsilon, delta } = l.spent()? else {
+            panic!("not approx")
+        };
+        let expected = 1.0 + zcdp_epsilon(0.01, 1e-5 - 5e-6)?;
+        assert!(epsilon >= expected && epsilon <= expected + 1e-12);
+        assert_eq!(delta, 1e-5);
+        // All δ used by Approx spends: no room to convert zCDP.
+        let mut l2 = Ledger::new(PrivacyLoss::approx(3.0, 1e-5)?);
+        l2.spend("a", PrivacyLoss::approx(0.5, 1e-5)?)?;
+        assert!(l2.spend("z", PrivacyLoss::zcdp(0.01)?).is_err());
+        Ok(())
+    }
+}
