@@ -1,17 +1,42 @@
 //! # dp-geometry
 //!
 //! Convex geometry for private query release. This crate knows nothing about privacy or
-//! data; it will hold (see `docs/architecture.md` and issue 3):
+//! data: it is pure geometry, used by the projection-style mechanisms of `dp-mechanisms`.
 //!
-//! - convex bodies behind a linear-optimization-oracle trait (`LinearOracle`): convex hulls
-//!   of implicit point sets, symmetric hulls, balls;
-//! - Frank–Wolfe projection (classic and away-step/pairwise) with duality-gap certificates
-//!   (seed 000 §3, seed 004 Lemma 2.2);
-//! - the Grothendieck/elliptope SDP relaxation oracle (seed 000 §4);
-//! - Gaussian mean width estimates, maximal separated sets, covers and the multi-scale
-//!   (Dudley/chaining) decomposition (seed 004 Lemmas 2.7 and 4.2);
-//! - Johnson–Lindenstrauss maps (seed 000 §5).
+//! | module | contents | source |
+//! |---|---|---|
+//! | [`points`] | [`PointSet`]: finite point sets known through inner products; [`DensePoints`], [`SubsetPoints`], [`BlockOneHotPoints`] | — |
+//! | [`bodies`] | [`LinearOracle`] / [`AtomicBody`]: convex bodies behind a linear-optimization oracle; [`ConvexHull`], [`SymmetricHull`], [`Ball`] | seed 000 §3 |
+//! | [`frank_wolfe`] | Frank–Wolfe projection (classic, away-step, pairwise) with duality-gap certificates | seed 000 §3, seed 004 Lemma 2.2 |
+//! | [`gaussian`] | Box–Muller normals; [`gaussian_mean_width`] | seed 004 §2.2 |
+//! | [`covers`] | [`Metric`], [`maximal_separated_subset`], [`nearest_point_map`] | seed 004 §2.4, Lemma 2.7 |
+//! | [`multiscale`] | [`MultiscaleDecomposition`] (chaining) | seed 004 Lemma 4.2 |
+//! | [`jl`] | [`JohnsonLindenstrauss`] random projections | seed 000 §5 |
 //!
-//! Nothing is implemented yet: the crate exists so that the layering of the workspace
-//! (`dp-core < dp-geometry < dp-queries < dp-mechanisms < dp-local < dp-bench`) is fixed.
+//! Parallelism is always an explicit [`Parallelism`] argument, never global state; every
+//! randomized function takes `rng: &mut R` with `R: Rng + ?Sized` (so `&mut dyn CryptoRng`
+//! works too).
 #![forbid(unsafe_code)]
+
+pub mod bodies;
+pub mod covers;
+pub mod error;
+pub mod frank_wolfe;
+pub mod gaussian;
+pub mod jl;
+pub mod multiscale;
+pub mod parallel;
+pub mod points;
+
+pub use bodies::{AtomicBody, Ball, ConvexHull, LinearOracle, OracleAnswer, SymmetricHull};
+pub use covers::{Metric, extend_separated_subset, maximal_separated_subset, nearest_point_map};
+pub use error::{GeometryError, Result};
+pub use frank_wolfe::{
+    FrankWolfeResult, FrankWolfeSettings, FrankWolfeSettingsBuilder, FrankWolfeVariant,
+    SolveStatus, frank_wolfe_project, frank_wolfe_project_atoms, frank_wolfe_project_hull,
+};
+pub use gaussian::{fill_standard_normal, gaussian_mean_width};
+pub use jl::{JlEntries, JohnsonLindenstrauss};
+pub use multiscale::{Chain, Increment, MultiscaleDecomposition, MultiscaleLevel};
+pub use parallel::Parallelism;
+pub use points::{BlockOneHotPoints, DensePoints, PointSet, SubsetPoints};
