@@ -100,7 +100,11 @@ pub fn chi2_critical(df: usize, alpha: f64) -> f64 {
 /// Standard normal CDF via Φ(x) = (1 + sign(x)·P(½, x²/2))/2.
 pub fn normal_cdf(x: f64) -> f64 {
     let p = 1.0 - gamma_q(0.5, 0.5 * x * x);
-    if x >= 0.0 { 0.5 * (1.0 + p) } else { 0.5 * (1.0 - p) }
+    if x >= 0.0 {
+        0.5 * (1.0 + p)
+    } else {
+        0.5 * (1.0 - p)
+    }
 }
 
 /// The false-alarm rate every statistical test in this crate is calibrated to.
@@ -112,7 +116,11 @@ pub const ALPHA: f64 = 1e-6;
 /// count ≥ 5; the two tails (everything beyond the last cell on each side) are pooled
 /// into the outermost cells. Returns `(statistic, degrees of freedom, critical value
 /// at ALPHA)`.
-pub fn chi2_integer(samples: &[i64], pmf: impl Fn(i64) -> f64, support: (i64, i64)) -> (f64, usize, f64) {
+pub fn chi2_integer(
+    samples: &[i64],
+    pmf: impl Fn(i64) -> f64,
+    support: (i64, i64),
+) -> (f64, usize, f64) {
     let n = samples.len() as f64;
     let (lo, hi) = support;
     // Cells: contiguous ranges [a, b] with expected ≥ 5; tails merged into the ends.
@@ -163,7 +171,9 @@ pub fn ks_distance(samples: &mut [f64], cdf: impl Fn(f64) -> f64) -> f64 {
     let mut d: f64 = 0.0;
     for (i, &x) in samples.iter().enumerate() {
         let f = cdf(x);
-        d = d.max((f - i as f64 / n).abs()).max(((i + 1) as f64 / n - f).abs());
+        d = d
+            .max((f - i as f64 / n).abs())
+            .max(((i + 1) as f64 / n - f).abs());
     }
     d
 }
