@@ -189,6 +189,31 @@ impl Marginal {
 
     /// [`Marginal::count`], with [`QueryError::DomainMismatch`] on an incompatible dataset.
     pub fn try_count(&self, data: &Dataset) -> Result<Vec<u64>> {
+        let mut out = vec![0u64; self.num_cells];
+        self.count_into(data, &mut out)?;
+        Ok(out)
+    }
+
+    /// Overwrites `out` (of length `num_cells()`) with the exact counts on `data`, in one
+    /// pass over the records; lets callers reuse one buffer across many countings.
+    ///
+    /// Errors: [`QueryError::LengthMismatch`] for a wrong `out` length,
+    /// [`QueryError::DomainMismatch`] for an incompatible dataset.
+    pub fn count_into(&self, data: &Dataset, out: &mut [u64]) -> Result<()> {
+        self.check_fits(data)?;
+        if out.len() != self.num_cells {
+            return Err(QueryError::LengthMismatch {
+                expected: self.num_cells,
+                found: out.len(),
+            });
+        }
+        out.fill(0);
+        let cols: Vec<&[u32]> = self.attrs.iter().map(|&a| data.column(a)).collect();
+        count_table(&cols, &self.strides, out);
+        Ok(())
+    }
+
+    fn check_fits(&self, data: &Dataset) -> Result<()> {
         if !self.fits(data.domain()) {
             return Err(QueryError::DomainMismatch {
                 reason: format!(
@@ -197,13 +222,7 @@ impl Marginal {
                 ),
             });
         }
-        let cols: Vec<&[u32]> = self.attrs.iter().map(|&a| data.column(a)).collect();
-        if u32::try_from(data.n()).is_ok() {
-            let t: Vec<u32> = count_table(&cols, &self.strides, self.num_cells);
-            Ok(t.into_iter().map(u64::from).collect())
-        } else {
-            Ok(count_table::<u64>(&cols, &self.strides, self.num_cells))
-        }
+        Ok(())
     }
 
     /// Attribute names joined by `"|"`, e.g. `"age|sex"`.
@@ -216,44 +235,26 @@ impl Marginal {
     }
 }
 
-/// An integer counter cell (u32 when `n` fits, else u64).
-trait Counter: Copy + Default {
-    fn incr(&mut self);
-}
-impl Counter for u32 {
-    #[inline(always)]
-    fn incr(&mut self) {
-        *self += 1;
-    }
-}
-impl Counter for u64 {
-    #[inline(always)]
-    fn incr(&mut self) {
-        *self += 1;
-    }
-}
-
 /// Rows per block in the general (k >= 4) kernel.
 const BLOCK: usize = 512;
 
 /// The counting kernel: `table[Σ_i cols[i][r]·strides[i]] += 1` for every row `r`.
 /// Codes are valid (checked when the dataset was built), so indices are in range.
-fn count_table<T: Counter>(cols: &[&[u32]], strides: &[usize], cells: usize) -> Vec<T> {
-    let mut t = vec![T::default(); cells];
+fn count_table(cols: &[&[u32]], strides: &[usize], t: &mut [u64]) {
     match (cols, strides) {
         ([c0], _) => {
             for &a in *c0 {
-                t[a as usize].incr();
+                t[a as usize] += 1;
             }
         }
         ([c0, c1], [s0, _]) => {
             for (&a, &b) in c0.iter().zip(c1.iter()) {
-                t[a as usize * s0 + b as usize].incr();
+                t[a as usize * s0 + b as usize] += 1;
             }
         }
         ([c0, c1, c2], [s0, s1, _]) => {
             for ((&a, &b), &c) in c0.iter().zip(c1.iter()).zip(c2.iter()) {
-                t[a as usize * s0 + b as usize * s1 + c as usize].incr();
+                t[a as usize * s0 + b as usize * s1 + c as usize] += 1;
             }
         }
         _ => {
@@ -270,13 +271,12 @@ fn count_table<T: Counter>(cols: &[&[u32]], strides: &[usize], cells: usize) -> 
                     }
                 }
                 for &i in buf.iter() {
-                    t[i].incr();
+                    t[i] += 1;
                 }
                 start = end;
             }
         }
     }
-    t
 }
 
 #[cfg(test)]
@@ -350,6 +350,18 @@ mod tests {
         ));
         let m2 = Marginal::new(&d, vec![2]).unwrap();
         assert!(m2.count(&data).is_empty());
+        let ok = Marginal::new(data.domain(), vec![1]).unwrap();
+        let mut buf = vec![7u64; 4];
+        assert!(matches!(
+            ok.count_into(&data, &mut buf),
+            Err(QueryError::LengthMismatch {
+                expected: 5,
+                found: 4
+            })
+        ));
+        let mut buf = vec![7u64; 5];
+        ok.count_into(&data, &mut buf).unwrap();
+        assert_eq!(buf, vec![0, 0, 0, 0, 2], "overwrites, does not accumulate");
     }
 
     #[test]

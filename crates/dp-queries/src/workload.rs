@@ -468,22 +468,44 @@ impl MarginalWorkload {
 
     /// [`Self::count_all`] with explicit parallelism.
     pub fn count_all_with(&self, data: &Dataset, parallelism: Parallelism) -> Result<Vec<u64>> {
+        let mut out = vec![0u64; self.num_queries()];
+        self.count_all_into(data, &mut out, parallelism)?;
+        Ok(out)
+    }
+
+    /// Overwrites `out` (of length `num_queries()`) with the exact counts in workload order,
+    /// reusing the caller's buffer (no allocation beyond a list of table slices).
+    ///
+    /// Errors: [`QueryError::LengthMismatch`] for a wrong `out` length,
+    /// [`QueryError::DomainMismatch`] unless `data.domain()` equals the workload's domain.
+    pub fn count_all_into(
+        &self,
+        data: &Dataset,
+        out: &mut [u64],
+        parallelism: Parallelism,
+    ) -> Result<()> {
         self.check_data(data)?;
-        let tables: Vec<Vec<u64>> = match parallelism {
-            Parallelism::Sequential => self.marginals.iter().map(|m| m.count(data)).collect(),
-            Parallelism::Rayon => self.marginals.par_iter().map(|m| m.count(data)).collect(),
-        };
-        let mut out = Vec::with_capacity(self.num_queries());
-        for t in tables {
-            out.extend_from_slice(&t);
-        }
         if out.len() != self.num_queries() {
             return Err(QueryError::LengthMismatch {
                 expected: self.num_queries(),
                 found: out.len(),
             });
         }
-        Ok(out)
+        let mut tables: Vec<(&Marginal, &mut [u64])> = Vec::with_capacity(self.len());
+        let mut rest = out;
+        for m in &self.marginals {
+            let (head, tail) = rest.split_at_mut(m.num_cells());
+            tables.push((m, head));
+            rest = tail;
+        }
+        match parallelism {
+            Parallelism::Sequential => tables
+                .into_iter()
+                .try_for_each(|(m, t)| m.count_into(data, t)),
+            Parallelism::Rayon => tables
+                .into_par_iter()
+                .try_for_each(|(m, t)| m.count_into(data, t)),
+        }
     }
 
     /// Normalized answers `count / n` in workload order (each table sums to 1).
