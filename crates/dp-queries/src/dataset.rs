@@ -36,7 +36,7 @@ pub const IN_MEMORY: &str = "<memory>";
 
 /// `n >= 1` records over a [`Domain`], column-major: `column(i)[r]` is the code of attribute
 /// `i` in record `r`, always `< domain.size(i)`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dataset {
     domain: Domain,
     columns: Vec<Vec<u32>>,

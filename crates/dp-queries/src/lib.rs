@@ -42,3 +42,30 @@ pub use marginal::Marginal;
 pub use metrics::ErrorReport;
 pub use onehot::BinaryDataset;
 pub use workload::{MAX_QUERIES, MarginalWorkload, Parallelism};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn public_types_are_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Domain>();
+        check::<Dataset>();
+        check::<Marginal>();
+        check::<MarginalWorkload>();
+        check::<BinaryDataset>();
+        check::<ErrorReport>();
+        check::<QueryError>();
+    }
+
+    #[test]
+    fn dyn_crypto_rng_is_accepted() {
+        use rand::SeedableRng;
+        let domain = Domain::new((0..6).map(|i| (format!("a{i}"), 2)).collect()).unwrap();
+        let mut chacha = rand_chacha::ChaCha20Rng::seed_from_u64(4);
+        let rng: &mut dyn rand::CryptoRng = &mut chacha;
+        let w = MarginalWorkload::random_kway(&domain, 2, 3, None, rng).unwrap();
+        assert_eq!(w.len(), 3);
+    }
+}
