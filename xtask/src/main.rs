@@ -1,1 +1,145 @@
-fn main() {}
+//! `cargo xtask`: project automation (run through the alias in `.cargo/config.toml`, which
+//! builds in release mode).
+//!
+//! * `cargo xtask bench [--quick]`: run the benchmark grids, print tables, write JSON lines
+//!   under `target/dpqr-bench/`.
+//! * `cargo xtask ci`: the layer check, `cargo fmt --check`, clippy with `-D warnings`, and
+//!   the test suite — what `.ci/run` runs.
+//! * `cargo xtask layers`: only the layer check.
+
+mod layers;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use dp_bench::experiments::{BaselineExperiment, ResultRecord, format_table, run_baselines};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+#[derive(Parser)]
+#[command(name = "xtask")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run the benchmark grids on the bundled data.
+    Bench {
+        /// The small grid (a few seconds): adult, all-2way and random-3way:64, ε ∈ {0.1, 1, 10}.
+        #[arg(long)]
+        quick: bool,
+        /// Where to write JSON lines (default target/dpqr-bench).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// fmt, clippy, layer check and tests.
+    Ci,
+    /// Check the workspace's layering.
+    Layers,
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn bench(quick: bool, out: Option<PathBuf>) -> Result<()> {
+    let out = out.unwrap_or_else(|| root().join("target").join("dpqr-bench"));
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let experiments = if quick {
+        vec![BaselineExperiment::quick()]
+    } else {
+        BaselineExperiment::full()
+    };
+    for exp in &experiments {
+        let path = out.join(format!("{}.jsonl", exp.name));
+        let mut file =
+            std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+        let pb = ProgressBar::new(exp.num_runs());
+        pb.set_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} [{elapsed_precise}] {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        pb.set_message(exp.name.clone());
+        let mut write_error = None;
+        let records: Vec<ResultRecord> = run_baselines(exp, |r| {
+            pb.inc(1);
+            let line = serde_json::to_string(r).map_err(anyhow::Error::from);
+            if let Err(e) = line.and_then(|l| writeln!(file, "{l}").map_err(Into::into)) {
+                write_error.get_or_insert(e);
+            }
+        })?;
+        pb.finish_and_clear();
+        if let Some(e) = write_error {
+            return Err(e.context(format!("writing {}", path.display())));
+        }
+        println!(
+            "== {} on {} (n = {}), δ = {} for gaussian; seed {} ==",
+            exp.name,
+            exp.dataset,
+            records.first().map(|r| r.n).unwrap_or(0),
+            exp.delta,
+            exp.seed
+        );
+        print!("{}", format_table(&records));
+        let inside = records
+            .iter()
+            .filter(|r| {
+                r.predicted_max_abs
+                    .is_some_and(|(lo, hi)| r.error.max_abs >= lo && r.error.max_abs <= hi)
+            })
+            .count();
+        println!(
+            "max error inside the predicted 95% range: {inside} of {} runs",
+            records.len()
+        );
+        println!("results: {}\n", path.display());
+    }
+    Ok(())
+}
+
+fn run(cmd: &mut Command) -> Result<()> {
+    eprintln!("+ {cmd:?}");
+    let status = cmd.status().with_context(|| format!("running {cmd:?}"))?;
+    if !status.success() {
+        bail!("{cmd:?} failed: {status}");
+    }
+    Ok(())
+}
+
+fn ci() -> Result<()> {
+    let root = root();
+    println!("{}", layers::check(&root)?);
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    run(Command::new(&cargo)
+        .current_dir(&root)
+        .args(["fmt", "--all", "--check"]))?;
+    run(Command::new(&cargo).current_dir(&root).args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    run(Command::new(&cargo)
+        .current_dir(&root)
+        .args(["test", "--workspace"]))?;
+    Ok(())
+}
+
+fn main() -> Result<()> {
+    match Cli::parse().command {
+        Cmd::Bench { quick, out } => bench(quick, out),
+        Cmd::Ci => ci(),
+        Cmd::Layers => {
+            println!("{}", layers::check(&root())?);
+            Ok(())
+        }
+    }
+}

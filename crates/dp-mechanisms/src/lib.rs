@@ -1,1 +1,52 @@
-//! placeholder
+//! # dp-mechanisms
+//!
+//! Central-model differentially private query-release mechanisms. Each mechanism
+//! implements [`Mechanism`], states its guarantee (pure ε, (ε, δ) or ρ-zCDP, and the
+//! neighbouring relation) in its documentation and in the [`PrivacyCertificate`] of every
+//! [`Release`] it returns, and takes its sensitivity from [`sensitivity`], the one place
+//! where sensitivities are computed.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`mechanism`] | the [`Mechanism`] trait |
+//! | [`release`] | [`Release`], [`PrivacyCertificate`], [`Diagnostics`] |
+//! | [`sensitivity`] | Δ₁ and Δ₂ of workloads under each neighbouring relation |
+//! | [`perturbation`] | the Gaussian and Laplace answer-perturbation baselines |
+//! | [`postprocess`] | privacy-free post-processing (simplex projection of tables) |
+//! | [`noise_stats`] | exact noise moments and tails, for predicted error |
+//!
+//! This crate does no I/O and no printing.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod mechanism;
+pub mod noise_stats;
+pub mod perturbation;
+pub mod postprocess;
+pub mod release;
+pub mod sensitivity;
+
+pub use error::{MechanismError, Result};
+pub use mechanism::Mechanism;
+pub use perturbation::{GaussianMechanism, GaussianParams, LaplaceMechanism, LaplaceParams};
+pub use postprocess::PostProcessing;
+pub use release::{
+    Diagnostics, NoiseDescription, NoiseDistribution, PrivacyCertificate, Release, SyntheticData,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn public_types_are_send_and_sync() {
+        is_send_sync::<GaussianMechanism>();
+        is_send_sync::<LaplaceMechanism>();
+        is_send_sync::<Release>();
+        is_send_sync::<PrivacyCertificate>();
+        is_send_sync::<Box<dyn Mechanism>>();
+    }
+}

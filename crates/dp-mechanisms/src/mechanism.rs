@@ -1,0 +1,30 @@
+//! The one trait every central-model mechanism implements.
+
+use crate::{PrivacyCertificate, Release, Result};
+use dp_queries::{Dataset, MarginalWorkload};
+use rand::CryptoRng;
+
+/// A differentially private query-release mechanism (DESIGN.md "Core types").
+///
+/// The guarantee is known before the mechanism runs: [`Mechanism::certificate`] depends only
+/// on the parameters. Randomness enters only through the `rng` argument (no global RNG), so
+/// a seeded `ChaCha20Rng` makes a release reproducible. The trait is object safe so that
+/// programs can choose a mechanism at run time.
+pub trait Mechanism: Send + Sync {
+    /// Short name used on the command line and in results (e.g. `"gaussian"`).
+    fn name(&self) -> &'static str;
+
+    /// The privacy guarantee every release of this mechanism carries.
+    fn certificate(&self) -> PrivacyCertificate;
+
+    /// Run the mechanism on `data` for `workload`.
+    ///
+    /// Errors (never panics) when the data does not fit the workload's domain or the
+    /// parameters cannot be honoured; no noise is drawn before all checks have passed.
+    fn release(
+        &self,
+        data: &Dataset,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release>;
+}

@@ -1,0 +1,92 @@
+//! Post-processing of noisy marginal answers. Post-processing never costs privacy
+//! (Dwork–Roth Prop. 2.1): these functions see only released values.
+
+use dp_queries::MarginalWorkload;
+use serde::{Deserialize, Serialize};
+
+/// What to do with noisy answers before returning them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PostProcessing {
+    /// Return the noisy answers as they are (unbiased, may be negative or exceed one).
+    #[default]
+    None,
+    /// Replace each marginal table by its Euclidean projection onto the probability simplex:
+    /// every cell in [0, 1], each table summing to one. Among all such tables it is the
+    /// closest to the noisy one in ℓ2, so it never increases a table's ℓ2 error.
+    SimplexProjection,
+}
+
+/// Apply `post` in place to `answers` (workload order).
+pub fn apply(post: PostProcessing, workload: &MarginalWorkload, answers: &mut [f64]) {
+    if post == PostProcessing::SimplexProjection {
+        for j in 0..workload.len() {
+            let start = workload.offset(j);
+            let end = start + workload.marginals()[j].num_cells();
+            project_onto_simplex(&mut answers[start..end]);
+        }
+    }
+}
+
+/// Euclidean projection of `v` onto {x : x ≥ 0, Σx = 1}, in place.
+///
+/// The projection is x_i = max(v_i − τ, 0) with τ the unique value making the sum one; τ is
+/// found by sorting (Held, Wolfe and Crowder 1974; O(k log k)). An empty slice is left as it
+/// is.
+pub fn project_onto_simplex(v: &mut [f64]) {
+    if v.is_empty() {
+        return;
+    }
+    let mut sorted: Vec<f64> = v.to_vec();
+    sorted.sort_by(|a, b| b.total_cmp(a));
+    let mut cumulative = 0.0;
+    let mut tau = 0.0;
+    for (i, &s) in sorted.iter().enumerate() {
+        cumulative += s;
+        let candidate = (cumulative - 1.0) / (i + 1) as f64;
+        if s - candidate > 0.0 {
+            tau = candidate;
+        }
+    }
+    for x in v.iter_mut() {
+        *x = (*x - tau).max(0.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn hand_examples() {
+        let mut v = vec![0.5, 0.5];
+        project_onto_simplex(&mut v);
+        assert_eq!(v, vec![0.5, 0.5]);
+        // (1.5, 0.5): τ = 0.5 → (1, 0)
+        let mut v = vec![1.5, 0.5];
+        project_onto_simplex(&mut v);
+        assert_eq!(v, vec![1.0, 0.0]);
+        // (0.2, 0.2, -0.4): τ = (0.4 - 1)/2 = -0.3 → (0.5, 0.5, 0)
+        let mut v = vec![0.2, 0.2, -0.4];
+        project_onto_simplex(&mut v);
+        assert!((v[0] - 0.5).abs() < 1e-15 && (v[1] - 0.5).abs() < 1e-15 && v[2] == 0.0);
+    }
+
+    proptest! {
+        /// The projection lands in the simplex and is at least as close to every simplex
+        /// point as the input (the projection inequality, checked on random simplex points).
+        #[test]
+        fn lands_in_simplex_and_is_closer(v in prop::collection::vec(-2.0f64..2.0, 1..12),
+                                          w in prop::collection::vec(0.0f64..1.0, 12)) {
+            let mut p = v.clone();
+            project_onto_simplex(&mut p);
+            let sum: f64 = p.iter().sum();
+            prop_assert!((sum - 1.0).abs() < 1e-12);
+            prop_assert!(p.iter().all(|&x| (0.0..=1.0 + 1e-12).contains(&x)));
+            let total: f64 = w[..v.len()].iter().sum::<f64>().max(1e-9);
+            let z: Vec<f64> = w[..v.len()].iter().map(|x| x / total).collect();
+            let d = |a: &[f64]| a.iter().zip(&z).map(|(x, y)| (x - y) * (x - y)).sum::<f64>();
+            prop_assert!(d(&p) <= d(&v) + 1e-12);
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! What a mechanism returns: answers, an optional synthetic dataset, the privacy certificate
+//! and diagnostics.
+
+use dp_core::{Neighbouring, PrivacyLoss};
+use dp_queries::Dataset;
+use serde::{Deserialize, Serialize};
+
+/// The privacy guarantee a release carries: stated before the mechanism runs (it depends only
+/// on the parameters, never on the data) and copied into every [`Release`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PrivacyCertificate {
+    /// Name of the mechanism that spent the budget.
+    pub mechanism: String,
+    /// The guarantee in the mechanism's native accounting (pure ε, (ε, δ) or ρ-zCDP).
+    pub loss: PrivacyLoss,
+    /// The neighbouring relation the guarantee is stated for.
+    pub neighbouring: Neighbouring,
+    /// The same guarantee converted to (ε, δ) at the δ the user asked for, when the native
+    /// accounting is zCDP (tight Canonne–Kamath–Steinke conversion, rounded up).
+    pub approx_equivalent: Option<PrivacyLoss>,
+}
+
+impl PrivacyCertificate {
+    /// A one-line human statement, e.g.
+    /// `gaussian: ρ = 0.012 (ρ-zCDP), implies (ε, δ) = (1, 1e-9), replace-one neighbours`.
+    pub fn statement(&self) -> String {
+        let mut s = format!("{}: {}", self.mechanism, self.loss);
+        if let Some(a) = &self.approx_equivalent {
+            s.push_str(&format!(", implies {a}"));
+        }
+        s.push_str(&format!(", {} neighbours", self.neighbouring));
+        s
+    }
+}
+
+/// Weighted synthetic records over the workload's domain, for mechanisms whose output is a
+/// (weighted) dataset. Answers computed from it equal the release's answers.
+#[derive(Clone, Debug)]
+pub struct SyntheticData {
+    /// The distinct records.
+    pub records: Dataset,
+    /// Non-negative weights summing to one, one per record.
+    pub weights: Vec<f64>,
+}
+
+/// The family of additive count noise a mechanism used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NoiseDistribution {
+    /// Discrete Gaussian N_Z(0, σ²); the parameter is σ².
+    DiscreteGaussian,
+    /// Discrete Laplace with scale t; the parameter is t.
+    DiscreteLaplace,
+}
+
+impl std::fmt::Display for NoiseDistribution {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NoiseDistribution::DiscreteGaussian => "discrete Gaussian (parameter σ²)",
+            NoiseDistribution::DiscreteLaplace => "discrete Laplace (parameter: scale)",
+        })
+    }
+}
+
+/// The calibrated noise of an additive-noise mechanism, in count units, with the exact
+/// per-answer standard deviation it implies on normalised answers.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NoiseDescription {
+    /// The noise family.
+    pub distribution: NoiseDistribution,
+    /// σ² for the discrete Gaussian, t for the discrete Laplace, in count units.
+    pub parameter: f64,
+    /// The sensitivity the noise was calibrated to (Δ₂ for Gaussian, Δ₁ for Laplace), in
+    /// count units.
+    pub sensitivity: f64,
+    /// Exact standard deviation of the noise on one normalised answer (count noise / n).
+    pub answer_std: f64,
+}
+
+impl NoiseDescription {
+    /// The noise model, for exact moments and predicted error quantiles.
+    pub fn model(&self) -> crate::noise_stats::CountNoise {
+        use crate::noise_stats::CountNoise;
+        match self.distribution {
+            NoiseDistribution::DiscreteGaussian => CountNoise::DiscreteGaussian {
+                sigma2: self.parameter,
+            },
+            NoiseDistribution::DiscreteLaplace => CountNoise::DiscreteLaplace {
+                scale: self.parameter,
+            },
+        }
+    }
+}
+
+/// What happened during a release: for reproducibility and for judging accuracy.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Diagnostics {
+    /// Wall time of the release, in seconds.
+    pub wall_seconds: f64,
+    /// Iterations of the mechanism's main loop, where it has one.
+    pub iterations: Option<usize>,
+    /// Calls to a linear-optimization oracle, where used.
+    pub oracle_calls: Option<usize>,
+    /// Final Frank–Wolfe duality gap, where the mechanism projects.
+    pub frank_wolfe_gap: Option<f64>,
+    /// The noise that was added, where the mechanism adds noise to answers.
+    pub noise: Option<NoiseDescription>,
+    /// Free-form notes (post-processing applied, statuses such as an iteration cap hit).
+    pub notes: Vec<String>,
+}
+
+/// The result of running a mechanism on a dataset and workload.
+#[derive(Clone, Debug)]
+pub struct Release {
+    /// Private answers in workload order (normalised: fractions of the dataset).
+    pub answers: Vec<f64>,
+    /// Synthetic data, where the mechanism produces it.
+    pub synthetic: Option<SyntheticData>,
+    /// The privacy guarantee spent.
+    pub certificate: PrivacyCertificate,
+    /// Diagnostics of the run.
+    pub diagnostics: Diagnostics,
+}
