@@ -37,6 +37,59 @@ pub struct ExponentialMechanism {
     monotonic: bool,
     /// ε/(2Δ) (or ε/Δ if monotonic), exactly.
     coefficient: BigRational,
+    /// The same as `u128` numerator and denominator when they fit (fast path).
+    coefficient_u128: Option<(u128, u128)>,
+}
+
+/// `x = m · 2^e` with `m` a signed integer, `|m| < 2⁵³` (exact decomposition of a finite `f64`).
+fn decompose(x: f64) -> (i128, i32) {
+    if x == 0.0 {
+        return (0, 0);
+    }
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = (bits & ((1u64 << 52) - 1)) as i128;
+    let (m, e) = if biased == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | (1i128 << 52), biased - 1075)
+    };
+    (if bits >> 63 == 1 { -m } else { m }, e)
+}
+
+/// `γ = c · (best − q)` as a `u128` fraction when everything fits, exactly.
+fn gamma_u128(c: (u128, u128), best: f64, q: f64) -> Option<(u128, u128)> {
+    let (m1, e1) = decompose(best);
+    let (m2, e2) = decompose(q);
+    let (m1, e1) = if m1 == 0 { (0, e2) } else { (m1, e1) };
+    let (m2, e2) = if m2 == 0 { (0, e1) } else { (m2, e2) };
+    let e = e1.min(e2);
+    let (s1, s2) = ((e1 - e) as u32, (e2 - e) as u32);
+    if s1 > 73 || s2 > 73 {
+        return None;
+    }
+    let d = (m1 << s1) - (m2 << s2);
+    let mut d = u128::try_from(d).ok()?;
+    if d == 0 {
+        return Some((0, 1));
+    }
+    let tz = d.trailing_zeros();
+    d >>= tz;
+    let e = e + tz as i32;
+    let num = c.0.checked_mul(d)?;
+    if e >= 0 {
+        let e = e as u32;
+        if e >= 128 || num.leading_zeros() < e {
+            return None;
+        }
+        Some((num << e, c.1))
+    } else {
+        let e = (-e) as u32;
+        if e >= 128 || c.1.leading_zeros() < e {
+            return None;
+        }
+        Some((num, c.1 << e))
+    }
 }
 
 impl ExponentialMechanism {
@@ -49,11 +102,17 @@ impl ExponentialMechanism {
         let factor = if monotonic { 1 } else { 2 };
         let coefficient = exact_rational(epsilon)?
             / (exact_rational(sensitivity)? * BigRational::from_integer(BigInt::from(factor)));
+        let coefficient_u128 = coefficient
+            .numer()
+            .magnitude()
+            .to_u128()
+            .zip(coefficient.denom().magnitude().to_u128());
         Ok(ExponentialMechanism {
             epsilon,
             sensitivity,
             monotonic,
             coefficient,
+            coefficient_u128,
         })
     }
 
@@ -104,7 +163,7 @@ impl ExponentialMechanism {
             ));
         }
         let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let best_exact = exact_rational(best)?;
+        let best_exact = exact_rational(best)?; // only used off the fast path
         let n = scores.len();
         let mut order: Vec<usize> = (0..n).collect();
         for i in 0..n {
@@ -112,8 +171,13 @@ impl ExponentialMechanism {
             let j = i + uniform_u64(rng, (n - i) as u64) as usize;
             order.swap(i, j);
             let r = order[i];
+            let fast = self
+                .coefficient_u128
+                .and_then(|c| gamma_u128(c, best, scores[r]));
             let accept = if scores[r] == best {
                 true
+            } else if let Some((a, b)) = fast {
+                bern_exp_u128(rng, a, b)
             } else {
                 let gamma = &self.coefficient * (&best_exact - exact_rational(scores[r])?);
                 let num = gamma.numer().magnitude();
@@ -130,5 +194,42 @@ impl ExponentialMechanism {
         Err(CoreError::numerical(
             "permute-and-flip visited every candidate without accepting (impossible)",
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fast_gamma_matches_exact_rational() -> Result<()> {
+        let c = (3u128, 8u128); // 3/8
+        let cq = BigRational::new(3.into(), 8.into());
+        let pairs = [
+            (3.0, 1.0),
+            (2.5, -0.75),
+            (1.0, 0.0),
+            (0.0, -1e-3),
+            (1e10, 0.1),
+            (1.0, 1.0 - f64::EPSILON),
+            (5e-324, 0.0),
+            (1e300, -1e300),
+        ];
+        for (best, q) in pairs {
+            let exact = &cq * (exact_rational(best)? - exact_rational(q)?);
+            match gamma_u128(c, best, q) {
+                Some((a, b)) => {
+                    let got = BigRational::new(BigInt::from(a), BigInt::from(b));
+                    assert_eq!(got, exact, "{best} − {q}");
+                }
+                // Only allowed to give up when the exact value does not fit.
+                None => assert!(
+                    exact.numer().magnitude().bits() > 100
+                        || exact.denom().magnitude().bits() > 100,
+                    "{best} − {q}"
+                ),
+            }
+        }
+        Ok(())
     }
 }

@@ -231,10 +231,12 @@ fn pf_probabilities(p: &[f64]) -> Vec<f64> {
 
 #[test]
 fn permute_and_flip_frequencies_match_exact_probabilities() -> Result<()> {
-    let cases: [(&[f64], f64, f64, bool); 3] = [
+    let cases: [(&[f64], f64, f64, bool); 4] = [
         (&[0.0, 1.0, 2.5, 3.0], 1.0, 1.0, false),
         (&[0.0, 1.0, 2.5, 3.0], 1.0, 1.0, true),
         (&[1.0, 1.0, 0.0, -0.5, 0.25], 2.0, 0.5, false),
+        // 1e-10 − 1e-40 spans > 73 binary orders: the big-rational path.
+        (&[1e-10, 1e-40, -3.0], 1.0, 1.0, false),
     ];
     for (case, (scores, eps, sens, mono)) in cases.into_iter().enumerate() {
         let em = ExponentialMechanism::new(eps, sens, mono)?;
