@@ -31,7 +31,7 @@ fn counting(c: &mut Criterion) {
     g.warm_up_time(Duration::from_secs(1));
     g.measurement_time(Duration::from_secs(4));
     g.bench_function("sequential", |b| {
-        b.iter(|| w.count_all_with(&data, Parallelism::Sequential))
+        b.iter(|| w.count_all_with(&data, Parallelism::None))
     });
     g.bench_function("rayon", |b| {
         b.iter(|| w.count_all_with(&data, Parallelism::Rayon))
@@ -40,7 +40,7 @@ fn counting(c: &mut Criterion) {
     // output alone is 167 MB of u64).
     let mut out = vec![0u64; w.num_queries()];
     g.bench_function("sequential_reuse", |b| {
-        b.iter(|| w.count_all_into(&data, &mut out, Parallelism::Sequential))
+        b.iter(|| w.count_all_into(&data, &mut out, Parallelism::None))
     });
     g.bench_function("rayon_reuse", |b| {
         b.iter(|| w.count_all_into(&data, &mut out, Parallelism::Rayon))

@@ -15,6 +15,7 @@
 //! | [`workload`] | [`MarginalWorkload`]: lists of marginals, all/random `k`-way, specs, parallel counting |
 //! | [`onehot`] | [`BinaryDataset`]: one-hot, bit-packed rows; conjunction and parity counts |
 //! | [`metrics`] | [`ErrorReport`]: max / mean / RMS error and mean per-table ℓ1 |
+//! | [`universe`] | [`Universe`]: explicit small universes; [`MarginalPoints`]: their answer vectors as an implicit point set |
 //!
 //! ## Conventions
 //!
@@ -33,6 +34,7 @@ pub mod error;
 pub mod marginal;
 pub mod metrics;
 pub mod onehot;
+pub mod universe;
 pub mod workload;
 
 pub use dataset::{Dataset, IN_MEMORY};
@@ -41,6 +43,7 @@ pub use error::{QueryError, Result};
 pub use marginal::Marginal;
 pub use metrics::ErrorReport;
 pub use onehot::BinaryDataset;
+pub use universe::{MAX_UNIVERSE, MarginalPoints, Universe};
 pub use workload::{MAX_QUERIES, MarginalWorkload, Parallelism};
 
 #[cfg(test)]

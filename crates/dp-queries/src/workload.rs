@@ -31,15 +31,10 @@ pub const MAX_QUERIES: usize = 1 << 28;
 /// subsets and samples among them; above, it uses rejection sampling.
 const ENUMERATE_LIMIT: u128 = 1 << 20;
 
-/// How to spread counting over threads (an explicit parameter, no global state).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Parallelism {
-    /// One thread, marginals one after another.
-    Sequential,
-    /// Marginals in parallel on the current rayon thread pool.
-    #[default]
-    Rayon,
-}
+/// How to spread counting over threads: dpqr's one explicit parallelism parameter, defined
+/// in `dp-geometry` and re-exported here. `None` counts the marginals one after another on
+/// the calling thread; `Rayon` counts them in parallel on the current rayon pool.
+pub use dp_geometry::Parallelism;
 
 /// A workload of marginals over one domain (see the module docs for the query order).
 ///
@@ -499,7 +494,7 @@ impl MarginalWorkload {
             rest = tail;
         }
         match parallelism {
-            Parallelism::Sequential => tables
+            Parallelism::None => tables
                 .into_iter()
                 .try_for_each(|(m, t)| m.count_into(data, t)),
             Parallelism::Rayon => tables

@@ -97,7 +97,7 @@ proptest! {
         let k = d.min(2);
         let w = MarginalWorkload::all_kway(data.domain(), k).unwrap();
         let all = w.count_all(&data).unwrap();
-        let seq = w.count_all_with(&data, Parallelism::Sequential).unwrap();
+        let seq = w.count_all_with(&data, Parallelism::None).unwrap();
         prop_assert_eq!(&all, &seq);
         prop_assert_eq!(all.len(), w.num_queries());
         for (j, m) in w.marginals().iter().enumerate() {
