@@ -131,12 +131,15 @@ impl FrankWolfeSettings {
                 "relative_gap_tolerance must be finite and non-negative, got {tol}"
             )));
         }
-        if let Some(w) = &self.weights {
-            if let Some(bad) = w.iter().find(|x| !(x.is_finite() && **x > 0.0)) {
-                return Err(GeometryError::InvalidSettings(format!(
-                    "weights must be finite and positive, got {bad}"
-                )));
-            }
+        if let Some(bad) = self
+            .weights
+            .iter()
+            .flatten()
+            .find(|x| !(x.is_finite() && **x > 0.0))
+        {
+            return Err(GeometryError::InvalidSettings(format!(
+                "weights must be finite and positive, got {bad}"
+            )));
         }
         Ok(())
     }

@@ -129,7 +129,7 @@ impl DensePoints {
                 reason: "points must have positive dimension".into(),
             });
         }
-        if data.len() % dim != 0 {
+        if (data.len() / dim) * dim != data.len() {
             return Err(GeometryError::InvalidParameter {
                 name: "data",
                 reason: format!("length {} is not a multiple of dim {dim}", data.len()),
@@ -283,7 +283,7 @@ impl BlockOneHotPoints {
                 reason: format!("block size {bad} is not in 1..=65536"),
             });
         }
-        if cells.len() % blocks != 0 {
+        if (cells.len() / blocks) * blocks != cells.len() {
             return Err(GeometryError::InvalidParameter {
                 name: "cells",
                 reason: format!(

@@ -347,13 +347,11 @@ fn settings_validation() {
         .build()
         .unwrap();
     assert!(frank_wolfe_project_hull(&hull, &y, &ok).is_ok());
-    // Away/pairwise through the atom-less generic entry point is refused.
-    assert!(
-        bad(FrankWolfeSettings {
-            variant: FrankWolfeVariant::Pairwise,
-            ..base.clone()
-        }) == false
-    );
+    // Pairwise is fine on a hull, but refused by the generic (atom-less) entry point.
+    assert!(!bad(FrankWolfeSettings {
+        variant: FrankWolfeVariant::Pairwise,
+        ..base.clone()
+    }));
     assert!(matches!(
         frank_wolfe_project(
             &hull,
