@@ -41,7 +41,7 @@ fn metrics() -> impl Strategy<Value = Metric> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig::with_cases(256))]
 
     /// Lemma 2.7: the greedy set is t-separated (pairwise > t) and a t-cover (every point
     /// within ≤ t of a chosen one); it is maximal, i.e. no further point can be added.
