@@ -9,6 +9,7 @@
 //! | module | concept |
 //! |---|---|
 //! | [`error`] | [`QueryError`], the crate's single error type, and [`Result`] |
+//! | [`conjunctions`] | [`ConjunctionWorkload`]: sensible k-way conjunctions / parities of one-hot bits (seed 003 §5–§7); [`BitColumns`] for fast counts |
 //! | [`domain`] | [`Domain`]: ordered named attributes with sizes; the `NAME-domain.json` format |
 //! | [`dataset`] | [`Dataset`]: column-major integer codes; validating CSV loader |
 //! | [`marginal`] | [`Marginal`]: one contingency table, row-major cells, one-pass counting |
@@ -28,6 +29,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod conjunctions;
 pub mod dataset;
 pub mod domain;
 pub mod error;
@@ -37,6 +39,7 @@ pub mod onehot;
 pub mod universe;
 pub mod workload;
 
+pub use conjunctions::{BitColumns, ConjunctionWorkload, Literal, QueryKind};
 pub use dataset::{Dataset, IN_MEMORY};
 pub use domain::Domain;
 pub use error::{QueryError, Result};
