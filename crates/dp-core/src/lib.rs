@@ -42,7 +42,7 @@ pub use exponential::ExponentialMechanism;
 pub use ledger::{Ledger, Spend};
 pub use loss::PrivacyLoss;
 pub use neighbouring::Neighbouring;
-pub use rng::{os_seeded_rng, seeded_rng, stream_rng};
+pub use rng::{StreamFamily, os_seeded_rng, seeded_rng, stream_rng};
 pub use samplers::{
     DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, exact_rational, sample_bernoulli_exp,
     sample_uniform_below,

@@ -1,6 +1,7 @@
 //! The crate's one error type.
 
 use dp_core::CoreError;
+use dp_geometry::GeometryError;
 use dp_queries::QueryError;
 
 /// Everything that can go wrong when configuring or running a mechanism.
@@ -15,6 +16,9 @@ pub enum MechanismError {
     /// A data or workload error from `dp-queries`.
     #[error(transparent)]
     Query(#[from] QueryError),
+    /// A geometry error from `dp-geometry` (Frank–Wolfe settings, covers, …).
+    #[error(transparent)]
+    Geometry(#[from] GeometryError),
     /// A mechanism parameter that cannot be used (checked before any noise is drawn).
     #[error("invalid parameter {name} = {value}: {reason}")]
     InvalidParameter {

@@ -13,6 +13,7 @@
 //! | [`sensitivity`] | Δ₁ and Δ₂ of workloads under each neighbouring relation |
 //! | [`perturbation`] | the Gaussian and Laplace answer-perturbation baselines |
 //! | [`postprocess`] | privacy-free post-processing (simplex projection of tables) |
+| [`projection`] | projection, coarse projection and chaining (seed 004), packing lower bounds |
 //! | [`noise_stats`] | exact noise moments and tails, for predicted error |
 //!
 //! This crate does no I/O and no printing.
@@ -24,6 +25,7 @@ pub mod mechanism;
 pub mod noise_stats;
 pub mod perturbation;
 pub mod postprocess;
+pub mod projection;
 pub mod release;
 pub mod sensitivity;
 
@@ -31,6 +33,10 @@ pub use error::{MechanismError, Result};
 pub use mechanism::Mechanism;
 pub use perturbation::{GaussianMechanism, GaussianParams, LaplaceMechanism, LaplaceParams};
 pub use postprocess::PostProcessing;
+pub use projection::{
+    ChainingMechanism, ChainingParams, CoarseProjectionMechanism, CoarseProjectionParams,
+    ProjectionMechanism, ProjectionParams, ProjectionSettings,
+};
 pub use release::{
     Diagnostics, NoiseDescription, NoiseDistribution, PrivacyCertificate, Release, SyntheticData,
 };

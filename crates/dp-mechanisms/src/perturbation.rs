@@ -25,9 +25,10 @@ use crate::{
     Diagnostics, Mechanism, MechanismError, NoiseDescription, NoiseDistribution,
     PrivacyCertificate, Release, Result,
 };
-use dp_core::{DiscreteGaussian, DiscreteLaplace, Neighbouring, PrivacyLoss};
+use dp_core::{DiscreteGaussian, DiscreteLaplace, Neighbouring, PrivacyLoss, StreamFamily};
 use dp_queries::{Dataset, MarginalWorkload};
 use rand::CryptoRng;
+use rayon::prelude::*;
 use std::time::Instant;
 
 /// Parameters of the Gaussian answer-perturbation baseline, before validation (linfa's
@@ -156,7 +157,7 @@ impl Mechanism for GaussianMechanism {
         let sigma2 = self.sigma2(&sensitivity);
         let sampler = DiscreteGaussian::new(sigma2)?;
         // all checks done: draw the noise
-        sampler.add_noise(&mut counts, rng)?;
+        add_noise_in_parallel(&mut counts, rng, |chunk, r| sampler.add_noise(chunk, r))?;
         let noise = CountNoise::DiscreteGaussian { sigma2 };
         finish(
             self.certificate(),
@@ -278,7 +279,7 @@ impl Mechanism for LaplaceMechanism {
         let sensitivity = marginal_count_sensitivity(workload, self.neighbouring);
         let scale = self.scale(&sensitivity);
         let sampler = DiscreteLaplace::new(scale)?;
-        sampler.add_noise(&mut counts, rng)?;
+        add_noise_in_parallel(&mut counts, rng, |chunk, r| sampler.add_noise(chunk, r))?;
         let noise = CountNoise::DiscreteLaplace { scale };
         finish(
             self.certificate(),
@@ -296,6 +297,25 @@ impl Mechanism for LaplaceMechanism {
             start,
         )
     }
+}
+
+/// Counts per independently seeded noise chunk.
+const NOISE_CHUNK: usize = 1 << 16;
+
+/// Add independent noise to every count, chunks in parallel: each chunk of
+/// [`NOISE_CHUNK`] counts draws from its own numbered stream of a [`StreamFamily`] forked
+/// from `rng`, so the result depends only on `rng`, never on the thread count.
+fn add_noise_in_parallel(
+    counts: &mut [i64],
+    rng: &mut dyn CryptoRng,
+    add: impl Fn(&mut [i64], &mut rand_chacha::ChaCha20Rng) -> dp_core::Result<()> + Sync,
+) -> Result<()> {
+    let family = StreamFamily::fork(rng);
+    counts
+        .par_chunks_mut(NOISE_CHUNK)
+        .enumerate()
+        .try_for_each(|(i, chunk)| add(chunk, &mut family.stream(i as u64)))?;
+    Ok(())
 }
 
 /// Check the data against the workload and count every cell exactly, as `i64`.

@@ -53,11 +53,21 @@ pub enum NoiseDistribution {
     DiscreteLaplace,
 }
 
+impl NoiseDistribution {
+    /// Name of the distribution's parameter: `σ²` or `scale`.
+    pub fn parameter_name(&self) -> &'static str {
+        match self {
+            NoiseDistribution::DiscreteGaussian => "σ²",
+            NoiseDistribution::DiscreteLaplace => "scale",
+        }
+    }
+}
+
 impl std::fmt::Display for NoiseDistribution {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            NoiseDistribution::DiscreteGaussian => "discrete Gaussian (parameter σ²)",
-            NoiseDistribution::DiscreteLaplace => "discrete Laplace (parameter: scale)",
+            NoiseDistribution::DiscreteGaussian => "discrete Gaussian",
+            NoiseDistribution::DiscreteLaplace => "discrete Laplace",
         })
     }
 }

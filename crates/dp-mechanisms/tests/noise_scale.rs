@@ -247,3 +247,27 @@ fn same_seed_same_release() {
     assert_eq!(a.answers, b.answers);
     assert_ne!(a.answers, c.answers);
 }
+
+#[test]
+fn release_does_not_depend_on_the_thread_count() {
+    // 100 000 cells: two noise chunks, so the parallel path is exercised.
+    let domain = Domain::new(vec![("x".into(), 50), ("y".into(), 50), ("z".into(), 40)]).unwrap();
+    let cols = vec![vec![1u32, 2, 3], vec![4u32, 5, 6], vec![7u32, 8, 9]];
+    let data = Dataset::from_columns(domain.clone(), cols).unwrap();
+    let workload = MarginalWorkload::all_kway(&domain, 3).unwrap();
+    let mech = GaussianParams::new(PrivacyLoss::zcdp(1.0).unwrap())
+        .check()
+        .unwrap();
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            mech.release(&data, &workload, &mut ChaCha20Rng::seed_from_u64(11))
+                .unwrap()
+                .answers
+        })
+    };
+    assert_eq!(run(1), run(3));
+}

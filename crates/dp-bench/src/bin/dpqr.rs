@@ -197,8 +197,12 @@ fn release(args: &ReleaseArgs) -> Result<()> {
     println!("privacy spent: {}", release.certificate.statement());
     if let Some(noise) = release.diagnostics.noise {
         println!(
-            "noise: {} (parameter {}, sensitivity {}), standard deviation per answer {:.4e}",
-            noise.distribution, noise.parameter, noise.sensitivity, noise.answer_std
+            "noise: {} on counts, {} = {} (sensitivity {:.4}); standard deviation per answer {:.4e}",
+            noise.distribution,
+            noise.distribution.parameter_name(),
+            noise.parameter,
+            noise.sensitivity,
+            noise.answer_std
         );
     }
     for note in &release.diagnostics.notes {

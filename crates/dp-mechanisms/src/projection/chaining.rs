@@ -1,0 +1,430 @@
+//! The Chaining Mechanism for average error (seed 004 §4.2, Thm 1.3).
+//!
+//! # Decomposition (Lemma 4.2)
+//! With `d(x, y) = ‖q(x) − q(y)‖₂/√m` and `Δ = ‖q(x)‖₂/√m = √(#tables/m)` (every answer vector
+//! of a marginal workload has the same norm, so `𝒳 ⊂ ΔB`), for `j = 1..k`,
+//! `k = ⌈log₂(2/α)⌉`, let `S_j` be a maximal `2^{−j}Δ`-separated set, built nested
+//! (`S_j` extends `S_{j−1}` greedily, as dp-geometry's [`dp_geometry::MultiscaleDecomposition`]
+//! does), and `π_j` a nearest-point map onto `S_j`. Each record `x` has the chain
+//! `x_k = π_k(x)`, `x_j = π_j(x_{j+1})`, and
+//! `q(x) = q(x_1) + Σ_{j=2}^{k} (q(x_j) − q(x_{j−1})) + (q(x) − q(x_k))` with the `j`-th term in
+//! `𝒳^(j) = {q(z) − q(π_{j−1}(z)) : z ∈ S_j}` (`𝒳^(1) = q(S_1)`) and the remainder of norm
+//! `≤ 2^{−k}Δ ≤ (α/2)Δ`.
+//!
+//! # Mechanism (Lemma 3.3)
+//! For every level `j` the dataset of `j`-th terms has the integer count vector
+//! `c_j = Σ_records (q(x_j) − q(x_{j−1}))`. Each *non-trivial* level gets
+//! discrete Gaussian noise for `ρ_j = ρ/L` (L = number of non-trivial levels) at its own ℓ2
+//! sensitivity ([`crate::sensitivity::chain_increment_count_sensitivity`]; level 1 has the data's,
+//! Δ₂² = 2·#tables), then `c_j/n + noise/n` is projected onto `conv 𝒳^(j)` by Frank–Wolfe. The
+//! release is the sum of the projections (the remainder's mechanism is the constant 0).
+//! By zCDP composition (seed 004 Lemma 2.1) and post-processing the whole is ρ-zCDP under
+//! replace-one neighbours.
+//!
+//! A level is *trivial* when `𝒳^(j)` has a single element: `|S_1| = 1` for level 1 (its mean
+//! is that point, public), or `S_j = S_{j−1}` for `j ≥ 2` (every increment is 0). A
+//! mechanism on a one-point universe is exact and 0-zCDP, so trivial levels take no budget —
+//! the paper splits ρ evenly over all `k` levels (ρ/k); skipping trivial ones only gives
+//! the others more. The release carries no synthetic data: a sum of projections onto
+//! increment hulls is not a distribution over records.
+//!
+//! # Choosing α
+//! As for the coarse mechanism: the target error α defaults to the projection mechanism's
+//! guarantee ([`super::coarse::projection_error_bound`]); it only sets `k`.
+
+use super::coarse::{check_alpha, projection_error_bound};
+use super::metric::MarginalMetric;
+use super::points::GatheredPoints;
+use super::{
+    NoisyCounts, ProjectionSettings, ZcdpBudget, count_histogram, counts_of_histogram, fw_note,
+    prepare, project_onto,
+};
+use crate::sensitivity::{
+    CountSensitivity, chain_increment_count_sensitivity, marginal_count_sensitivity,
+};
+use crate::{Diagnostics, Mechanism, MechanismError, PrivacyCertificate, Release, Result};
+use dp_core::{Neighbouring, PrivacyLoss};
+use dp_geometry::MultiscaleDecomposition;
+use dp_queries::{Dataset, MarginalPoints, MarginalWorkload, Universe};
+use rand::CryptoRng;
+use std::time::Instant;
+
+/// One scale of the decomposition: `S_j` and `π_j`, as universe indices.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChainLevel {
+    /// `2^{−j}Δ`.
+    pub scale: f64,
+    /// `S_j`, increasing universe indices.
+    pub centers: Vec<usize>,
+    /// `π_j`: for every universe index, its nearest point of `S_j`.
+    pub map: Vec<usize>,
+}
+
+/// The multi-scale decomposition of seed 004 Lemma 4.2 of a marginal universe.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChainDecomposition {
+    /// `Δ`, the common norm `‖q(x)‖₂/√m`.
+    pub radius: f64,
+    /// The `k` levels.
+    pub levels: Vec<ChainLevel>,
+}
+
+impl ChainDecomposition {
+    /// Builds `k` nested levels with the fast marginal metric (same sets as dp-geometry's
+    /// [`MultiscaleDecomposition`] with [`dp_geometry::Metric::ScaledL2`]).
+    pub fn new(metric: &MarginalMetric, levels: usize) -> Result<Self> {
+        if levels == 0 || levels > 64 {
+            return Err(MechanismError::InvalidParameter {
+                name: "levels",
+                value: levels.to_string(),
+                reason: "must be in 1..=64".into(),
+            });
+        }
+        let radius = metric.point_norm();
+        let mut out: Vec<ChainLevel> = Vec::with_capacity(levels);
+        let mut scale = radius;
+        for _ in 0..levels {
+            scale *= 0.5;
+            let centers = match out.last() {
+                None => metric.maximal_separated_subset(scale)?,
+                Some(prev) => metric.extend_separated_subset(scale, prev.centers.clone())?,
+            };
+            let map = metric.nearest_point_map(&centers)?;
+            out.push(ChainLevel {
+                scale,
+                centers,
+                map,
+            });
+        }
+        Ok(ChainDecomposition {
+            radius,
+            levels: out,
+        })
+    }
+
+    /// The chain `x_1, …, x_k` of universe element `x` (`x_k = π_k(x)`, `x_j = π_j(x_{j+1})`).
+    pub fn chain(&self, x: usize) -> Vec<usize> {
+        let k = self.levels.len();
+        let mut links = vec![0usize; k];
+        let mut cur = x;
+        for j in (0..k).rev() {
+            cur = self.levels[j].map[cur];
+            links[j] = cur;
+        }
+        links
+    }
+
+    /// Whether level `j` (0-based) is non-trivial, i.e. `𝒳^(j+1)` has more than one element.
+    pub fn is_nontrivial(&self, j: usize) -> bool {
+        match j {
+            0 => self.levels[0].centers.len() > 1,
+            _ => self.levels[j].centers.len() > self.levels[j - 1].centers.len(),
+        }
+    }
+
+    /// The elements of `𝒳^(j+1)` (0-based `j`) as (plus, minus) universe indices: `(z, None)`
+    /// for level 0, `(z, Some(π_{j}(z)))` otherwise (`None` when `π_j(z) = z`, the zero
+    /// vector).
+    pub fn increments(&self, j: usize) -> Vec<(usize, Option<usize>)> {
+        let lvl = &self.levels[j];
+        lvl.centers
+            .iter()
+            .map(|&z| match j {
+                0 => (z, None),
+                _ => {
+                    let p = self.levels[j - 1].map[z];
+                    (z, (p != z).then_some(p))
+                }
+            })
+            .collect()
+    }
+}
+
+/// The public plan of a chaining release: decomposition, and per level its budget and noise.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChainingPlan {
+    /// The target error α.
+    pub alpha: f64,
+    /// The decomposition.
+    pub decomposition: ChainDecomposition,
+    /// Per level: `None` if trivial, else `(ρ_j, sensitivity, σ²)`.
+    pub noise: Vec<Option<(f64, CountSensitivity, f64)>>,
+}
+
+/// Parameters of the [`ChainingMechanism`], before validation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChainingParams {
+    /// The budget (ρ, or (ε, δ) converted to the largest ρ within it).
+    pub budget: PrivacyLoss,
+    /// Neighbouring relation; only replace-one is accepted.
+    pub neighbouring: Neighbouring,
+    /// Target error α ∈ (0, 1]; `None`: [`projection_error_bound`]. Sets `k = ⌈log₂(2/α)⌉`.
+    pub alpha: Option<f64>,
+    /// Solver and universe settings.
+    pub settings: ProjectionSettings,
+}
+
+impl ChainingParams {
+    /// Replace-one neighbours, automatic α, default settings.
+    pub fn new(budget: PrivacyLoss) -> Self {
+        ChainingParams {
+            budget,
+            neighbouring: Neighbouring::ReplaceOne,
+            alpha: None,
+            settings: ProjectionSettings::default(),
+        }
+    }
+
+    /// Set the neighbouring relation (only replace-one passes [`Self::check`]).
+    pub fn neighbouring(mut self, neighbouring: Neighbouring) -> Self {
+        self.neighbouring = neighbouring;
+        self
+    }
+
+    /// Set the target error α.
+    pub fn alpha(mut self, alpha: f64) -> Self {
+        self.alpha = Some(alpha);
+        self
+    }
+
+    /// Set the solver and universe settings.
+    pub fn settings(mut self, settings: ProjectionSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// Validate.
+    pub fn check(&self) -> Result<ChainingMechanism> {
+        self.settings.check()?;
+        check_alpha(self.alpha)?;
+        Ok(ChainingMechanism {
+            budget: ZcdpBudget::new(self.budget, self.neighbouring)?,
+            alpha: self.alpha,
+            settings: self.settings.clone(),
+        })
+    }
+}
+
+/// The Chaining Mechanism for average error (module docs): ρ-zCDP under replace-one
+/// neighbours.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChainingMechanism {
+    budget: ZcdpBudget,
+    alpha: Option<f64>,
+    settings: ProjectionSettings,
+}
+
+impl ChainingMechanism {
+    /// The ρ of the guarantee.
+    pub fn rho(&self) -> f64 {
+        self.budget.rho
+    }
+
+    /// The plan for a universe, workload and public n (no data involved).
+    pub fn plan(
+        &self,
+        universe: &Universe,
+        workload: &MarginalWorkload,
+        n: usize,
+    ) -> Result<ChainingPlan> {
+        let metric = MarginalMetric::new(universe, workload)?;
+        let alpha = self
+            .alpha
+            .unwrap_or_else(|| projection_error_bound(universe.len(), n, self.budget.rho));
+        let k = MultiscaleDecomposition::levels_for_alpha(alpha.min(0.999_999))?;
+        let decomposition = ChainDecomposition::new(&metric, k)?;
+        let nontrivial = (0..k).filter(|&j| decomposition.is_nontrivial(j)).count();
+        let rho_j = self.budget.rho / nontrivial.max(1) as f64;
+        let noise = (0..k)
+            .map(|j| {
+                if !decomposition.is_nontrivial(j) {
+                    return None;
+                }
+                let s = if j == 0 {
+                    marginal_count_sensitivity(workload, Neighbouring::ReplaceOne)
+                } else {
+                    let max_d = decomposition
+                        .increments(j)
+                        .iter()
+                        .map(|&(z, p)| p.map_or(0, |p| metric.differing_tables(z, p)))
+                        .max()
+                        .unwrap_or(0);
+                    chain_increment_count_sensitivity(max_d as u64)
+                };
+                Some((rho_j, s, super::sigma2_for(&s, rho_j)))
+            })
+            .collect();
+        Ok(ChainingPlan {
+            alpha,
+            decomposition,
+            noise,
+        })
+    }
+
+    /// The exact per-level count vectors `c_j` of the data (workload order), given a plan.
+    fn level_counts(
+        plan: &ChainingPlan,
+        universe: &Universe,
+        points: &MarginalPoints<'_>,
+        data: &Dataset,
+    ) -> Result<Vec<Vec<i64>>> {
+        let h = count_histogram(universe, data)?;
+        let dec = &plan.decomposition;
+        let k = dec.levels.len();
+        let mut plus = vec![vec![0.0; universe.len()]; k];
+        let mut minus = vec![vec![0.0; universe.len()]; k];
+        for (x, &c) in h.iter().enumerate() {
+            if c == 0.0 {
+                continue;
+            }
+            let links = dec.chain(x);
+            for j in 0..k {
+                plus[j][links[j]] += c;
+                if j > 0 {
+                    minus[j][links[j - 1]] += c;
+                }
+            }
+        }
+        (0..k)
+            .map(|j| {
+                let p = counts_of_histogram(points, &plus[j])?;
+                let m = counts_of_histogram(points, &minus[j])?;
+                Ok(p.iter().zip(&m).map(|(a, b)| a - b).collect())
+            })
+            .collect()
+    }
+
+    /// The plan and the noisy count vectors of every non-trivial level (`None` for trivial
+    /// ones), drawn from `rng` in level order — exactly what [`Mechanism::release`] draws
+    /// first (a hook for tests and diagnostics; each is itself a Gaussian-mechanism release).
+    pub fn noisy_level_counts(
+        &self,
+        data: &Dataset,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<(ChainingPlan, Vec<Option<NoisyCounts>>)> {
+        let universe = prepare(data, workload, &self.settings)?;
+        let points = MarginalPoints::new(&universe, workload)?;
+        let plan = self.plan(&universe, workload, data.n())?;
+        let noisy = Self::draw_levels(&plan, &universe, &points, data, rng)?;
+        Ok((plan, noisy))
+    }
+
+    fn draw_levels(
+        plan: &ChainingPlan,
+        universe: &Universe,
+        points: &MarginalPoints<'_>,
+        data: &Dataset,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Vec<Option<NoisyCounts>>> {
+        let counts = Self::level_counts(plan, universe, points, data)?;
+        counts
+            .into_iter()
+            .zip(&plan.noise)
+            .map(|(c, noise)| match noise {
+                None => Ok(None),
+                Some((rho_j, s, _)) => NoisyCounts::draw(c, data.n(), *s, *rho_j, rng).map(Some),
+            })
+            .collect()
+    }
+}
+
+impl Mechanism for ChainingMechanism {
+    fn name(&self) -> &'static str {
+        "chaining"
+    }
+
+    fn certificate(&self) -> PrivacyCertificate {
+        self.budget.certificate(self.name())
+    }
+
+    fn release(
+        &self,
+        data: &Dataset,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let start = Instant::now();
+        let universe = prepare(data, workload, &self.settings)?;
+        let points = MarginalPoints::new(&universe, workload)?;
+        let plan = self.plan(&universe, workload, data.n())?;
+        let plan_seconds = start.elapsed().as_secs_f64();
+        let noisy = Self::draw_levels(&plan, &universe, &points, data, rng)?;
+        let dec = &plan.decomposition;
+        let m = workload.num_queries();
+        let mut answers = vec![0.0; m];
+        let mut notes = vec![format!(
+            "decomposition: α = {:.4}, k = {} levels, Δ = {:.4}, |S_j| = {:?} of {} ({:.3} s); \
+             {} non-trivial level(s) share ρ",
+            plan.alpha,
+            dec.levels.len(),
+            dec.radius,
+            dec.levels.iter().map(|l| l.centers.len()).collect::<Vec<_>>(),
+            universe.len(),
+            plan_seconds,
+            plan.noise.iter().flatten().count()
+        )];
+        let (mut iterations, mut oracle_calls, mut gap) = (0usize, 0usize, 0.0f64);
+        let mut description = None;
+        for (j, level_noise) in noisy.iter().enumerate() {
+            match level_noise {
+                None => {
+                    if j == 0 {
+                        // |S_1| = 1: the level's mean is that point, exactly and for free.
+                        points.add_scaled(dec.levels[0].centers[0], 1.0, &mut answers);
+                    }
+                }
+                Some(nc) => {
+                    let y = nc.answers();
+                    let t = Instant::now();
+                    let fw = if j == 0 && dec.levels[0].centers.len() == universe.len() {
+                        project_onto(&points, &y, &self.settings.frank_wolfe)?
+                    } else {
+                        let inc = dec.increments(j);
+                        let hull = GatheredPoints::new(
+                            &points,
+                            inc.iter().map(|&(z, _)| Some(z)).collect(),
+                            inc.iter().map(|&(_, p)| p).collect(),
+                        )?;
+                        project_onto(hull, &y, &self.settings.frank_wolfe)?
+                    };
+                    let secs = t.elapsed().as_secs_f64();
+                    for (a, v) in answers.iter_mut().zip(&fw.point) {
+                        *a += v;
+                    }
+                    iterations += fw.iterations;
+                    oracle_calls += fw.oracle_calls;
+                    gap += fw.gap;
+                    notes.push(format!(
+                        "level {}: ρ_j = {:.4e}, Δ₂² = {}, σ² = {:.4e}; {}",
+                        j + 1,
+                        plan.noise[j].map_or(0.0, |n| n.0),
+                        nc.sensitivity.l2_squared,
+                        nc.sigma2,
+                        fw_note("projection onto conv 𝒳^(j)", &fw, secs)
+                    ));
+                    description = match description {
+                        None => Some(Some(nc.description())),
+                        Some(_) => Some(None),
+                    };
+                }
+            }
+        }
+        Ok(Release {
+            answers,
+            synthetic: None,
+            certificate: self.certificate(),
+            diagnostics: Diagnostics {
+                wall_seconds: start.elapsed().as_secs_f64(),
+                iterations: Some(iterations),
+                oracle_calls: Some(oracle_calls),
+                // Sum over levels: the levels' errors add (Lemma 3.3), and so do their
+                // solver slacks.
+                frank_wolfe_gap: Some(gap),
+                // One noise description only when a single level is noisy.
+                noise: description.flatten(),
+                notes,
+            },
+        })
+    }
+}

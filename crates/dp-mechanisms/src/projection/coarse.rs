@@ -1,0 +1,229 @@
+//! The Coarse Projection Mechanism (seed 004 §4.1, Thm 1.2).
+//!
+//! 1. Take an inclusion-maximal `α/2`-separated subset `𝒳^(1)` of the universe's answer
+//!    vectors in `d(x, y) = ‖x − y‖₂/√m` (greedy, [`MarginalMetric`]); by Lemma 2.7 it is an
+//!    `α/2`-cover. Round every record to its nearest cover point (`π`).
+//! 2. Add discrete Gaussian noise to the counts of the *rounded* data (σ² = 2·#tables/(2ρ):
+//!    rounding maps replace-one neighbours to replace-one neighbours or to equal datasets,
+//!    and the rounded records are records, so the sensitivity is the data's).
+//! 3. Project onto `conv 𝒳^(1)` by Frank–Wolfe; release the projection and its weights as
+//!    synthetic records (cover points).
+//!
+//! ρ-zCDP under replace-one neighbours. Error: `err² ≤ (g(𝒳^(1))/(n√(2ρm)))^{1/2} + α/2`
+//! (Lemma 3.3 with the trivial mechanism on `(α/2)√m B₂`).
+//!
+//! # Choosing α
+//! α is the target error. If not given, it is the projection mechanism's own guarantee
+//! `(ln|𝒳|)^{1/4}/((2ρ)^{1/4}√n)` (Lemma 2.2 with Δ = 1; data-independent, n is public), capped
+//! at 1: coarsening at a scale below the error the projection already has cannot hurt the
+//! bound by more than a constant. When `α/2` is below the smallest distance between two
+//! records' answer vectors, the cover is the whole universe and the mechanism *is* the
+//! projection mechanism (the common case for marginals at moderate n·ε; see
+//! `docs/mechanisms/projection.md`).
+
+use super::metric::MarginalMetric;
+use super::points::GatheredPoints;
+use super::{
+    NoisyCounts, ProjectionSettings, ZcdpBudget, count_histogram, counts_of_histogram, fw_note,
+    prepare, project_onto, synthetic_from_atoms,
+};
+use crate::sensitivity::marginal_count_sensitivity;
+use crate::{Diagnostics, Mechanism, MechanismError, PrivacyCertificate, Release, Result};
+use dp_core::{Neighbouring, PrivacyLoss};
+use dp_queries::{Dataset, MarginalPoints, MarginalWorkload, Universe};
+use rand::CryptoRng;
+use std::time::Instant;
+
+/// The projection mechanism's error guarantee `(ln|𝒳|)^{1/4}/((2ρ)^{1/4}√n)` (seed 004
+/// Lemma 2.2 with Δ = 1, natural log), the default target α of the coarse and chaining
+/// mechanisms, capped at 1.
+pub fn projection_error_bound(universe_size: usize, n: usize, rho: f64) -> f64 {
+    let log = (universe_size.max(2) as f64).ln();
+    (log.powf(0.25) / ((2.0 * rho).powf(0.25) * (n.max(1) as f64).sqrt())).min(1.0)
+}
+
+/// A cover of the universe and the rounding map to it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cover {
+    /// The target error α; the cover is `α/2`-separated and an `α/2`-cover.
+    pub alpha: f64,
+    /// Universe indices of the cover points, increasing.
+    pub centers: Vec<usize>,
+    /// For every universe index, the universe index of its nearest cover point.
+    pub map: Vec<usize>,
+}
+
+/// Parameters of the [`CoarseProjectionMechanism`], before validation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CoarseProjectionParams {
+    /// The budget (ρ, or (ε, δ) converted to the largest ρ within it).
+    pub budget: PrivacyLoss,
+    /// Neighbouring relation; only replace-one is accepted.
+    pub neighbouring: Neighbouring,
+    /// Target error α ∈ (0, 1]; `None`: [`projection_error_bound`].
+    pub alpha: Option<f64>,
+    /// Solver and universe settings.
+    pub settings: ProjectionSettings,
+}
+
+impl CoarseProjectionParams {
+    /// Replace-one neighbours, automatic α, default settings.
+    pub fn new(budget: PrivacyLoss) -> Self {
+        CoarseProjectionParams {
+            budget,
+            neighbouring: Neighbouring::ReplaceOne,
+            alpha: None,
+            settings: ProjectionSettings::default(),
+        }
+    }
+
+    /// Set the neighbouring relation (only replace-one passes [`Self::check`]).
+    pub fn neighbouring(mut self, neighbouring: Neighbouring) -> Self {
+        self.neighbouring = neighbouring;
+        self
+    }
+
+    /// Set the target error α.
+    pub fn alpha(mut self, alpha: f64) -> Self {
+        self.alpha = Some(alpha);
+        self
+    }
+
+    /// Set the solver and universe settings.
+    pub fn settings(mut self, settings: ProjectionSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// Validate.
+    pub fn check(&self) -> Result<CoarseProjectionMechanism> {
+        self.settings.check()?;
+        check_alpha(self.alpha)?;
+        Ok(CoarseProjectionMechanism {
+            budget: ZcdpBudget::new(self.budget, self.neighbouring)?,
+            alpha: self.alpha,
+            settings: self.settings.clone(),
+        })
+    }
+}
+
+pub(crate) fn check_alpha(alpha: Option<f64>) -> Result<()> {
+    match alpha {
+        Some(a) if !(a > 0.0 && a <= 1.0) => Err(MechanismError::InvalidParameter {
+            name: "alpha",
+            value: a.to_string(),
+            reason: "the target error must be in (0, 1]".into(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The Coarse Projection Mechanism (module docs): ρ-zCDP under replace-one neighbours.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CoarseProjectionMechanism {
+    budget: ZcdpBudget,
+    alpha: Option<f64>,
+    settings: ProjectionSettings,
+}
+
+impl CoarseProjectionMechanism {
+    /// The ρ of the guarantee.
+    pub fn rho(&self) -> f64 {
+        self.budget.rho
+    }
+
+    /// The α used for a universe of `universe_size` records and `n` records of data.
+    pub fn alpha_for(&self, universe_size: usize, n: usize) -> f64 {
+        self.alpha
+            .unwrap_or_else(|| projection_error_bound(universe_size, n, self.budget.rho))
+    }
+
+    /// The cover the mechanism uses (depends only on public information: the universe, the
+    /// workload and n).
+    pub fn cover(
+        &self,
+        universe: &Universe,
+        workload: &MarginalWorkload,
+        n: usize,
+    ) -> Result<Cover> {
+        let metric = MarginalMetric::new(universe, workload)?;
+        let alpha = self.alpha_for(universe.len(), n);
+        let centers = metric.maximal_separated_subset(alpha / 2.0)?;
+        let map = metric.nearest_point_map(&centers)?;
+        Ok(Cover {
+            alpha,
+            centers,
+            map,
+        })
+    }
+}
+
+impl Mechanism for CoarseProjectionMechanism {
+    fn name(&self) -> &'static str {
+        "coarse-projection"
+    }
+
+    fn certificate(&self) -> PrivacyCertificate {
+        self.budget.certificate(self.name())
+    }
+
+    fn release(
+        &self,
+        data: &Dataset,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let start = Instant::now();
+        let universe = prepare(data, workload, &self.settings)?;
+        let points = MarginalPoints::new(&universe, workload)?;
+        let cover = self.cover(&universe, workload, data.n())?;
+        let cover_seconds = start.elapsed().as_secs_f64();
+        // Round every record to its cover point.
+        let h = count_histogram(&universe, data)?;
+        let mut rounded = vec![0.0; universe.len()];
+        for (x, &c) in h.iter().enumerate() {
+            rounded[cover.map[x]] += c;
+        }
+        let counts = counts_of_histogram(&points, &rounded)?;
+        let noisy = NoisyCounts::draw(
+            counts,
+            data.n(),
+            marginal_count_sensitivity(workload, Neighbouring::ReplaceOne),
+            self.budget.rho,
+            rng,
+        )?;
+        let y = noisy.answers();
+        let t = Instant::now();
+        let fw = if cover.centers.len() == universe.len() {
+            project_onto(&points, &y, &self.settings.frank_wolfe)?
+        } else {
+            let hull = GatheredPoints::subset(&points, &cover.centers)?;
+            project_onto(hull, &y, &self.settings.frank_wolfe)?
+        };
+        let fw_seconds = t.elapsed().as_secs_f64();
+        let synthetic = synthetic_from_atoms(&universe, &fw.atoms, |a| cover.centers[a])?;
+        let notes = vec![
+            format!(
+                "cover: α = {:.4}, {} of {} records are an α/2-separated α/2-cover ({:.3} s)",
+                cover.alpha,
+                cover.centers.len(),
+                universe.len(),
+                cover_seconds
+            ),
+            fw_note("projection onto conv 𝒳^(1)", &fw, fw_seconds),
+        ];
+        Ok(Release {
+            answers: fw.point,
+            synthetic: Some(synthetic),
+            certificate: self.certificate(),
+            diagnostics: Diagnostics {
+                wall_seconds: start.elapsed().as_secs_f64(),
+                iterations: Some(fw.iterations),
+                oracle_calls: Some(fw.oracle_calls),
+                frank_wolfe_gap: Some(fw.gap),
+                noise: Some(noisy.description()),
+                notes,
+            },
+        })
+    }
+}
