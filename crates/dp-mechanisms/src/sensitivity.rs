@@ -79,6 +79,32 @@ pub fn chain_increment_count_sensitivity(max_differing_tables: u64) -> CountSens
     }
 }
 
+/// Sensitivity of **one counting query** (a marginal cell, a conjunction, a parity) in
+/// count units: 1 under both relations (replace-one moves one record out of and one into
+/// the query's support, changing the count by at most 1; add/remove changes it by at most 1).
+/// The Laplace measurements of MWEM and of the Iterative Construction use it.
+pub fn counting_query_sensitivity(_neighbouring: Neighbouring) -> u64 {
+    1
+}
+
+/// Sensitivity of the distinguisher's score `|c_Q(D) − n·Q(D^t)|` (count units; seed 001
+/// Thm 6 in normalised units is `1/n`) under replace-one: `D^t` and `n` are public, so the
+/// score moves by at most the change of the count `c_Q(D)`, i.e. 1. MWEM's selection score
+/// is the same. (Under add/remove `n` is private and the score is not defined this way.)
+pub fn distinguisher_score_sensitivity() -> u64 {
+    1
+}
+
+/// Sensitivity of DualQuery's sampling score in round `t` (seed 003 Thm 4.2 proof):
+/// `r(D, q) = Σ_{i<t} (q(D) − q(xⁱ))` with normalised `q(D)`, replace-one: each of the
+/// `t − 1` terms moves by at most `1/n`, so `Δ = (t − 1)/n` (0 in round 1).
+pub fn dualquery_score_sensitivity(t: usize, n: usize) -> f64 {
+    if n == 0 {
+        return f64::INFINITY;
+    }
+    t.saturating_sub(1) as f64 / n as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,5 +223,58 @@ mod tests {
         }
         // by hand: D = 3 (all three tables differ) gives Δ₂² = 24.
         assert_eq!(chain_increment_count_sensitivity(3).l2_squared, 24);
+    }
+}
+
+#[cfg(test)]
+mod iterative_tests {
+    use super::*;
+    use dp_queries::{Dataset, Domain};
+
+    /// Brute force over every replace-one neighbour of a small dataset (replace record 0
+    /// by each of the 12 records of the universe): the largest change of every single
+    /// counting query (cell) is 1, of the distinguisher score against a fixed public
+    /// synthetic answer is 1, and of DualQuery's round-t score with fixed earlier best
+    /// responses is exactly (t − 1)/n.
+    #[test]
+    fn iterative_sensitivities_match_brute_force() {
+        let domain =
+            Domain::new(vec![("a".to_string(), 3), ("b".to_string(), 4)]).unwrap();
+        let w = MarginalWorkload::all_kway(&domain, 2).unwrap();
+        let base_cols = vec![vec![0u32, 1, 2, 2], vec![3u32, 0, 1, 3]];
+        let n = 4usize;
+        let base = Dataset::from_columns(domain.clone(), base_cols.clone()).unwrap();
+        let c0 = w.count_all(&base).unwrap();
+        // Earlier best responses x¹, x² (records), for t = 3.
+        let xs = [[1u32, 3u32], [2u32, 0u32]];
+        let cell = |x: &[u32; 2]| x[0] as usize * 4 + x[1] as usize;
+        let score = |counts: &[u64], q: usize| -> f64 {
+            xs.iter()
+                .map(|x| counts[q] as f64 / n as f64 - f64::from(u8::from(cell(x) == q)))
+                .sum()
+        };
+        let synthetic = 0.3; // public Q(D^t) for every query
+        let (mut max_count, mut max_dist, mut max_score) = (0u64, 0f64, 0f64);
+        for a in 0..3u32 {
+            for b in 0..4u32 {
+                let mut cols = base_cols.clone();
+                cols[0][0] = a;
+                cols[1][0] = b;
+                let d = Dataset::from_columns(domain.clone(), cols).unwrap();
+                let c1 = w.count_all(&d).unwrap();
+                for q in 0..c0.len() {
+                    max_count = max_count.max(c0[q].abs_diff(c1[q]));
+                    let s0 = (c0[q] as f64 - n as f64 * synthetic).abs();
+                    let s1 = (c1[q] as f64 - n as f64 * synthetic).abs();
+                    max_dist = max_dist.max((s0 - s1).abs());
+                    max_score = max_score.max((score(&c0, q) - score(&c1, q)).abs());
+                }
+            }
+        }
+        assert_eq!(max_count, counting_query_sensitivity(Neighbouring::ReplaceOne));
+        assert!((max_dist - distinguisher_score_sensitivity() as f64).abs() < 1e-12);
+        assert!((max_score - dualquery_score_sensitivity(3, n)).abs() < 1e-12);
+        assert_eq!(dualquery_score_sensitivity(3, n), 0.5); // (3 − 1)/4 by hand
+        assert_eq!(dualquery_score_sensitivity(1, n), 0.0);
     }
 }

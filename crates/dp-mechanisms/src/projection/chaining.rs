@@ -44,7 +44,7 @@ use crate::sensitivity::{
 };
 use crate::{Diagnostics, Mechanism, MechanismError, PrivacyCertificate, Release, Result};
 use dp_core::{Neighbouring, PrivacyLoss};
-use dp_geometry::MultiscaleDecomposition;
+use dp_geometry::{MultiscaleDecomposition, PointSet};
 use dp_queries::{Dataset, MarginalPoints, MarginalWorkload, Universe};
 use rand::CryptoRng;
 use std::time::Instant;

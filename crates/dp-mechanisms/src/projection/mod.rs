@@ -58,7 +58,6 @@ use dp_geometry::{
 };
 use dp_queries::{Dataset, MarginalPoints, MarginalWorkload, Universe};
 use rand::CryptoRng;
-use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
 /// Default cap on the explicit universe: 2²² = 4 194 304 records.
