@@ -8,12 +8,13 @@
 //!
 //! | module | what |
 //! |---|---|
+//! | [`iterative`] | multiplicative weights, Iterative Construction, MWEM, DualQuery (seeds 001, 003) |
 //! | [`mechanism`] | the [`Mechanism`] trait |
 //! | [`release`] | [`Release`], [`PrivacyCertificate`], [`Diagnostics`] |
 //! | [`sensitivity`] | Δ₁ and Δ₂ of workloads under each neighbouring relation |
 //! | [`perturbation`] | the Gaussian and Laplace answer-perturbation baselines |
 //! | [`postprocess`] | privacy-free post-processing (simplex projection of tables) |
-| [`projection`] | projection, coarse projection and chaining (seed 004), packing lower bounds |
+//! | [`projection`] | projection, coarse projection and chaining (seed 004), packing lower bounds |
 //! | [`noise_stats`] | exact noise moments and tails, for predicted error |
 //!
 //! This crate does no I/O and no printing.
@@ -21,6 +22,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+pub mod iterative;
 pub mod mechanism;
 pub mod noise_stats;
 pub mod perturbation;
@@ -30,6 +32,7 @@ pub mod release;
 pub mod sensitivity;
 
 pub use error::{MechanismError, Result};
+pub use iterative::{DualQuery, DualQueryParams};
 pub use mechanism::Mechanism;
 pub use perturbation::{GaussianMechanism, GaussianParams, LaplaceMechanism, LaplaceParams};
 pub use postprocess::PostProcessing;
