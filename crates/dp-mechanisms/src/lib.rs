@@ -32,7 +32,9 @@ pub mod release;
 pub mod sensitivity;
 
 pub use error::{MechanismError, Result};
-pub use iterative::{DualQuery, DualQueryParams};
+pub use iterative::{
+    DualQuery, DualQueryParams, IcParams, IterativeConstruction, Mwem, MwemParams,
+};
 pub use mechanism::Mechanism;
 pub use perturbation::{GaussianMechanism, GaussianParams, LaplaceMechanism, LaplaceParams};
 pub use postprocess::PostProcessing;
