@@ -53,9 +53,19 @@ pub fn write_answers_file(path: &Path, workload: &MarginalWorkload, answers: &[f
 /// it describes (tables in order of first appearance) and the answers in workload order.
 /// Every cell of every table must appear exactly once; errors name the line.
 pub fn read_answers(path: &Path, domain: &Domain) -> Result<(MarginalWorkload, Vec<f64>)> {
-    let file = path.display().to_string();
     let bytes = std::fs::read(path).map_err(io_error(path))?;
-    let text = std::str::from_utf8(&bytes).map_err(|e| BenchError::AnswersFile {
+    parse_answers(&bytes, &path.display().to_string(), domain)
+}
+
+/// Parse the bytes of an answers file (see [`read_answers`]); `file` labels error messages.
+/// Never panics, whatever the bytes.
+pub fn parse_answers(
+    bytes: &[u8],
+    file: &str,
+    domain: &Domain,
+) -> Result<(MarginalWorkload, Vec<f64>)> {
+    let file = file.to_string();
+    let text = std::str::from_utf8(bytes).map_err(|e| BenchError::AnswersFile {
         file: file.clone(),
         line: 1 + bytes[..e.valid_up_to()]
             .iter()
@@ -79,6 +89,7 @@ pub fn read_answers(path: &Path, domain: &Domain) -> Result<(MarginalWorkload, V
         }
         None => return Err(err(1, "empty file".into())),
     }
+    let rows = text.lines().count().saturating_sub(1);
     let mut order: Vec<String> = Vec::new();
     let mut tables: HashMap<String, (Marginal, Vec<Option<f64>>)> = HashMap::new();
     for (i, raw) in lines.enumerate() {
@@ -109,6 +120,16 @@ pub fn read_answers(path: &Path, domain: &Domain) -> Result<(MarginalWorkload, V
                 .map_err(|e| err(line, e.to_string()))?;
             let marginal = Marginal::new(domain, attrs).map_err(|e| err(line, e.to_string()))?;
             let cells = marginal.num_cells();
+            // a table with more cells than the file has rows cannot be complete: refuse it
+            // before allocating its slots (a one-line file must not allocate a huge table)
+            if cells > rows && cells > 1 << 16 {
+                return Err(err(
+                    line,
+                    format!(
+                        "table {label} has {cells} cells but the file has only {rows} answer rows"
+                    ),
+                ));
+            }
             order.push(label.to_string());
             tables.insert(label.to_string(), (marginal, vec![None; cells]));
         }

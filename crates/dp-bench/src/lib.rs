@@ -10,13 +10,19 @@
 //! | [`registry`] | mechanisms by name; command-line budget flags → privacy loss |
 //! | [`answers`] | the `marginal,cell,answer` CSV format, written and read back |
 //! | [`experiments`] | benchmark grids, the runner, JSON-line result records, tables |
+//! | [`audit`] | empirical privacy audit: ε lower bounds from neighbouring runs, the canary |
+//! | [`ledger_file`] | the on-disk budget ledger: atomic writes, file lock, per-dataset totals |
+//! | [`stats`] | incomplete beta, Clopper–Pearson bounds (for the audit) |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod answers;
+pub mod audit;
 pub mod datasets;
 pub mod error;
 pub mod experiments;
+pub mod ledger_file;
 pub mod registry;
+pub mod stats;
 
 pub use error::{BenchError, Result, io_error};

@@ -6,11 +6,17 @@
 //! dpqr eval --data adult.csv --domain adult-domain.json --answers answers.csv   # NON-PRIVATE
 //! dpqr datasets        # bundled datasets
 //! dpqr mechanisms      # available mechanisms and their guarantees
+//! dpqr audit --mechanism laplace [--runs N] [--seed S] [--canary]   # empirical ε lower bound
+//! dpqr ledger init FILE --epsilon 1 --delta 1e-9    # then: dpqr release ... --ledger FILE
 //! ```
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use dp_bench::answers::{read_answers, write_answers_file};
-use dp_bench::registry::{BudgetArgs, MECHANISMS, build_mechanism};
+use dp_bench::audit::{AuditConfig, audit_with};
+use dp_bench::ledger_file::{self, LockedLedger};
+use dp_bench::registry::{
+    BudgetArgs, MECHANISMS, audit_settings, build_mechanism, check_budget_is_meaningful,
+};
 use dp_bench::{BenchError, Result, datasets, io_error};
 use dp_core::{Neighbouring, os_seeded_rng, seeded_rng};
 use dp_mechanisms::PostProcessing;
@@ -37,6 +43,59 @@ enum Command {
     Datasets,
     /// List the available mechanisms.
     Mechanisms,
+    /// Empirical privacy audit: a lower confidence bound on the ε a mechanism provides.
+    Audit(AuditArgs),
+    /// Create or show a budget ledger (see `release --ledger`).
+    #[command(subcommand)]
+    Ledger(LedgerCommand),
+}
+
+#[derive(Args)]
+struct AuditArgs {
+    /// Mechanism (see `dpqr mechanisms`).
+    #[arg(long)]
+    mechanism: String,
+    /// Runs on each of the two neighbouring datasets (default: the registry's CI count).
+    #[arg(long)]
+    runs: Option<usize>,
+    /// Seed of the runs.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Audit the deliberately miscalibrated canary (half the noise scale, same claim).
+    #[arg(long)]
+    canary: bool,
+    /// Canary with this factor times the noise scale instead of 1/2 (implies --canary).
+    #[arg(long)]
+    noise_factor: Option<f64>,
+    /// Failure probability of the audit (a correct mechanism fails with at most this).
+    #[arg(long, default_value_t = dp_bench::audit::DEFAULT_ALPHA)]
+    alpha: f64,
+    /// Neighbouring relation audited.
+    #[arg(long, value_enum, default_value = "replace-one")]
+    neighbouring: NeighbouringArg,
+}
+
+#[derive(Subcommand)]
+enum LedgerCommand {
+    /// Create FILE with a per-dataset total budget (--epsilon [--delta] or --rho).
+    Init {
+        /// The ledger file (must not exist).
+        file: PathBuf,
+        /// ε of the budget (pure ε-DP alone, (ε, δ) with --delta).
+        #[arg(long)]
+        epsilon: Option<f64>,
+        /// δ of an (ε, δ) budget.
+        #[arg(long, requires = "epsilon")]
+        delta: Option<f64>,
+        /// ρ of a ρ-zCDP budget.
+        #[arg(long, conflicts_with_all = ["epsilon", "delta"])]
+        rho: Option<f64>,
+    },
+    /// Print the budget and every recorded spend.
+    Show {
+        /// The ledger file.
+        file: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -53,6 +112,20 @@ struct DataArgs {
 }
 
 impl DataArgs {
+    /// The key of the dataset in a ledger: `bundled:NAME` or `file:<canonical CSV path>`.
+    fn ledger_key(&self) -> Result<String> {
+        match (&self.data, &self.dataset) {
+            (Some(csv), None) => Ok(format!(
+                "file:{}",
+                std::fs::canonicalize(csv).map_err(io_error(csv))?.display()
+            )),
+            (None, Some(name)) => Ok(format!("bundled:{}", datasets::bundled(name)?.name)),
+            _ => Err(BenchError::Usage(
+                "give --data FILE.csv --domain FILE.json, or --dataset NAME".into(),
+            )),
+        }
+    }
+
     fn load(&self) -> Result<Dataset> {
         match (&self.data, &self.domain, &self.dataset) {
             (Some(csv), Some(dom), None) => Ok(Dataset::load_csv(csv, dom)?),
@@ -117,7 +190,20 @@ struct ReleaseArgs {
     /// No progress output.
     #[arg(long)]
     quiet: bool,
+    /// Budget ledger (`dpqr ledger init`): the release is refused before any data is read
+    /// if it would overspend the dataset's budget, and recorded before the answers are
+    /// written.
+    #[arg(long)]
+    ledger: Option<PathBuf>,
+    /// Refuse workloads whose release would need more memory than this (MiB, estimated
+    /// before allocating).
+    #[arg(long, default_value_t = 4096)]
+    max_memory_mib: u64,
 }
+
+/// Bytes per counting query of a release: exact count (u64), noisy count (i64), answer
+/// (f64), and one more answer-sized buffer for post-processing and output.
+const BYTES_PER_QUERY: u64 = 32;
 
 #[derive(Args)]
 struct EvalArgs {
@@ -161,10 +247,39 @@ fn release(args: &ReleaseArgs) -> Result<()> {
         PostArg::Simplex => PostProcessing::SimplexProjection,
     };
     // validate everything before touching the data or drawing noise
+    check_budget_is_meaningful(&budget)?;
     let mech = build_mechanism(&args.mechanism, budget, neighbouring, post)?;
+    let spend = mech.certificate().loss;
+    let mut ledger = match &args.ledger {
+        Some(path) => {
+            pb.set_message("waiting for the ledger lock");
+            let l = LockedLedger::open(path)?;
+            let key = args.data.ledger_key()?;
+            l.contents.can_spend(&key, &spend).map_err(|e| {
+                BenchError::Usage(format!(
+                    "ledger {}: dataset {key}: refusing the release: {e}",
+                    path.display()
+                ))
+            })?;
+            Some((l, key))
+        }
+        None => None,
+    };
     pb.set_message("loading data");
     let data = args.data.load()?;
     let workload = MarginalWorkload::parse_spec(data.domain(), &args.workload, args.workload_seed)?;
+    let need = (workload.num_queries() as u64).saturating_mul(BYTES_PER_QUERY);
+    if need > args.max_memory_mib.saturating_mul(1 << 20) {
+        return Err(BenchError::Usage(format!(
+            "workload {:?} has {} counting queries: the release would need about {:.1} MiB \
+             ({BYTES_PER_QUERY} bytes per query), more than --max-memory-mib {}; refusing \
+             before allocating",
+            args.workload,
+            workload.num_queries(),
+            need as f64 / (1u64 << 20) as f64,
+            args.max_memory_mib
+        )));
+    }
     pb.set_message(format!(
         "releasing {} cells of {} marginals with {}",
         workload.num_queries(),
@@ -176,6 +291,18 @@ fn release(args: &ReleaseArgs) -> Result<()> {
         None => os_seeded_rng()?,
     };
     let release = mech.release(&data, &workload, &mut rng)?;
+    if let (Some((l, key)), Some(path)) = (&mut ledger, &args.ledger) {
+        // record before the answers leave the process: a crash now loses budget, never
+        // publishes an unrecorded release
+        let label = format!(
+            "{} on {} ({} queries)",
+            mech.name(),
+            args.workload,
+            workload.num_queries()
+        );
+        l.spend_and_save(key, &label, spend)?;
+        println!("ledger {}: recorded {spend} for {key}", path.display());
+    }
     pb.set_message("writing answers");
     write_answers_file(&args.out, &workload, &release.answers)?;
     if let Some(path) = &args.report {
@@ -246,8 +373,94 @@ fn eval(args: &EvalArgs) -> Result<()> {
     Ok(())
 }
 
+fn audit(args: &AuditArgs) -> Result<bool> {
+    let settings = audit_settings(&args.mechanism)?;
+    let noise_factor = match (args.canary, args.noise_factor) {
+        (_, Some(f)) => Some(f),
+        (true, None) => Some(0.5),
+        (false, None) => None,
+    };
+    let config = AuditConfig {
+        runs: args.runs.unwrap_or(settings.ci_runs),
+        seed: args.seed,
+        alpha: args.alpha,
+        neighbouring: match args.neighbouring {
+            NeighbouringArg::ReplaceOne => Neighbouring::ReplaceOne,
+            NeighbouringArg::AddRemove => Neighbouring::AddRemove,
+        },
+        noise_factor,
+        ..AuditConfig::new(0, 0)
+    };
+    let r = audit_with(&args.mechanism, &settings, &config)?;
+    if let Some(f) = noise_factor {
+        println!(
+            "CANARY: {} run with {f} times its noise scale, claiming the original guarantee",
+            args.mechanism
+        );
+    }
+    println!("claimed: {}", r.certificate.statement());
+    println!(
+        "audited at δ = {:e}: claimed ε = {:.4}; {} runs per dataset (half select the event)",
+        r.delta, r.claimed_epsilon, r.runs
+    );
+    println!("event: {}", r.event);
+    println!(
+        "in event: {}/{} runs on the favoured dataset, {}/{} on the other",
+        r.favoured.0, r.favoured.1, r.other.0, r.other.1
+    );
+    println!(
+        "ε lower bound {:.4} at confidence {}",
+        r.epsilon_lower, r.confidence
+    );
+    println!("{}", r.verdict_line());
+    Ok(r.passed)
+}
+
+fn ledger(cmd: &LedgerCommand) -> Result<()> {
+    match cmd {
+        LedgerCommand::Init {
+            file,
+            epsilon,
+            delta,
+            rho,
+        } => {
+            let budget = match (epsilon, delta, rho) {
+                (Some(e), None, None) => dp_core::PrivacyLoss::pure(*e)?,
+                (Some(e), Some(d), None) => dp_core::PrivacyLoss::approx(*e, *d)?,
+                (None, None, Some(r)) => dp_core::PrivacyLoss::zcdp(*r)?,
+                _ => {
+                    return Err(BenchError::Usage(
+                        "give --epsilon (pure), --epsilon with --delta, or --rho".into(),
+                    ));
+                }
+            };
+            check_budget_is_meaningful(&budget)?;
+            ledger_file::init(file, budget)?;
+            println!(
+                "created ledger {} with per-dataset budget {budget}",
+                file.display()
+            );
+            Ok(())
+        }
+        LedgerCommand::Show { file } => {
+            print!("{}", ledger_file::read(file)?.describe());
+            Ok(())
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Audit(a) = &cli.command {
+        return match audit(a) {
+            Ok(true) => ExitCode::SUCCESS,
+            Ok(false) => ExitCode::from(1),
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let outcome = match &cli.command {
         Command::Release(a) => release(a),
         Command::Eval(a) => eval(a),
@@ -260,6 +473,8 @@ fn main() -> ExitCode {
             }
             Ok(())
         }
+        Command::Ledger(c) => ledger(c),
+        Command::Audit(_) => Ok(()),
         Command::Mechanisms => {
             for (name, what) in MECHANISMS {
                 println!("{name:<10} {what}");

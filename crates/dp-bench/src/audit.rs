@@ -1,0 +1,538 @@
+//! Empirical privacy audit: a statistical *lower* bound on the ε a mechanism actually
+//! provides, compared with the ε it claims.
+//!
+//! A wrong sensitivity or noise scale is invisible to accuracy tests (the answers just get
+//! better). The audit catches it from the outside, through the [`Mechanism`] trait only:
+//!
+//! 1. **Adversarial neighbours.** On a tiny domain (two binary attributes, one 2-way table,
+//!    see [`AuditPair::adversarial`]) a base dataset `D0` of `n − 1` records is completed
+//!    into neighbours under the mechanism's declared relation: `D1 = D0 + r` and
+//!    `D2 = D0 + r′` (replace-one) or `D2 = D0` (add/remove), with the record(s) chosen to
+//!    move the workload's true answers the most (largest ℓ1 change; ties: most attributes
+//!    differing).
+//! 2. **Many seeded runs** on each (parallel, one ChaCha20 stream per run, so the result
+//!    does not depend on scheduling), each reduced to a few scalar statistics of the output
+//!    (post-processing cannot increase ε, so any statistic is a valid test): the projection
+//!    of the answers onto the direction `u = q(D1) − q(D2)` the record moves them, and the
+//!    answers of the cells that move most up and most down.
+//! 3. **Event selection on held-out runs.** The first half of each run set picks the event
+//!    — a threshold on one statistic, `{s ≥ t}` (for `D1` against `D2`) or `{s ≤ t}` (for
+//!    `D2` against `D1`) — that maximises the bound below.
+//! 4. **Clopper–Pearson on the other half.** With `k_A` of `N` runs on the favoured dataset
+//!    and `k_B` of `N` on the other in the event, (ε, δ)-DP implies
+//!    `P_A(E) ≤ e^ε P_B(E) + δ`, so with confidence `1 − α`
+//!    `ε ≥ ε_lower = ln((P_A_lower − δ) / P_B_upper)`, each one-sided bound at `α/2`
+//!    ([`crate::stats`]). Pure ε-DP mechanisms are audited at δ = 0; ρ-zCDP ones at the
+//!    (ε, δ) their ρ implies at the audit δ of [`crate::registry::audit_settings`]
+//!    (tight CKS conversion).
+//!
+//! The audit **fails** when `ε_lower > claimed ε`: a correct mechanism fails with
+//! probability at most α (default 1e-6). The **canary** ([`AuditConfig::noise_factor`]) is
+//! the same mechanism built with the budget that gives `f` times its noise scale
+//! (ε/f for pure and (ε, δ) budgets, ρ/f² for zCDP; f = 1/2 is 2ε or 4ρ) while still
+//! claiming the original guarantee: the audit must flag it, or it proves nothing.
+
+use crate::registry::{AuditSettings, audit_settings, build_mechanism};
+use crate::stats::{clopper_pearson_lower, clopper_pearson_upper};
+use crate::{BenchError, Result};
+use dp_core::{Neighbouring, PrivacyLoss, stream_rng};
+use dp_mechanisms::{Mechanism, PostProcessing, PrivacyCertificate};
+use dp_queries::{Dataset, Domain, MarginalWorkload};
+use rayon::prelude::*;
+use serde::Serialize;
+
+/// Default total failure probability of an audit: a correct mechanism is flagged with
+/// probability at most this.
+pub const DEFAULT_ALPHA: f64 = 1e-6;
+
+/// Largest number of distinct thresholds tried per statistic and direction (quantiles of
+/// the selection half beyond this).
+const MAX_THRESHOLDS: usize = 2048;
+
+/// How to run one audit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AuditConfig {
+    /// Runs on each of the two neighbouring datasets (half select the event, half test it).
+    pub runs: usize,
+    /// Seed of the runs' ChaCha20 streams.
+    pub seed: u64,
+    /// Total failure probability (the two one-sided Clopper–Pearson bounds take α/2 each).
+    pub alpha: f64,
+    /// The neighbouring relation audited (the mechanism is built for it and must declare
+    /// it).
+    pub neighbouring: Neighbouring,
+    /// `Some(f)`: audit the miscalibrated variant with `f` times the noise scale that
+    /// still claims the original guarantee (the canary; `f = 0.5` for `--canary`).
+    pub noise_factor: Option<f64>,
+    /// Records in each dataset (small, so that noise matters relative to one record).
+    pub n: usize,
+}
+
+impl AuditConfig {
+    /// The configuration of a normal audit with `runs` runs per dataset.
+    pub fn new(runs: usize, seed: u64) -> Self {
+        AuditConfig {
+            runs,
+            seed,
+            alpha: DEFAULT_ALPHA,
+            neighbouring: Neighbouring::ReplaceOne,
+            noise_factor: None,
+            n: 20,
+        }
+    }
+}
+
+/// The outcome of one audit.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AuditReport {
+    /// Mechanism name.
+    pub mechanism: String,
+    /// The guarantee the audited mechanism claims.
+    pub certificate: PrivacyCertificate,
+    /// The claimed ε at [`Self::delta`].
+    pub claimed_epsilon: f64,
+    /// The δ of the audit (0 for pure ε-DP).
+    pub delta: f64,
+    /// The lower confidence bound on the ε actually provided (0 when there is no evidence).
+    pub epsilon_lower: f64,
+    /// Confidence of the bound, `1 − α`.
+    pub confidence: f64,
+    /// The tested event, in words.
+    pub event: String,
+    /// Runs on the favoured dataset in the event / evaluation runs.
+    pub favoured: (u64, u64),
+    /// Runs on the other dataset in the event / evaluation runs.
+    pub other: (u64, u64),
+    /// Runs per dataset.
+    pub runs: usize,
+    /// The canary's noise factor, if this was a canary audit.
+    pub noise_factor: Option<f64>,
+    /// `epsilon_lower <= claimed_epsilon`.
+    pub passed: bool,
+}
+
+impl AuditReport {
+    /// The final line of `dpqr audit`:
+    /// `epsilon_lower=<x> claimed=<y> verdict=pass|FAIL`.
+    pub fn verdict_line(&self) -> String {
+        format!(
+            "epsilon_lower={:.4} claimed={:.4} verdict={}",
+            self.epsilon_lower,
+            self.claimed_epsilon,
+            if self.passed { "pass" } else { "FAIL" }
+        )
+    }
+}
+
+/// A mechanism that runs `inner` but claims `claimed`: the deliberately miscalibrated
+/// canary of the audit. Never use it outside the audit.
+struct Miscalibrated {
+    inner: Box<dyn Mechanism>,
+    claimed: PrivacyCertificate,
+}
+
+impl Mechanism for Miscalibrated {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn certificate(&self) -> PrivacyCertificate {
+        self.claimed.clone()
+    }
+    fn release(
+        &self,
+        data: &Dataset,
+        workload: &MarginalWorkload,
+        rng: &mut dyn rand::CryptoRng,
+    ) -> dp_mechanisms::Result<dp_mechanisms::Release> {
+        let mut r = self.inner.release(data, workload, rng)?;
+        r.certificate = self.claimed.clone();
+        Ok(r)
+    }
+}
+
+/// The budget that gives `factor` times the noise scale of `budget`: ε/f for pure and
+/// (ε, δ) budgets (Laplace scale ∝ 1/ε), ρ/f² for zCDP (Gaussian σ ∝ 1/√ρ).
+pub fn scale_budget(budget: PrivacyLoss, factor: f64) -> Result<PrivacyLoss> {
+    if !(factor > 0.0 && factor.is_finite()) {
+        return Err(BenchError::Usage(format!(
+            "noise factor must be positive and finite, got {factor}"
+        )));
+    }
+    Ok(match budget.validate()? {
+        PrivacyLoss::Pure { epsilon } => PrivacyLoss::pure(epsilon / factor)?,
+        PrivacyLoss::Approx { epsilon, delta } => PrivacyLoss::approx(epsilon / factor, delta)?,
+        PrivacyLoss::Zcdp { rho } => PrivacyLoss::zcdp(rho / (factor * factor))?,
+    })
+}
+
+/// A pair of neighbouring datasets and the workload the audit releases.
+#[derive(Clone, Debug)]
+pub struct AuditPair {
+    /// The dataset the differing record(s) push the projection statistic up on.
+    pub d1: Dataset,
+    /// Its neighbour.
+    pub d2: Dataset,
+    /// The released workload.
+    pub workload: MarginalWorkload,
+    /// `q(D1) − q(D2)` (normalised answers of each dataset).
+    pub direction: Vec<f64>,
+}
+
+impl AuditPair {
+    /// The adversarial pair on the audit's tiny domain (attributes `a`, `b` of size 2, the
+    /// one 2-way table) with `n` records in `D1`: see the module docs.
+    pub fn adversarial(n: usize, neighbouring: Neighbouring) -> Result<AuditPair> {
+        let domain = Domain::new(vec![("a".into(), 2), ("b".into(), 2)])?;
+        let workload = MarginalWorkload::all_kway(&domain, 2)?;
+        Self::adversarial_for(&workload, n, neighbouring)
+    }
+
+    /// The adversarial pair for any workload whose domain has at most 4096 records: `D0`
+    /// cycles through the universe, the differing record(s) maximise the ℓ1 change of the
+    /// true answers (ties: most attributes differing, then first in universe order).
+    pub fn adversarial_for(
+        workload: &MarginalWorkload,
+        n: usize,
+        neighbouring: Neighbouring,
+    ) -> Result<AuditPair> {
+        let domain = workload.domain().clone();
+        let universe_size = domain.universe_size().unwrap_or(u128::MAX);
+        if universe_size > 4096 || n < 2 {
+            return Err(BenchError::Usage(format!(
+                "audit pair: need a universe of at most 4096 records and n ≥ 2 \
+                 (universe {universe_size}, n = {n})"
+            )));
+        }
+        let d = domain.len();
+        let universe: Vec<Vec<u32>> = (0..universe_size as usize)
+            .map(|mut i| {
+                let mut rec = vec![0u32; d];
+                for j in (0..d).rev() {
+                    let s = domain.size(j) as usize;
+                    rec[j] = (i % s) as u32;
+                    i /= s;
+                }
+                rec
+            })
+            .collect();
+        let build = |extra: &[&Vec<u32>]| -> Result<Dataset> {
+            let mut cols = vec![Vec::with_capacity(n); d];
+            for i in 0..n - 1 {
+                for (j, col) in cols.iter_mut().enumerate() {
+                    col.push(universe[i % universe.len()][j]);
+                }
+            }
+            for rec in extra {
+                for (j, col) in cols.iter_mut().enumerate() {
+                    col.push(rec[j]);
+                }
+            }
+            Ok(Dataset::from_columns(domain.clone(), cols)?)
+        };
+        let mut best: Option<(f64, usize, Dataset, Dataset, Vec<f64>)> = None;
+        let mut consider = |d1: Dataset, d2: Dataset, hamming: usize| -> Result<()> {
+            let a1 = workload.answers(&d1)?;
+            let a2 = workload.answers(&d2)?;
+            let u: Vec<f64> = a1.iter().zip(&a2).map(|(x, y)| x - y).collect();
+            let l1: f64 = u.iter().map(|x| x.abs()).sum();
+            let better = match &best {
+                None => true,
+                Some((bl1, bh, ..)) => l1 > *bl1 + 1e-12 || (l1 > *bl1 - 1e-12 && hamming > *bh),
+            };
+            if better {
+                best = Some((l1, hamming, d1, d2, u));
+            }
+            Ok(())
+        };
+        match neighbouring {
+            Neighbouring::ReplaceOne => {
+                for r in &universe {
+                    for r2 in &universe {
+                        let hamming = r.iter().zip(r2).filter(|(x, y)| x != y).count();
+                        if hamming > 0 {
+                            consider(build(&[r])?, build(&[r2])?, hamming)?;
+                        }
+                    }
+                }
+            }
+            Neighbouring::AddRemove => {
+                let mut cols = vec![Vec::new(); d];
+                for i in 0..n - 1 {
+                    for (j, col) in cols.iter_mut().enumerate() {
+                        col.push(universe[i % universe.len()][j]);
+                    }
+                }
+                let d0 = Dataset::from_columns(domain.clone(), cols)?;
+                for r in &universe {
+                    consider(build(&[r])?, d0.clone(), d)?;
+                }
+            }
+        }
+        let Some((_, _, d1, d2, direction)) = best else {
+            return Err(BenchError::Usage("audit pair: empty universe".into()));
+        };
+        Ok(AuditPair {
+            d1,
+            d2,
+            workload: workload.clone(),
+            direction,
+        })
+    }
+
+    /// The scalar statistics of one release: the projection onto the direction, then the
+    /// answer of the cell the record pushes up most and that of the cell it pushes down
+    /// most (negated, so that every statistic tends to be larger on `D1`).
+    fn statistics(&self, answers: &[f64]) -> [f64; 3] {
+        let proj = answers
+            .iter()
+            .zip(&self.direction)
+            .map(|(a, u)| a * u)
+            .sum();
+        let (mut up, mut down) = (0usize, 0usize);
+        for (i, u) in self.direction.iter().enumerate() {
+            if *u > self.direction[up] {
+                up = i;
+            }
+            if *u < self.direction[down] {
+                down = i;
+            }
+        }
+        let get = |i: usize| answers.get(i).copied().unwrap_or(0.0);
+        [proj, get(up), -get(down)]
+    }
+}
+
+/// Audit the registered mechanism `name` (budget and δ from
+/// [`crate::registry::audit_settings`]).
+pub fn audit_mechanism(name: &str, config: &AuditConfig) -> Result<AuditReport> {
+    let settings = audit_settings(name)?;
+    audit_with(name, &settings, config)
+}
+
+/// Audit `name` built with `settings.budget` (see the module docs).
+pub fn audit_with(
+    name: &str,
+    settings: &AuditSettings,
+    config: &AuditConfig,
+) -> Result<AuditReport> {
+    if config.runs < 20 {
+        return Err(BenchError::Usage(format!(
+            "an audit needs at least 20 runs per dataset, got {}",
+            config.runs
+        )));
+    }
+    if !(config.alpha > 0.0 && config.alpha < 1.0) {
+        return Err(BenchError::Usage(format!(
+            "alpha must be in (0, 1), got {}",
+            config.alpha
+        )));
+    }
+    let honest = build_mechanism(
+        name,
+        settings.budget,
+        config.neighbouring,
+        PostProcessing::None,
+    )?;
+    let claimed = honest.certificate();
+    if claimed.neighbouring != config.neighbouring {
+        return Err(BenchError::Usage(format!(
+            "{name} declares {} neighbours, not {}",
+            claimed.neighbouring, config.neighbouring
+        )));
+    }
+    let mechanism: Box<dyn Mechanism> = match config.noise_factor {
+        None => honest,
+        Some(f) => Box::new(Miscalibrated {
+            inner: build_mechanism(
+                name,
+                scale_budget(settings.budget, f)?,
+                config.neighbouring,
+                PostProcessing::None,
+            )?,
+            claimed: claimed.clone(),
+        }),
+    };
+    let (claimed_epsilon, delta) = match claimed.loss.validate()? {
+        PrivacyLoss::Pure { epsilon } => (epsilon, 0.0),
+        PrivacyLoss::Approx { epsilon, delta } => (epsilon, delta),
+        z @ PrivacyLoss::Zcdp { .. } => (z.epsilon_at(settings.delta)?, settings.delta),
+    };
+    let pair = AuditPair::adversarial(config.n, config.neighbouring)?;
+    // run: index i < runs on D1, the rest on D2; stream i of the seed for each
+    let runs = config.runs;
+    let stats: Vec<[f64; 3]> = (0..2 * runs)
+        .into_par_iter()
+        .map(|i| {
+            let data = if i < runs { &pair.d1 } else { &pair.d2 };
+            let mut rng = stream_rng(config.seed, i as u64);
+            let release = mechanism.release(data, &pair.workload, &mut rng)?;
+            Ok(pair.statistics(&release.answers))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let (s1, s2) = stats.split_at(runs);
+    let half = runs / 2;
+    let a = config.alpha / 2.0;
+    // selection on the first half of each
+    let mut best: Option<(f64, Event)> = None;
+    for stat in 0..3 {
+        let mut sel1: Vec<f64> = s1[..half].iter().map(|s| s[stat]).collect();
+        let mut sel2: Vec<f64> = s2[..half].iter().map(|s| s[stat]).collect();
+        sel1.sort_by(f64::total_cmp);
+        sel2.sort_by(f64::total_cmp);
+        for t in candidate_thresholds(&sel1, &sel2) {
+            for upper in [true, false] {
+                let event = Event { stat, t, upper };
+                let (k1, k2) = (event.count_sorted(&sel1), event.count_sorted(&sel2));
+                let (ka, kb) = if upper { (k1, k2) } else { (k2, k1) };
+                let score = epsilon_lower(ka, half as u64, kb, half as u64, delta, a)?;
+                // prefer the bound; among events with no evidence, the point estimate
+                let point = ((ka as f64 + 0.5) / (kb as f64 + 0.5)).ln() * 1e-9;
+                let key = score + point;
+                if best.as_ref().is_none_or(|(b, _)| key > *b) {
+                    best = Some((key, event));
+                }
+            }
+        }
+    }
+    let Some((_, event)) = best else {
+        return Err(BenchError::Usage("audit: no candidate event".into()));
+    };
+    // evaluation on the other half
+    let eval1: Vec<f64> = s1[half..].iter().map(|s| s[event.stat]).collect();
+    let eval2: Vec<f64> = s2[half..].iter().map(|s| s[event.stat]).collect();
+    let n_eval = (runs - half) as u64;
+    let (k1, k2) = (event.count(&eval1), event.count(&eval2));
+    let (ka, kb) = if event.upper { (k1, k2) } else { (k2, k1) };
+    let eps_lower = epsilon_lower(ka, n_eval, kb, n_eval, delta, a)?;
+    Ok(AuditReport {
+        mechanism: name.to_string(),
+        certificate: claimed,
+        claimed_epsilon,
+        delta,
+        epsilon_lower: eps_lower,
+        confidence: 1.0 - config.alpha,
+        event: event.describe(),
+        favoured: (ka, n_eval),
+        other: (kb, n_eval),
+        runs,
+        noise_factor: config.noise_factor,
+        passed: eps_lower <= claimed_epsilon,
+    })
+}
+
+/// `ln((P_A_lower − δ) / P_B_upper)` from counts, each Clopper–Pearson bound one-sided at
+/// `a`; 0 when the numerator is not positive.
+pub fn epsilon_lower(ka: u64, na: u64, kb: u64, nb: u64, delta: f64, a: f64) -> Result<f64> {
+    let pa = clopper_pearson_lower(ka, na, a)? - delta;
+    let pb = clopper_pearson_upper(kb, nb, a)?;
+    if pa <= 0.0 || pb <= 0.0 {
+        return Ok(0.0);
+    }
+    Ok((pa / pb).ln().max(0.0))
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Event {
+    stat: usize,
+    t: f64,
+    /// `{s ≥ t}` favouring D1 when true, `{s ≤ t}` favouring D2 when false.
+    upper: bool,
+}
+
+impl Event {
+    fn contains(&self, s: f64) -> bool {
+        if self.upper { s >= self.t } else { s <= self.t }
+    }
+    fn count(&self, values: &[f64]) -> u64 {
+        values.iter().filter(|&&s| self.contains(s)).count() as u64
+    }
+    fn count_sorted(&self, sorted: &[f64]) -> u64 {
+        let below = sorted.partition_point(|&s| s < self.t);
+        let at_or_below = sorted.partition_point(|&s| s <= self.t);
+        if self.upper {
+            (sorted.len() - below) as u64
+        } else {
+            at_or_below as u64
+        }
+    }
+    fn describe(&self) -> String {
+        let name = [
+            "projection onto q(D1) − q(D2)",
+            "most-raised cell",
+            "−(most-lowered cell)",
+        ][self.stat.min(2)];
+        if self.upper {
+            format!("{name} ≥ {} (favours D1)", self.t)
+        } else {
+            format!("{name} ≤ {} (favours D2)", self.t)
+        }
+    }
+}
+
+/// Distinct values of both sorted samples (thinned to quantiles beyond [`MAX_THRESHOLDS`]).
+fn candidate_thresholds(a: &[f64], b: &[f64]) -> Vec<f64> {
+    let mut all: Vec<f64> = a
+        .iter()
+        .chain(b)
+        .copied()
+        .filter(|x| x.is_finite())
+        .collect();
+    all.sort_by(f64::total_cmp);
+    all.dedup();
+    if all.len() <= MAX_THRESHOLDS {
+        return all;
+    }
+    let step = all.len() as f64 / MAX_THRESHOLDS as f64;
+    (0..MAX_THRESHOLDS)
+        .map(|i| all[((i as f64 * step) as usize).min(all.len() - 1)])
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scale_budget_halves_noise() {
+        assert_eq!(
+            scale_budget(PrivacyLoss::Pure { epsilon: 1.0 }, 0.5).unwrap(),
+            PrivacyLoss::Pure { epsilon: 2.0 }
+        );
+        assert_eq!(
+            scale_budget(PrivacyLoss::Zcdp { rho: 0.25 }, 0.5).unwrap(),
+            PrivacyLoss::Zcdp { rho: 1.0 }
+        );
+        assert!(scale_budget(PrivacyLoss::Zcdp { rho: 0.25 }, 0.0).is_err());
+    }
+
+    #[test]
+    fn adversarial_pair_moves_two_cells_by_one_record() {
+        let p = AuditPair::adversarial(20, Neighbouring::ReplaceOne).unwrap();
+        assert_eq!((p.d1.n(), p.d2.n()), (20, 20));
+        // by hand: one 2×2 table; replacing (0,0) by (1,1) moves cell 00 up by 1/20 and
+        // cell 11 down by 1/20 (ℓ1 change 2/20, the most possible, both attributes differ)
+        let want = [0.05, 0.0, 0.0, -0.05];
+        for (u, w) in p.direction.iter().zip(want) {
+            assert!((u - w).abs() < 1e-12, "{:?}", p.direction);
+        }
+        let differing = (0..20)
+            .filter(|&i| p.d1.record(i) != p.d2.record(i))
+            .count();
+        assert_eq!(differing, 1);
+        let q = AuditPair::adversarial(20, Neighbouring::AddRemove).unwrap();
+        assert_eq!((q.d1.n(), q.d2.n()), (20, 19));
+    }
+
+    #[test]
+    fn epsilon_lower_by_hand() {
+        // all of A in the event, none of B, δ = 0: ln(a^{1/N} / (1 − a^{1/N}))
+        let (n, a) = (1000u64, 1e-3f64);
+        let lo = a.powf(1.0 / n as f64);
+        let want = (lo / (1.0 - lo)).ln();
+        let got = epsilon_lower(n, n, 0, n, 0.0, a).unwrap();
+        assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+        assert_eq!(epsilon_lower(0, n, 0, n, 0.0, a).unwrap(), 0.0);
+        // δ larger than the event probability: no evidence
+        assert_eq!(epsilon_lower(1, n, 0, n, 0.5, a).unwrap(), 0.0);
+    }
+}
