@@ -194,12 +194,13 @@ mod tests {
             }
         }
         let point = |rec: &[u32]| -> Vec<i64> {
-            let d = Dataset::from_columns(
-                domain.clone(),
-                rec.iter().map(|&v| vec![v]).collect(),
-            )
-            .unwrap();
-            w.count_all(&d).unwrap().into_iter().map(|c| c as i64).collect()
+            let d = Dataset::from_columns(domain.clone(), rec.iter().map(|&v| vec![v]).collect())
+                .unwrap();
+            w.count_all(&d)
+                .unwrap()
+                .into_iter()
+                .map(|c| c as i64)
+                .collect()
         };
         let pts: Vec<Vec<i64>> = universe.iter().map(|r| point(r)).collect();
         // In this workload every attribute is in two of the three tables, so D ∈ {0, 2, 3}.
@@ -238,8 +239,7 @@ mod iterative_tests {
     /// responses is exactly (t − 1)/n.
     #[test]
     fn iterative_sensitivities_match_brute_force() {
-        let domain =
-            Domain::new(vec![("a".to_string(), 3), ("b".to_string(), 4)]).unwrap();
+        let domain = Domain::new(vec![("a".to_string(), 3), ("b".to_string(), 4)]).unwrap();
         let w = MarginalWorkload::all_kway(&domain, 2).unwrap();
         let base_cols = vec![vec![0u32, 1, 2, 2], vec![3u32, 0, 1, 3]];
         let n = 4usize;
@@ -271,7 +271,10 @@ mod iterative_tests {
                 }
             }
         }
-        assert_eq!(max_count, counting_query_sensitivity(Neighbouring::ReplaceOne));
+        assert_eq!(
+            max_count,
+            counting_query_sensitivity(Neighbouring::ReplaceOne)
+        );
         assert!((max_dist - distinguisher_score_sensitivity() as f64).abs() < 1e-12);
         assert!((max_score - dualquery_score_sensitivity(3, n)).abs() < 1e-12);
         assert_eq!(dualquery_score_sensitivity(3, n), 0.5); // (3 − 1)/4 by hand

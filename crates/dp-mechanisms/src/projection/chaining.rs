@@ -359,7 +359,10 @@ impl Mechanism for ChainingMechanism {
             plan.alpha,
             dec.levels.len(),
             dec.radius,
-            dec.levels.iter().map(|l| l.centers.len()).collect::<Vec<_>>(),
+            dec.levels
+                .iter()
+                .map(|l| l.centers.len())
+                .collect::<Vec<_>>(),
             universe.len(),
             plan_seconds,
             plan.noise.iter().flatten().count()

@@ -158,6 +158,48 @@ impl CoarseProjectionMechanism {
     }
 }
 
+impl CoarseProjectionMechanism {
+    /// Steps 1–2 alone: the cover and the noisy counts of the rounded data (a ρ-zCDP
+    /// release). [`Mechanism::release`] draws exactly this from `rng` first (a hook for
+    /// tests and diagnostics).
+    pub fn noisy_counts(
+        &self,
+        data: &Dataset,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<(Cover, NoisyCounts)> {
+        let universe = prepare(data, workload, &self.settings)?;
+        let points = MarginalPoints::new(&universe, workload)?;
+        self.noisy_counts_in(&universe, &points, data, workload, rng)
+    }
+
+    fn noisy_counts_in(
+        &self,
+        universe: &Universe,
+        points: &MarginalPoints<'_>,
+        data: &Dataset,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<(Cover, NoisyCounts)> {
+        let cover = self.cover(universe, workload, data.n())?;
+        // Round every record to its cover point.
+        let h = count_histogram(universe, data)?;
+        let mut rounded = vec![0.0; universe.len()];
+        for (x, &c) in h.iter().enumerate() {
+            rounded[cover.map[x]] += c;
+        }
+        let counts = counts_of_histogram(points, &rounded)?;
+        let noisy = NoisyCounts::draw(
+            counts,
+            data.n(),
+            marginal_count_sensitivity(workload, Neighbouring::ReplaceOne),
+            self.budget.rho,
+            rng,
+        )?;
+        Ok((cover, noisy))
+    }
+}
+
 impl Mechanism for CoarseProjectionMechanism {
     fn name(&self) -> &'static str {
         "coarse-projection"
@@ -176,22 +218,8 @@ impl Mechanism for CoarseProjectionMechanism {
         let start = Instant::now();
         let universe = prepare(data, workload, &self.settings)?;
         let points = MarginalPoints::new(&universe, workload)?;
-        let cover = self.cover(&universe, workload, data.n())?;
+        let (cover, noisy) = self.noisy_counts_in(&universe, &points, data, workload, rng)?;
         let cover_seconds = start.elapsed().as_secs_f64();
-        // Round every record to its cover point.
-        let h = count_histogram(&universe, data)?;
-        let mut rounded = vec![0.0; universe.len()];
-        for (x, &c) in h.iter().enumerate() {
-            rounded[cover.map[x]] += c;
-        }
-        let counts = counts_of_histogram(&points, &rounded)?;
-        let noisy = NoisyCounts::draw(
-            counts,
-            data.n(),
-            marginal_count_sensitivity(workload, Neighbouring::ReplaceOne),
-            self.budget.rho,
-            rng,
-        )?;
         let y = noisy.answers();
         let t = Instant::now();
         let fw = if cover.centers.len() == universe.len() {

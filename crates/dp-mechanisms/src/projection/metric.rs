@@ -42,6 +42,8 @@ pub struct MarginalMetric {
     lookup: Option<Vec<u32>>,
     /// Number of queries (cells) `m`.
     m: usize,
+    /// Every field is one bit at shift = attribute index: the XOR is the mask.
+    single_bits: bool,
 }
 
 impl MarginalMetric {
@@ -94,7 +96,12 @@ impl MarginalMetric {
                 .map(|a| table_masks.iter().filter(|&&t| t & a != 0).count() as u32)
                 .collect()
         });
+        let single_bits = fields
+            .iter()
+            .enumerate()
+            .all(|(i, &(shift, m))| shift as usize == i && m == 1);
         Ok(MarginalMetric {
+            single_bits,
             codes,
             fields,
             table_masks,
@@ -126,6 +133,9 @@ impl MarginalMetric {
     #[inline]
     fn mask(&self, a: u64, b: u64) -> u64 {
         let x = a ^ b;
+        if self.single_bits {
+            return x;
+        }
         let mut mask = 0u64;
         for (i, &(shift, m)) in self.fields.iter().enumerate() {
             if (x >> shift) & m != 0 {
@@ -219,6 +229,9 @@ impl MarginalMetric {
         let n = self.len();
         let thr = self.threshold(t);
         let mut is_chosen = vec![false; n];
+        // When every two distinct elements are more than t apart, any set of distinct
+        // elements is t-separated and the maximal one is everything: no distance needed.
+        let all_separated = self.min_positive_d().is_none_or(|d| d as f64 > thr);
         let mut chosen_codes: Vec<u64> = Vec::with_capacity(initial.len());
         let mut chosen = Vec::with_capacity(initial.len());
         for &i in &initial {
@@ -230,7 +243,12 @@ impl MarginalMetric {
                 });
             }
             let c = self.codes[i];
-            if is_chosen[i] || chosen_codes.iter().any(|&o| self.d_codes(o, c) as f64 <= thr) {
+            if is_chosen[i]
+                || (!all_separated
+                    && chosen_codes
+                        .iter()
+                        .any(|&o| self.d_codes(o, c) as f64 <= thr))
+            {
                 return Err(MechanismError::InvalidParameter {
                     name: "initial",
                     value: i.to_string(),
@@ -241,8 +259,7 @@ impl MarginalMetric {
             chosen_codes.push(c);
             chosen.push(i);
         }
-        // Every pair of distinct elements is more than t apart: all are kept.
-        if self.min_positive_d().is_none_or(|d| d as f64 > thr) {
+        if all_separated {
             return Ok((0..n).collect());
         }
         for (i, taken) in is_chosen.iter_mut().enumerate() {
@@ -255,7 +272,9 @@ impl MarginalMetric {
                     .par_chunks(1024)
                     .all(|ch| ch.iter().all(|&o| self.d_codes(o, c) as f64 > thr))
             } else {
-                chosen_codes.iter().all(|&o| self.d_codes(o, c) as f64 > thr)
+                chosen_codes
+                    .iter()
+                    .all(|&o| self.d_codes(o, c) as f64 > thr)
             };
             if far {
                 *taken = true;
@@ -298,6 +317,10 @@ impl MarginalMetric {
                 // Scanning in `centers` order and stopping at the smallest possible
                 // distance keeps the first nearest center: 0 for a center itself, else
                 // the lower bound of `min_positive_d`.
+                if is_center[x] && min_d > 0 {
+                    // distinct records are at positive distance: x is its only nearest
+                    return x;
+                }
                 let stop = if is_center[x] { 0 } else { min_d };
                 let cx = self.codes[x];
                 let mut best = (0usize, u32::MAX);

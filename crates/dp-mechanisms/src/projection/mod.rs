@@ -399,6 +399,19 @@ impl ProjectionMechanism {
         self.noisy_counts_in(&universe, data, workload, rng)
     }
 
+    /// Step 2 alone: the Frank–Wolfe projection of answers `y` (workload order) onto
+    /// `conv{q(x) : x ∈ 𝒳}` for the universe of the workload's domain; atoms are universe
+    /// indices. Post-processing, no privacy cost.
+    pub fn project_answers(
+        &self,
+        workload: &MarginalWorkload,
+        y: &[f64],
+    ) -> Result<FrankWolfeResult> {
+        let universe = Universe::new(workload.domain(), self.settings.max_universe)?;
+        let points = MarginalPoints::new(&universe, workload)?;
+        project_onto(&points, y, &self.settings.frank_wolfe)
+    }
+
     fn noisy_counts_in(
         &self,
         _universe: &Universe,
