@@ -14,6 +14,18 @@ pub const MECHANISMS: &[(&str, &str)] = &[
         "laplace",
         "Laplace answer perturbation (exact discrete Laplace on counts), pure ε-DP",
     ),
+    (
+        "projection",
+        "projection mechanism (seed 004 Lemma 2.2): discrete Gaussian + Frank–Wolfe projection onto conv 𝒳, weighted synthetic records; ρ-zCDP, replace-one; universes ≤ 2^22",
+    ),
+    (
+        "coarse-projection",
+        "coarse projection (seed 004 §4.1): round to an α/2-cover, noise, project onto its hull; ρ-zCDP, replace-one",
+    ),
+    (
+        "chaining",
+        "chaining for average error (seed 004 §4.2): ρ split over the non-trivial levels of the Lemma 4.2 decomposition; ρ-zCDP, replace-one",
+    ),
 ];
 
 /// The budget flags as given: `--epsilon`, `--delta`, `--rho`.
@@ -69,6 +81,21 @@ pub fn build_mechanism(
             LaplaceParams::new(budget)
                 .neighbouring(neighbouring)
                 .post_processing(post)
+                .check()?,
+        ),
+        "projection" => Box::new(
+            dp_mechanisms::ProjectionParams::new(budget)
+                .neighbouring(neighbouring)
+                .check()?,
+        ),
+        "coarse-projection" => Box::new(
+            dp_mechanisms::CoarseProjectionParams::new(budget)
+                .neighbouring(neighbouring)
+                .check()?,
+        ),
+        "chaining" => Box::new(
+            dp_mechanisms::ChainingParams::new(budget)
+                .neighbouring(neighbouring)
                 .check()?,
         ),
         other => {
