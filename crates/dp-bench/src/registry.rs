@@ -16,6 +16,18 @@ pub const MECHANISMS: &[(&str, &str)] = &[
         "Laplace answer perturbation (exact discrete Laplace on counts), pure ε-DP",
     ),
     (
+        "projection",
+        "projection mechanism (seed 004 Lemma 2.2): discrete Gaussian + Frank–Wolfe projection onto conv 𝒳, weighted synthetic records; ρ-zCDP, replace-one; universes ≤ 2^22",
+    ),
+    (
+        "coarse-projection",
+        "coarse projection (seed 004 §4.1): round to an α/2-cover, noise, project onto its hull; ρ-zCDP, replace-one",
+    ),
+    (
+        "chaining",
+        "chaining for average error (seed 004 §4.2): ρ split over the non-trivial levels of the Lemma 4.2 decomposition; ρ-zCDP, replace-one",
+    ),
+    (
         "mwem",
         "MWEM (Hardt–Ligett–McSherry), synthetic distribution over the universe; pure ε, or ρ-zCDP",
     ),
@@ -101,12 +113,112 @@ pub fn build_mechanism(
         "mwem" => Box::new(MwemParams::new(budget).check()?),
         "ic-mw" => Box::new(IcParams::new(budget).check()?),
         "dualquery" => Box::new(DualQueryParams::new(budget).check()?),
+        "projection" => Box::new(
+            dp_mechanisms::ProjectionParams::new(budget)
+                .neighbouring(neighbouring)
+                .check()?,
+        ),
+        "coarse-projection" => Box::new(
+            dp_mechanisms::CoarseProjectionParams::new(budget)
+                .neighbouring(neighbouring)
+                .check()?,
+        ),
+        "chaining" => Box::new(
+            dp_mechanisms::ChainingParams::new(budget)
+                .neighbouring(neighbouring)
+                .check()?,
+        ),
         other => {
             let names: Vec<&str> = MECHANISMS.iter().map(|(n, _)| *n).collect();
             return Err(BenchError::Usage(format!(
                 "unknown mechanism {other:?}; available: {}",
                 names.join(", ")
             )));
+        }
+    })
+}
+
+/// Largest ε (pure or (ε, δ)) the command line accepts, and [`MAX_RHO`] = ε²/2 its zCDP
+/// counterpart. Beyond it e^(−ε) < 1e-13: the noise of a counting release is zero on
+/// every cell with overwhelming probability, so the "private" release equals the true
+/// answers and the guarantee is meaningless (and floating-point weights such as e^(−ε·x)
+/// underflow). Refused with a clear error; see docs/privacy.md.
+pub const MAX_EPSILON: f64 = 30.0;
+
+/// The zCDP counterpart of [`MAX_EPSILON`]: ρ = ε²/2 = 450.
+pub const MAX_RHO: f64 = MAX_EPSILON * MAX_EPSILON / 2.0;
+
+/// Refuse a budget whose noise could be identically zero (ε > [`MAX_EPSILON`] or
+/// ρ > [`MAX_RHO`]), so that a release can never be the true answers in disguise.
+pub fn check_budget_is_meaningful(loss: &PrivacyLoss) -> Result<()> {
+    let too_big = match loss.validate()? {
+        PrivacyLoss::Pure { epsilon } | PrivacyLoss::Approx { epsilon, .. } => {
+            (epsilon > MAX_EPSILON).then(|| format!("ε = {epsilon} > {MAX_EPSILON}"))
+        }
+        PrivacyLoss::Zcdp { rho } => (rho > MAX_RHO).then(|| format!("ρ = {rho} > {MAX_RHO}")),
+    };
+    match too_big {
+        Some(what) => Err(BenchError::Usage(format!(
+            "budget {what}: the noise would be zero on every answer with overwhelming \
+             probability, so the release would be the true answers; refusing (see \
+             docs/privacy.md, \"Budgets and parameters\")"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// How the empirical privacy audit ([`crate::audit`]) builds a mechanism: the hook every
+/// registered mechanism passes through, so a mechanism added to [`MECHANISMS`] is audited
+/// without touching the audit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AuditSettings {
+    /// The budget the audited mechanism is built with.
+    pub budget: PrivacyLoss,
+    /// The δ at which a ρ-zCDP guarantee is converted to the audited (ε, δ).
+    pub delta: f64,
+    /// Runs per neighbouring dataset in the CI audit test.
+    pub ci_runs: usize,
+}
+
+/// The audit settings of `name`. Mechanisms without an entry get the first of pure ε = 1,
+/// ρ = 0.125 (at δ = 1e-3) and (ε, δ) = (1, 1e-3) that [`build_mechanism`] accepts, and
+/// 20 000 CI runs; add an entry when a mechanism needs another budget or is slow.
+pub fn audit_settings(name: &str) -> Result<AuditSettings> {
+    const DELTA: f64 = 1e-3;
+    Ok(match name {
+        "laplace" => AuditSettings {
+            budget: PrivacyLoss::pure(1.0)?,
+            delta: DELTA,
+            ci_runs: 100_000,
+        },
+        "gaussian" => AuditSettings {
+            budget: PrivacyLoss::zcdp(0.125)?,
+            delta: DELTA,
+            ci_runs: 100_000,
+        },
+        _ => {
+            let candidates = [
+                PrivacyLoss::pure(1.0)?,
+                PrivacyLoss::zcdp(0.125)?,
+                PrivacyLoss::approx(1.0, DELTA)?,
+            ];
+            let mut last = None;
+            for budget in candidates {
+                match build_mechanism(name, budget, Neighbouring::ReplaceOne, PostProcessing::None)
+                {
+                    Ok(_) => {
+                        return Ok(AuditSettings {
+                            budget,
+                            delta: DELTA,
+                            ci_runs: 20_000,
+                        });
+                    }
+                    Err(e) => last = Some(e),
+                }
+            }
+            return Err(last.unwrap_or_else(|| {
+                BenchError::Usage(format!("no audit budget for mechanism {name:?}"))
+            }));
         }
     })
 }
