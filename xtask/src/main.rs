@@ -100,6 +100,38 @@ fn bench(quick: bool, out: Option<PathBuf>) -> Result<()> {
         );
         println!("results: {}\n", path.display());
     }
+    bench_iterative(quick, &out)?;
+    Ok(())
+}
+
+/// The iterative family (MWEM, IC-MW, DualQuery; seed 003 §7 scaled down).
+fn bench_iterative(quick: bool, out: &Path) -> Result<()> {
+    use dp_bench::experiments_iterative::{Scale, format_iterative_table, run_iterative};
+    let path = out.join(if quick {
+        "iterative-quick.jsonl"
+    } else {
+        "iterative.jsonl"
+    });
+    let mut file =
+        std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+    let mut write_error = None;
+    let scale = if quick { Scale::Quick } else { Scale::Full };
+    let records = run_iterative(scale, |r| {
+        eprintln!(
+            "  {} {} d={} eps={}: max {:.4}",
+            r.experiment, r.method, r.d, r.epsilon, r.max_error
+        );
+        let line = serde_json::to_string(r).map_err(anyhow::Error::from);
+        if let Err(e) = line.and_then(|l| writeln!(file, "{l}").map_err(Into::into)) {
+            write_error.get_or_insert(e);
+        }
+    })?;
+    if let Some(e) = write_error {
+        return Err(e.context(format!("writing {}", path.display())));
+    }
+    println!("== iterative family (seed 003 §7 scaled down) ==");
+    print!("{}", format_iterative_table(&records));
+    println!("results: {}\n", path.display());
     Ok(())
 }
 

@@ -10,6 +10,7 @@
 //! | [`registry`] | mechanisms by name; command-line budget flags → privacy loss |
 //! | [`answers`] | the `marginal,cell,answer` CSV format, written and read back |
 //! | [`experiments`] | benchmark grids, the runner, JSON-line result records, tables |
+//! | [`experiments_iterative`] | the iterative-family bench: DualQuery (seed 003 §7, scaled down), MWEM vs DualQuery |
 //! | [`audit`] | empirical privacy audit: ε lower bounds from neighbouring runs, the canary |
 //! | [`ledger_file`] | the on-disk budget ledger: atomic writes, file lock, per-dataset totals |
 //! | [`stats`] | incomplete beta, Clopper–Pearson bounds (for the audit) |
@@ -21,6 +22,7 @@ pub mod audit;
 pub mod datasets;
 pub mod error;
 pub mod experiments;
+pub mod experiments_iterative;
 pub mod ledger_file;
 pub mod registry;
 pub mod stats;
