@@ -397,7 +397,7 @@ impl BitColumns {
             };
             let word = if lits.is_empty() && kind == QueryKind::Conjunction {
                 // The empty conjunction is true on every record.
-                if w + 1 == self.words && self.n % 64 != 0 {
+                if w + 1 == self.words && !self.n.is_multiple_of(64) {
                     (1u64 << (self.n % 64)) - 1
                 } else {
                     u64::MAX
