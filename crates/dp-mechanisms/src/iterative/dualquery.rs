@@ -220,7 +220,10 @@ impl TheoryParameters {
         num_queries: usize,
         ln_universe: f64,
     ) -> Result<Self> {
-        if !(alpha > 0.0 && alpha < 1.0) || !(beta > 0.0 && beta < 1.0) {
+        if !(0.0 < alpha && alpha < 1.0 && 0.0 < beta && beta < 1.0)
+            || alpha.is_nan()
+            || beta.is_nan()
+        {
             return Err(invalid(
                 "alpha/beta",
                 format!("{alpha}/{beta}"),

@@ -68,7 +68,9 @@ fn invalid(name: &'static str, value: impl ToString, reason: impl Into<String>) 
 
 /// `B(α) = ⌈4 ln|𝒳| / α²⌉` (at least 1): the update bound of the multiplicative-weights DUA.
 pub fn mw_dua_bound(alpha: f64, ln_universe: f64) -> Result<usize> {
-    if !(alpha > 0.0 && alpha.is_finite()) || !(ln_universe >= 0.0 && ln_universe.is_finite()) {
+    let alpha_ok = alpha > 0.0 && alpha.is_finite();
+    let ln_ok = ln_universe >= 0.0 && ln_universe.is_finite();
+    if !(alpha_ok && ln_ok) {
         return Err(invalid(
             "alpha",
             alpha,

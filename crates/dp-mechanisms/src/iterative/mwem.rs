@@ -98,7 +98,7 @@ impl MwemPlan {
         let ds = distinguisher_score_sensitivity() as f64;
         debug_assert!(d1 == 1.0 && ds == 1.0);
         let zcdp = |rho: f64, approx: Option<PrivacyLoss>| -> Result<Self> {
-            if !(rho > 0.0) {
+            if rho.is_nan() || rho <= 0.0 {
                 return Err(MechanismError::InvalidParameter {
                     name: "rho",
                     value: rho.to_string(),

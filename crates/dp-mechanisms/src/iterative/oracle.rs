@@ -65,7 +65,7 @@ impl Clause {
             ClauseKind::All => t == k,
             ClauseKind::NotAll => t < k,
             ClauseKind::Odd => t % 2 == 1,
-            ClauseKind::Even => t % 2 == 0,
+            ClauseKind::Even => t.is_multiple_of(2),
         }
     }
 }
@@ -170,11 +170,11 @@ impl BestResponseProblem {
     /// free ones by the policy.
     fn fill_free(&self, record: &mut [u32], seed: u64) {
         let mut rng = seeded_rng(seed ^ 0x5eed_f2ee);
-        for a in 0..self.sizes.len() {
-            if self.occurrences[a].is_empty() {
-                record[a] = match self.free {
+        for ((r, occ), &size) in record.iter_mut().zip(&self.occurrences).zip(&self.sizes) {
+            if occ.is_empty() {
+                *r = match self.free {
                     FreeAttributes::Zero => 0,
-                    FreeAttributes::Random => rng.random_range(0..self.sizes[a]),
+                    FreeAttributes::Random => rng.random_range(0..size),
                 };
             }
         }

@@ -34,7 +34,7 @@ impl UniverseDistribution {
     /// A distribution proportional to non-negative finite `weights` with a positive sum.
     pub fn from_weights(weights: Vec<f64>) -> Result<Self> {
         let total: f64 = weights.iter().sum();
-        if weights.iter().any(|w| !(w.is_finite() && *w >= 0.0)) || !(total > 0.0) {
+        if weights.iter().any(|w| !(w.is_finite() && *w >= 0.0)) || total.is_nan() || total <= 0.0 {
             return Err(MechanismError::Numerical {
                 what: "distribution weights must be finite, non-negative, with a positive sum"
                     .into(),
