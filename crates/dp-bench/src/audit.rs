@@ -462,9 +462,9 @@ impl Event {
             "−(most-lowered cell)",
         ][self.stat.min(2)];
         if self.upper {
-            format!("{name} ≥ {} (favours D1)", self.t)
+            format!("{name} ≥ {:.6e} (favours D1)", self.t)
         } else {
-            format!("{name} ≤ {} (favours D2)", self.t)
+            format!("{name} ≤ {:.6e} (favours D2)", self.t)
         }
     }
 }

@@ -231,6 +231,14 @@ fn spinner(quiet: bool) -> ProgressBar {
 }
 
 fn release(args: &ReleaseArgs) -> Result<()> {
+    if !MECHANISMS.iter().any(|(n, _)| *n == args.mechanism) {
+        let names: Vec<&str> = MECHANISMS.iter().map(|(n, _)| *n).collect();
+        return Err(BenchError::Usage(format!(
+            "unknown mechanism {:?}; available: {}",
+            args.mechanism,
+            names.join(", ")
+        )));
+    }
     let pb = spinner(args.quiet);
     let budget = BudgetArgs {
         epsilon: args.epsilon,
