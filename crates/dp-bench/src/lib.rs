@@ -13,6 +13,7 @@
 //! | [`experiments_iterative`] | the iterative-family bench: DualQuery (seed 003 §7, scaled down), MWEM vs DualQuery |
 //! | [`audit`] | empirical privacy audit: ε lower bounds from neighbouring runs, the canary |
 //! | [`ledger_file`] | the on-disk budget ledger: atomic writes, file lock, per-dataset totals |
+//! | [`synthetic`] | the synthetic-records CSV format (codes and weights) |
 //! | [`stats`] | incomplete beta, Clopper–Pearson bounds (for the audit) |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -26,5 +27,6 @@ pub mod experiments_iterative;
 pub mod ledger_file;
 pub mod registry;
 pub mod stats;
+pub mod synthetic;
 
 pub use error::{BenchError, Result, io_error};

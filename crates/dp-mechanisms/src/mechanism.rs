@@ -17,6 +17,13 @@ pub trait Mechanism: Send + Sync {
     /// The privacy guarantee every release of this mechanism carries.
     fn certificate(&self) -> PrivacyCertificate;
 
+    /// Whether every release carries synthetic data ([`Release::synthetic`] is `Some`).
+    /// Known before running, so a program can refuse to spend budget on a release that
+    /// cannot give what was asked.
+    fn produces_synthetic(&self) -> bool {
+        false
+    }
+
     /// Run the mechanism on `data` for `workload`.
     ///
     /// Errors (never panics) when the data does not fit the workload's domain or the

@@ -17,6 +17,7 @@ use dp_bench::ledger_file::{self, LockedLedger};
 use dp_bench::registry::{
     BudgetArgs, MECHANISMS, audit_settings, build_mechanism, check_budget_is_meaningful,
 };
+use dp_bench::synthetic::write_synthetic_file;
 use dp_bench::{BenchError, Result, datasets, io_error};
 use dp_core::{Neighbouring, os_seeded_rng, seeded_rng};
 use dp_mechanisms::PostProcessing;
@@ -187,6 +188,10 @@ struct ReleaseArgs {
     /// Also write the certificate and diagnostics as JSON here.
     #[arg(long)]
     report: Option<PathBuf>,
+    /// Also write the released synthetic records (CSV: codes and a weight column) here;
+    /// refused up front for mechanisms that release no synthetic data.
+    #[arg(long)]
+    synthetic_out: Option<PathBuf>,
     /// No progress output.
     #[arg(long)]
     quiet: bool,
@@ -257,6 +262,13 @@ fn release(args: &ReleaseArgs) -> Result<()> {
     // validate everything before touching the data or drawing noise
     check_budget_is_meaningful(&budget)?;
     let mech = build_mechanism(&args.mechanism, budget, neighbouring, post)?;
+    if args.synthetic_out.is_some() && !mech.produces_synthetic() {
+        return Err(BenchError::Usage(format!(
+            "{} releases answers only, no synthetic data: drop --synthetic-out or choose a \
+             mechanism that makes synthetic records",
+            mech.name()
+        )));
+    }
     let spend = mech.certificate().loss;
     let mut ledger = match &args.ledger {
         Some(path) => {
@@ -313,6 +325,17 @@ fn release(args: &ReleaseArgs) -> Result<()> {
     }
     pb.set_message("writing answers");
     write_answers_file(&args.out, &workload, &release.answers)?;
+    if let Some(path) = &args.synthetic_out {
+        match &release.synthetic {
+            Some(synthetic) => write_synthetic_file(path, synthetic)?,
+            None => {
+                return Err(BenchError::Usage(format!(
+                    "{} returned no synthetic data",
+                    mech.name()
+                )));
+            }
+        }
+    }
     if let Some(path) = &args.report {
         let report = serde_json::json!({
             "certificate": release.certificate,

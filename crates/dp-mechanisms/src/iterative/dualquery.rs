@@ -564,6 +564,10 @@ impl Mechanism for DualQuery {
         "dualquery"
     }
 
+    fn produces_synthetic(&self) -> bool {
+        true
+    }
+
     fn certificate(&self) -> PrivacyCertificate {
         PrivacyCertificate {
             mechanism: "dualquery".into(),

@@ -497,6 +497,10 @@ impl Mechanism for IterativeConstruction {
     fn name(&self) -> &'static str {
         "ic-mw"
     }
+
+    fn produces_synthetic(&self) -> bool {
+        true
+    }
     fn certificate(&self) -> PrivacyCertificate {
         PrivacyCertificate {
             mechanism: "ic-mw".into(),

@@ -326,6 +326,10 @@ impl Mechanism for Mwem {
         "mwem"
     }
 
+    fn produces_synthetic(&self) -> bool {
+        true
+    }
+
     fn certificate(&self) -> PrivacyCertificate {
         PrivacyCertificate {
             mechanism: "mwem".into(),

@@ -205,6 +205,10 @@ impl Mechanism for CoarseProjectionMechanism {
         "coarse-projection"
     }
 
+    fn produces_synthetic(&self) -> bool {
+        true
+    }
+
     fn certificate(&self) -> PrivacyCertificate {
         self.budget.certificate(self.name())
     }

@@ -443,6 +443,10 @@ impl Mechanism for ProjectionMechanism {
         "projection"
     }
 
+    fn produces_synthetic(&self) -> bool {
+        true
+    }
+
     fn certificate(&self) -> PrivacyCertificate {
         self.budget.certificate(self.name())
     }
