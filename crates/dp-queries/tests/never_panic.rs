@@ -71,10 +71,10 @@ proptest! {
     ) {
         let spec = format!("{kind}{k}{rest}{m}");
         // specs that do not start with all-/random- are file names: skip those
-        if spec.starts_with("all-") || spec.starts_with("random-") {
-            if let Ok(w) = MarginalWorkload::parse_spec(&domain(), &spec, 7) {
-                prop_assert!(w.num_queries() >= 1 && w.num_queries() <= MAX_QUERIES);
-            }
+        if (spec.starts_with("all-") || spec.starts_with("random-"))
+            && let Ok(w) = MarginalWorkload::parse_spec(&domain(), &spec, 7)
+        {
+            prop_assert!(w.num_queries() >= 1 && w.num_queries() <= MAX_QUERIES);
         }
     }
 
