@@ -101,6 +101,8 @@ fn bench(quick: bool, out: Option<PathBuf>) -> Result<()> {
         println!("results: {}\n", path.display());
     }
     bench_iterative(quick, &out)?;
+    // The projection family (seed 004) with packing lower bounds.
+    dp_bench::experiments_projection::run_and_report(quick, &out)?;
     Ok(())
 }
 

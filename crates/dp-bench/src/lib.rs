@@ -23,6 +23,7 @@ pub mod audit;
 pub mod datasets;
 pub mod error;
 pub mod experiments;
+pub mod experiments_projection;
 pub mod experiments_iterative;
 pub mod ledger_file;
 pub mod registry;

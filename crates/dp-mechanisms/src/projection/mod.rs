@@ -67,7 +67,8 @@ pub const DEFAULT_MAX_UNIVERSE: usize = 1 << 22;
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProjectionSettings {
     /// Frank–Wolfe settings. Default: pairwise steps, relative gap tolerance 1e-6, at most
-    /// 5 000 iterations, rayon-parallel oracle calls.
+    /// 1 000 iterations (hitting the cap is reported, with the gap, not an error),
+    /// rayon-parallel oracle calls.
     pub frank_wolfe: FrankWolfeSettings,
     /// Largest universe to enumerate (default [`DEFAULT_MAX_UNIVERSE`]).
     pub max_universe: usize,
@@ -77,7 +78,7 @@ impl Default for ProjectionSettings {
     fn default() -> Self {
         ProjectionSettings {
             frank_wolfe: FrankWolfeSettings {
-                max_iterations: 5_000,
+                max_iterations: 1_000,
                 relative_gap_tolerance: 1e-6,
                 variant: FrankWolfeVariant::Pairwise,
                 weights: None,
