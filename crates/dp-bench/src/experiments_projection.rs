@@ -8,11 +8,11 @@
 use crate::registry::build_mechanism;
 use crate::{Result, datasets};
 use dp_core::{Neighbouring, PrivacyLoss, rho_for_epsilon_delta, seeded_rng, stream_rng};
+use dp_mechanisms::projection::lower_bounds::{InstanceOptimalityReport, PackingProfile};
+use dp_mechanisms::projection::metric::MarginalMetric;
 use dp_mechanisms::{
     ChainingParams, CoarseProjectionParams, PostProcessing, ProjectionParams, ProjectionSettings,
 };
-use dp_mechanisms::projection::lower_bounds::{InstanceOptimalityReport, PackingProfile};
-use dp_mechanisms::projection::metric::MarginalMetric;
 use dp_queries::{Dataset, ErrorReport, MarginalWorkload, Universe};
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
@@ -178,7 +178,12 @@ fn build(
                 .check()?,
         ),
         "chaining" => Box::new(ChainingParams::new(budget).settings(settings).check()?),
-        other => build_mechanism(other, budget, Neighbouring::ReplaceOne, PostProcessing::None)?,
+        other => build_mechanism(
+            other,
+            budget,
+            Neighbouring::ReplaceOne,
+            PostProcessing::None,
+        )?,
     })
 }
 
