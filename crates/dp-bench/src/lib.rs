@@ -11,6 +11,7 @@
 //! | [`answers`] | the `marginal,cell,answer` CSV format, written and read back |
 //! | [`experiments`] | benchmark grids, the runner, JSON-line result records, tables |
 //! | [`experiments_iterative`] | the iterative-family bench: DualQuery (seed 003 §7, scaled down), MWEM vs DualQuery |
+//! | [`experiments_projection`] | the projection-family bench (seed 004) with packing lower bounds |
 //! | [`audit`] | empirical privacy audit: ε lower bounds from neighbouring runs, the canary |
 //! | [`ledger_file`] | the on-disk budget ledger: atomic writes, file lock, per-dataset totals |
 //! | [`synthetic`] | the synthetic-records CSV format (codes and weights) |
@@ -23,8 +24,8 @@ pub mod audit;
 pub mod datasets;
 pub mod error;
 pub mod experiments;
-pub mod experiments_projection;
 pub mod experiments_iterative;
+pub mod experiments_projection;
 pub mod ledger_file;
 pub mod registry;
 pub mod stats;
