@@ -108,7 +108,9 @@ fn exponential_mechanism(c: &mut Criterion) {
     let em = ExponentialMechanism::new(1.0, 1.0, false).expect("valid parameters");
     let mut x = 12345u64;
     let mut next = || {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         x >> 11
     };
     let int_scores: Vec<f64> = (0..1000).map(|_| (next() % 100) as f64).collect();
