@@ -34,6 +34,10 @@ enum Cmd {
         /// Where to write JSON lines (default target/dpqr-bench).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Only the iterative family's seed 003 §7 scaling experiments (part of the full
+        /// grid): number of queries, dimension, MWEM vs DualQuery on ≈ 10 000 queries.
+        #[arg(long, conflicts_with = "quick")]
+        iterative_scaling: bool,
     },
     /// fmt, clippy, layer check and tests.
     Ci,
@@ -48,9 +52,12 @@ fn root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-fn bench(quick: bool, out: Option<PathBuf>) -> Result<()> {
+fn bench(quick: bool, out: Option<PathBuf>, iterative_scaling: bool) -> Result<()> {
     let out = out.unwrap_or_else(|| root().join("target").join("dpqr-bench"));
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    if iterative_scaling {
+        return bench_iterative(None, &out);
+    }
     let experiments = if quick {
         vec![BaselineExperiment::quick()]
     } else {
@@ -100,24 +107,27 @@ fn bench(quick: bool, out: Option<PathBuf>) -> Result<()> {
         );
         println!("results: {}\n", path.display());
     }
-    bench_iterative(quick, &out)?;
+    bench_iterative(Some(quick), &out)?;
     // The projection family (seed 004) with packing lower bounds.
     dp_bench::experiments_projection::run_and_report(quick, &out)?;
     Ok(())
 }
 
-/// The iterative family (MWEM, IC-MW, DualQuery; seed 003 §7 scaled down).
-fn bench_iterative(quick: bool, out: &Path) -> Result<()> {
-    use dp_bench::experiments_iterative::{Scale, format_iterative_table, run_iterative};
-    let path = out.join(if quick {
-        "iterative-quick.jsonl"
-    } else {
-        "iterative.jsonl"
-    });
+/// The iterative family (MWEM, IC-MW, DualQuery; seed 003 §7 scaled down); `None`: only
+/// the scaling experiments.
+fn bench_iterative(quick: Option<bool>, out: &Path) -> Result<()> {
+    use dp_bench::experiments_iterative::{
+        Scale, format_iterative_table, run_iterative, write_plot_data,
+    };
+    let (scale, name) = match quick {
+        Some(true) => (Scale::Quick, "iterative-quick.jsonl"),
+        Some(false) => (Scale::Full, "iterative.jsonl"),
+        None => (Scale::Scaling, "iterative-scaling.jsonl"),
+    };
+    let path = out.join(name);
     let mut file =
         std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
     let mut write_error = None;
-    let scale = if quick { Scale::Quick } else { Scale::Full };
     let records = run_iterative(scale, |r| {
         eprintln!(
             "  {} {} d={} eps={}: max {:.4}",
@@ -131,6 +141,7 @@ fn bench_iterative(quick: bool, out: &Path) -> Result<()> {
     if let Some(e) = write_error {
         return Err(e.context(format!("writing {}", path.display())));
     }
+    write_plot_data(&records, out)?;
     println!("== iterative family (seed 003 §7 scaled down) ==");
     print!("{}", format_iterative_table(&records));
     println!("results: {}\n", path.display());
@@ -169,7 +180,11 @@ fn ci() -> Result<()> {
 
 fn main() -> Result<()> {
     match Cli::parse().command {
-        Cmd::Bench { quick, out } => bench(quick, out),
+        Cmd::Bench {
+            quick,
+            out,
+            iterative_scaling,
+        } => bench(quick, out, iterative_scaling),
         Cmd::Ci => ci(),
         Cmd::Layers => {
             println!("{}", layers::check(&root())?);

@@ -89,8 +89,10 @@ fn baselines(work: &ConjunctionWorkload, domain: &Domain) -> (Vec<f64>, Vec<f64>
 pub enum Scale {
     /// Seconds to a minute.
     Quick,
-    /// The larger grid (minutes on 2 cores).
+    /// The larger grid (minutes on 2 cores), including [`Scale::Scaling`].
     Full,
+    /// Only the seed 003 §7 scaling experiments of [`run_scaling`] (part of `Full`).
+    Scaling,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -191,6 +193,10 @@ pub fn run_iterative(
     let quick = scale == Scale::Quick;
     let mut out = Vec::new();
     let on: &mut dyn FnMut(&IterativeRecord) = &mut on;
+    if scale == Scale::Scaling {
+        run_scaling(&mut out, on)?;
+        return Ok(out);
+    }
 
     // 1. Adult one-hot, random sensible 3-way conjunctions (seed 003 Fig. 2).
     let adult = datasets::bundled("adult")?.load()?;
@@ -330,7 +336,236 @@ pub fn run_iterative(
             out.push(r);
         }
     }
+    if scale == Scale::Full {
+        run_scaling(&mut out, on)?;
+    }
     Ok(out)
+}
+
+/// The query counts of the `dq-queries` experiment (seed 003 §7, Fig. 3: 40 000 → 2 000 000).
+pub const SCALING_QUERY_COUNTS: [usize; 6] =
+    [40_000, 100_000, 200_000, 500_000, 1_000_000, 2_000_000];
+
+/// The attribute counts of the `dq-dims` experiment (seed 003 §7, Fig. 4: 50 → 512 000).
+pub const SCALING_DIMS: [usize; 5] = [50, 500, 5_000, 50_000, 512_000];
+
+/// Records of the `dq-dims` synthetic data sets.
+pub const SCALING_DIMS_N: usize = 20_000;
+
+/// The seed 003 §7 scaling experiments, in the order they run:
+///
+/// * `mwem-vs-dq-10k` (Fig. 5): the 8-attribute adult subset (workclass, education-num,
+///   marital-status, occupation, relationship, race, sex, income; |𝒳| = 1 814 400, 62
+///   one-hot bits — the paper uses 17 binary attributes) with ≈ 10 000 queries (the cells
+///   of 3-way marginals drawn in a seeded random order until ≥ 10 000 cells), pure
+///   ε ∈ {1, …, 5}: MWEM (T = 15), DualQuery (η = 0.4, the paper's s = 35…55, T from
+///   Thm 4.2) and the Gaussian baseline at (ε, 1e-6).
+/// * `dq-queries` (Fig. 3): adult one-hot, 40 000 → 2 000 000 random sensible 3-way
+///   conjunctions (prefixes of one seeded draw of 2 000 000), (1, 0.001), the paper's
+///   η = 1.2 and s = 1750, T the largest Thm 4.3 allows at adult's n (the paper's T = 170
+///   is for KDD99's much larger n).
+/// * `dq-dims` (Fig. 4): biased synthetic data (p_i ~ U[0, 1] per attribute),
+///   n = [`SCALING_DIMS_N`], 100 000 random 3-way conjunctions, d ∈ [`SCALING_DIMS`],
+///   (1, 0.001), η = 0.4, s = clamp(2d, 200, 5000), free attributes random. Only attributes
+///   occurring in some query are sampled (the others are set to 0): no query, answer or
+///   step of DualQuery depends on them, so errors and mechanism time are unchanged.
+///
+/// Times are the mechanism's only (query evaluation excluded, as in the paper).
+pub fn run_scaling(
+    out: &mut Vec<IterativeRecord>,
+    on: &mut dyn FnMut(&IterativeRecord),
+) -> Result<()> {
+    let adult = datasets::bundled("adult")?.load()?;
+
+    // Fig. 5: MWEM vs DualQuery vs Gaussian, ≈ 10 000 queries.
+    let subset = adult.select_attributes(&[
+        "workclass",
+        "education-num",
+        "marital-status",
+        "occupation",
+        "relationship",
+        "race",
+        "sex",
+        "income>50K",
+    ])?;
+    let all = MarginalWorkload::all_kway(subset.domain(), 3)?;
+    let mut order: Vec<usize> = (0..all.len()).collect();
+    let mut rng = seeded_rng(17);
+    for i in (1..order.len()).rev() {
+        order.swap(i, rng.random_range(0..=i));
+    }
+    let mut chosen = Vec::new();
+    let mut cells = 0usize;
+    for &i in &order {
+        if cells >= 10_000 {
+            break;
+        }
+        let m = all.marginals()[i].clone();
+        cells += m.num_cells();
+        chosen.push(m);
+    }
+    let workload = MarginalWorkload::new(subset.domain(), chosen)?;
+    let truth = workload.answers(&subset)?;
+    for (i, e) in [1.0f64, 2.0, 3.0, 4.0, 5.0].into_iter().enumerate() {
+        let s = [35usize, 40, 45, 50, 55][i];
+        let pure = PrivacyLoss::pure(e)?;
+        let mechs: Vec<(&str, Box<dyn Mechanism>, f64, String)> = vec![
+            (
+                "mwem",
+                Box::new(MwemParams::new(pure).check()?),
+                0.0,
+                "T=15".into(),
+            ),
+            (
+                "dualquery",
+                Box::new(DualQueryParams::new(pure).samples(s).eta(0.4).check()?),
+                0.0,
+                format!("s={s} eta=0.4 T=Thm4.2"),
+            ),
+            (
+                "gaussian",
+                Box::new(GaussianParams::new(PrivacyLoss::approx(e, 1e-6)?).check()?),
+                1e-6,
+                String::new(),
+            ),
+        ];
+        for (name, mech, delta, params) in mechs {
+            let rel = mech.release(&subset, &workload, &mut stream_rng(17, i as u64))?;
+            let rep = ErrorReport::compute(&workload, &rel.answers, &truth)?;
+            let r = IterativeRecord {
+                experiment: "mwem-vs-dq-10k".into(),
+                method: name.into(),
+                d: subset.domain().len(),
+                n: subset.n(),
+                queries: workload.num_queries(),
+                epsilon: e,
+                delta,
+                params: format!("{params} {}", rel.diagnostics.notes.join("; ")),
+                repeat: 0,
+                mean_error: rep.mean_abs,
+                max_error: rep.max_abs,
+                seconds: rel.diagnostics.wall_seconds,
+            };
+            on(&r);
+            out.push(r);
+        }
+    }
+
+    // Fig. 3: number of queries, adult one-hot.
+    let bits = BitColumns::from_dataset(&adult)?;
+    let max_m = SCALING_QUERY_COUNTS[SCALING_QUERY_COUNTS.len() - 1];
+    let big = ConjunctionWorkload::random_kway(
+        adult.domain(),
+        QueryKind::Conjunction,
+        3,
+        max_m,
+        &mut seeded_rng(3),
+    )?;
+    let big_truth = big.answers(&bits)?;
+    drop(bits);
+    for &m in &SCALING_QUERY_COUNTS {
+        let work = if m == max_m {
+            big.clone()
+        } else {
+            ConjunctionWorkload::new(
+                adult.domain(),
+                QueryKind::Conjunction,
+                (0..m).map(|i| big.query(i).to_vec()).collect(),
+            )?
+        };
+        let truth = &big_truth[..m];
+        if m == max_m {
+            push_baselines("dq-queries", &work, truth, adult.n(), out, on);
+        }
+        run_dq(
+            "dq-queries",
+            &work,
+            truth,
+            adult.n(),
+            PrivacyLoss::approx(1.0, 1e-3)?,
+            1.2,
+            1750,
+            FreeAttributes::Zero,
+            0,
+            out,
+            on,
+        )?;
+    }
+    drop(big);
+
+    // Fig. 4: dimension, biased synthetic data.
+    let n = SCALING_DIMS_N;
+    for &d in &SCALING_DIMS {
+        let domain = Domain::new((0..d).map(|i| (format!("x{i}"), 2)).collect())?;
+        let mut rng = seeded_rng(d as u64);
+        let bias: Vec<f64> = (0..d).map(|_| rng.random::<f64>()).collect();
+        let work = ConjunctionWorkload::random_kway(
+            &domain,
+            QueryKind::Conjunction,
+            3,
+            100_000,
+            &mut rng,
+        )?;
+        let mut used = vec![false; d];
+        for i in 0..work.len() {
+            for l in work.query(i) {
+                used[l.attr as usize] = true;
+            }
+        }
+        let mut sampler = seeded_rng(1000 + d as u64);
+        let bits = BitColumns::from_fn(&domain, n, |a, _| {
+            u32::from(used[a] && sampler.random_bool(bias[a]))
+        })?;
+        let truth = work.answers(&bits)?;
+        drop(bits);
+        push_baselines("dq-dims", &work, &truth, n, out, on);
+        run_dq(
+            "dq-dims",
+            &work,
+            &truth,
+            n,
+            PrivacyLoss::approx(1.0, 1e-3)?,
+            0.4,
+            (2 * d).clamp(200, 5_000),
+            FreeAttributes::Random,
+            0,
+            out,
+            on,
+        )?;
+    }
+    Ok(())
+}
+
+/// Writes the plot data of the scaling experiments as CSV files in `dir`
+/// (`iterative-queries.csv`, `iterative-dims.csv`, `iterative-mwem-vs-dq.csv`: one row per
+/// run, `x,method,mean_error,max_error,seconds`, x = queries, d or ε). Plots are drawn from
+/// these once dp-bench has a plotting module.
+pub fn write_plot_data(records: &[IterativeRecord], dir: &std::path::Path) -> Result<()> {
+    for (exp, file) in [
+        ("dq-queries", "iterative-queries.csv"),
+        ("dq-dims", "iterative-dims.csv"),
+        ("mwem-vs-dq-10k", "iterative-mwem-vs-dq.csv"),
+    ] {
+        let rows: Vec<&IterativeRecord> = records.iter().filter(|r| r.experiment == exp).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let mut text = String::from("x,method,mean_error,max_error,seconds\n");
+        for r in rows {
+            let x = match exp {
+                "dq-queries" => r.queries as f64,
+                "dq-dims" => r.d as f64,
+                _ => r.epsilon,
+            };
+            text.push_str(&format!(
+                "{x},{},{},{},{}\n",
+                r.method, r.mean_error, r.max_error, r.seconds
+            ));
+        }
+        let path = dir.join(file);
+        std::fs::write(&path, text).map_err(crate::error::io_error(&path))?;
+    }
+    Ok(())
 }
 
 /// A text table of iterative records.
