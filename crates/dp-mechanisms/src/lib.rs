@@ -33,7 +33,8 @@ pub mod sensitivity;
 
 pub use error::{MechanismError, Result};
 pub use iterative::{
-    DualQuery, DualQueryParams, IcParams, IterativeConstruction, Mwem, MwemParams,
+    ChainingWorstCase, ChainingWorstCaseParams, DualQuery, DualQueryParams, IcParams,
+    IterativeConstruction, Mwem, MwemParams,
 };
 pub use mechanism::Mechanism;
 pub use perturbation::{GaussianMechanism, GaussianParams, LaplaceMechanism, LaplaceParams};

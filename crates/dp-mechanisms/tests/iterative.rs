@@ -408,3 +408,65 @@ fn mechanisms_release_consistent_synthetic_data() {
             .is_err()
     );
 }
+
+/// ChainingWorstCase (seed 004 §4.3) on a marginal workload, by hand. All 2-way marginals of
+/// 3 attributes separate every pair of records, and marginal answer vectors have 0/1
+/// entries, so distinct records are at ℓ∞ distance exactly 1 > 2^{−j}: `S_1` is the whole
+/// universe (24 records), `S_j = S_1` for j ≥ 2 (trivial), and level 1 gets all of ρ.
+/// ρ = 0.5, T = 5, s_1 = 1: ε₁ = 2√(ρ/T) = 2√0.1, σ² = s²T/ρ = 10 (as MWEM's zCDP plan);
+/// the noise actually added (noisy − true count, true counts from `count_all`, 600 runs ×
+/// 5 rounds) has second moment 10 ± 6·√(2·100/3000) (discrete Gaussian variance 10 up to
+/// e^{−2π²·10}; false failure ≈ 2e-9 under the CLT). Add/remove is refused; the
+/// certificate is ρ-zCDP, replace-one.
+#[test]
+fn chaining_worst_case_plan_and_noise_by_hand() {
+    use dp_core::Neighbouring;
+    let (data, w) = small_data(3, 60);
+    let counts = w.count_all(&data).unwrap();
+    let mech = ChainingWorstCaseParams::new(PrivacyLoss::zcdp(0.5).unwrap())
+        .alpha(0.2)
+        .rounds(5)
+        .check()
+        .unwrap();
+    let universe = Universe::new(data.domain(), 1 << 20).unwrap();
+    let plan = mech.plan(&universe, &w, data.n()).unwrap();
+    // k = ⌈log₂(2/0.2)⌉ = ⌈log₂ 10⌉ = 4.
+    assert_eq!(plan.decomposition.levels.len(), 4);
+    assert_eq!(plan.decomposition.levels[0].centers.len(), 24);
+    assert_eq!(plan.levels.iter().flatten().count(), 1);
+    let (rho_1, s_1, mplan) = plan.levels[0].unwrap();
+    assert_eq!(rho_1, 0.5);
+    assert_eq!(s_1, 1);
+    assert_eq!((level_sensitivity(0), level_sensitivity(1)), (1, 2));
+    assert!(rel_close(mplan.select_epsilon, 2.0 * 0.1f64.sqrt(), 1e-15));
+    let sigma2 = plan.sigma2(0).unwrap();
+    assert!(rel_close(sigma2, 10.0, 1e-15) && sigma2 >= 10.0);
+    assert!(plan.sigma2(1).is_none());
+    let cert = mech.certificate();
+    assert_eq!(cert.loss, PrivacyLoss::zcdp(0.5).unwrap());
+    assert_eq!(cert.neighbouring, Neighbouring::ReplaceOne);
+    assert!(
+        ChainingWorstCaseParams::new(PrivacyLoss::zcdp(0.5).unwrap())
+            .neighbouring(Neighbouring::AddRemove)
+            .check()
+            .is_err()
+    );
+    let mut sum_sq = 0.0;
+    let mut m = 0usize;
+    for seed in 0..600u64 {
+        let (rel, _, noisy) = mech
+            .release_with_noise(&data, &w, &mut seeded_rng(5000 + seed))
+            .unwrap();
+        assert_eq!(rel.answers.len(), w.num_queries());
+        assert!(noisy[1..].iter().all(Vec::is_empty));
+        for &(q, c) in &noisy[0] {
+            let z = (c - counts[q] as i64) as f64;
+            sum_sq += z * z;
+            m += 1;
+        }
+    }
+    assert_eq!(m, 3000);
+    let ms = sum_sq / m as f64;
+    let tol = 6.0 * (200.0f64 / 3000.0).sqrt();
+    assert!((ms - 10.0).abs() < tol, "{ms} vs 10 ± {tol}");
+}

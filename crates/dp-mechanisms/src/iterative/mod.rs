@@ -8,11 +8,13 @@
 //! | [`universe_mw`] | MW over an explicit universe for marginal cells (the DUA of IC and MWEM) |
 //! | [`ic`] | the Iterative Construction (seed 001 Alg. 1): [`DatabaseUpdate`], [`Distinguisher`], [`MwDua`], [`EmDistinguisher`], Thm 4/5 formulas, the `ic-mw` mechanism |
 //! | [`mwem`] | MWEM (Hardt–Ligett–McSherry 2012), pure ε or zCDP accounting, the `mwem` mechanism |
+//! | [`chaining_worst_case`] | the Chaining Mechanism for worst-case error (seed 004 §4.3, Thm 1.5): ℓ∞ Lemma 4.2 decomposition + MWEM-style PMW per level, the `chaining-worst-case` mechanism |
 //! | [`dualquery`] | DualQuery (seed 003 Alg. 2), Thm 4.2 / 4.3 privacy, Remark 4.7 parameters, the `dualquery` mechanism |
 //!
 //! Every mechanism here is stated for **replace-one** neighbours: `n` is public and the
 //! answers are normalised by it (docs/privacy.md).
 
+pub mod chaining_worst_case;
 pub mod dualquery;
 pub mod ic;
 pub mod mw;
@@ -20,6 +22,9 @@ pub mod mwem;
 pub mod oracle;
 pub mod universe_mw;
 
+pub use chaining_worst_case::{
+    ChainingWorstCase, ChainingWorstCaseParams, WorstCasePlan, level_sensitivity,
+};
 pub use dualquery::{
     DualQuery, DualQueryConfig, DualQueryOutput, DualQueryParams, OracleChoice, TheoryParameters,
     dual_query, dualquery_approx_epsilon, dualquery_loss, dualquery_pure_epsilon, max_rounds,

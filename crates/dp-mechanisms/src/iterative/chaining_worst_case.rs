@@ -1,0 +1,409 @@
+//! The Chaining Mechanism for worst-case error (seed 004 §4.3, Thm 1.5): the Lemma 4.2
+//! decomposition in `‖·‖_∞` with `Δ = 1`, and private multiplicative weights on every level.
+//!
+//! # Decomposition
+//! As in [`crate::projection::chaining`] (whose [`ChainDecomposition`] this module reuses
+//! for chains and increments), but built by dp-geometry's
+//! [`MultiscaleDecomposition`] with [`Metric::LInf`] and `Δ = 1` (answer vectors lie in
+//! `[0, 1]^m`), `k = ⌈log₂(2/α)⌉` levels: `𝒳 ⊂ 𝒳^(1) + … + 𝒳^(k) + (α/2)B_∞`.
+//!
+//! **For marginal workloads the decomposition is trivial beyond level 1.** Answer vectors
+//! of marginal cells have 0/1 entries, so two records with different answer vectors are at
+//! `ℓ∞` distance exactly 1 > 2^{−j}: `S_1` already holds one record per distinct answer
+//! vector, `S_j = S_1` for every `j ≥ 2` (all increments 0), and the remainder is 0. The
+//! mechanism then *is* private multiplicative weights over the distinct answer vectors with
+//! the whole ρ — which is what Thm 1.5 gives for 0/1 queries (its gain is for real-valued
+//! query classes with small `ℓ∞` covering numbers). The level code below is nevertheless
+//! written for any level.
+//!
+//! # Mechanism (per non-trivial level `j`, ρ_j = ρ / L, L = number of non-trivial levels)
+//! The level's dataset is the multiset of the records' `j`-th chain terms
+//! `v_z = q(z) − q(π_{j−1}(z))`, `z ∈ S_j` (level 1: `v_z = q(z)`), with count vector
+//! `c_j = Σ_records v_{x_j}` (integers: marginal answers are 0/1). Private multiplicative
+//! weights in MWEM's practical form (the `MWEM-style` choice of the issue; seed 004
+//! Lemma 2.3 is HR10's PMW), over a distribution `A` on `S_j`, `T` rounds:
+//! 1. select a query `i` by the exponential mechanism on `|c_{j,i} − n·A_i|`,
+//!    `A_i = Σ_z A(z) v_z(i)`;
+//! 2. measure `m = c_{j,i} + Z`, `Z` discrete Gaussian;
+//! 3. `passes` MW passes over all measurements: `A(z) ∝ A(z)·exp(v_z(i)(m/n − A_i)/2)`.
+//!
+//! The level's estimate is `Σ_z A(z) v_z`; the release is the sum of the levels' estimates
+//! (plus `q(z)` for a trivial level 1 with `S_1 = {z}`, exact and free).
+//!
+//! # Privacy (replace-one neighbours, n public)
+//! Replacing one record changes its chain term at level `j` from some `v_z` to some
+//! `v_{z'}`, so each `c_{j,i}` moves by at most `s_j` = the range of a coordinate:
+//! [`level_sensitivity`] — `s_1 = 1` (entries in {0, 1}), `s_j = 2` for `j ≥ 2` (entries
+//! in {−1, 0, 1}). Each round of level `j` is calibrated by [`MwemPlan`] for
+//! `ρ_j`-zCDP over `T` rounds with unit sensitivity, scaled by `s_j`: the exponential
+//! mechanism at `ε₁ = 2√(ρ_j/T)` with score sensitivity `s_j` (`ε₁²/8 = ρ_j/(2T)`-zCDP,
+//! bounded range) and the discrete Gaussian of variance `σ_j² = s_j²·T/ρ_j`
+//! (`s_j²/(2σ_j²) = ρ_j/(2T)`). Composition over rounds and levels (seed 004 Lemma 2.1):
+//! `Σ_j ρ_j = ρ`. Trivial levels have one-point universes and spend nothing.
+//! (ε, δ) budgets are converted to the largest ρ within them, as for the projection family.
+
+use std::time::Instant;
+
+use dp_core::{DiscreteGaussian, ExponentialMechanism, PrivacyLoss};
+use dp_geometry::{Metric, MultiscaleDecomposition, Parallelism, PointSet};
+use dp_queries::{Dataset, MarginalPoints, MarginalWorkload, Universe};
+use rand::CryptoRng;
+
+use super::mwem::MwemPlan;
+use super::universe_mw::{CellSupports, UniverseDistribution};
+use crate::projection::chaining::{ChainDecomposition, ChainLevel};
+use crate::projection::coarse::{check_alpha, projection_error_bound};
+use crate::projection::{ProjectionSettings, ZcdpBudget, count_histogram, prepare};
+use crate::{Diagnostics, Mechanism, PrivacyCertificate, Release, Result};
+use dp_core::Neighbouring;
+
+/// The coordinate range `s_j` of level `j` (0-based) of a marginal workload's `ℓ∞` chain:
+/// 1 for level 0 (answers in {0, 1}), 2 for the increment levels (entries in {−1, 0, 1}).
+/// It bounds the change of every level count under replace-one (module docs).
+pub fn level_sensitivity(j: usize) -> u64 {
+    if j == 0 { 1 } else { 2 }
+}
+
+/// The public plan of a release: the decomposition and, per level, `None` if trivial or
+/// the level's ρ_j, sensitivity s_j and MWEM calibration (select ε₁, unit σ² = T/ρ_j).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorstCasePlan {
+    /// The target error α (sets `k`).
+    pub alpha: f64,
+    /// The `ℓ∞` decomposition (`Δ = 1`).
+    pub decomposition: ChainDecomposition,
+    /// Per level: `None` if trivial, else `(ρ_j, s_j, plan)`.
+    pub levels: Vec<Option<(f64, u64, MwemPlan)>>,
+}
+
+impl WorstCasePlan {
+    /// The measurement variance of level `j`: `s_j²·T/ρ_j` (`None` if trivial).
+    pub fn sigma2(&self, j: usize) -> Option<f64> {
+        let (_, s, plan) = self.levels.get(j)?.as_ref()?;
+        match plan.measurement {
+            super::MwemMeasurement::Gaussian { sigma2 } => Some((*s * *s) as f64 * sigma2),
+            super::MwemMeasurement::Laplace { .. } => None,
+        }
+    }
+}
+
+/// Parameters of [`ChainingWorstCase`], before validation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChainingWorstCaseParams {
+    /// ρ, or (ε, δ) converted to the largest ρ within it.
+    pub budget: PrivacyLoss,
+    /// Only replace-one passes [`Self::check`].
+    pub neighbouring: Neighbouring,
+    /// Target α ∈ (0, 1]; `None`: the projection mechanism's bound (sets `k` only).
+    pub alpha: Option<f64>,
+    /// PMW rounds per non-trivial level (default 15, as MWEM).
+    pub rounds: usize,
+    /// MW passes over the measurements per round (default 10, as MWEM).
+    pub passes: usize,
+    /// Universe settings (the Frank–Wolfe part is unused).
+    pub settings: ProjectionSettings,
+}
+
+impl ChainingWorstCaseParams {
+    /// Replace-one, automatic α, T = 15, 10 passes.
+    pub fn new(budget: PrivacyLoss) -> Self {
+        ChainingWorstCaseParams {
+            budget,
+            neighbouring: Neighbouring::ReplaceOne,
+            alpha: None,
+            rounds: 15,
+            passes: 10,
+            settings: ProjectionSettings::default(),
+        }
+    }
+
+    /// Set the neighbouring relation (only replace-one is accepted).
+    pub fn neighbouring(mut self, neighbouring: Neighbouring) -> Self {
+        self.neighbouring = neighbouring;
+        self
+    }
+
+    /// Set α.
+    pub fn alpha(mut self, alpha: f64) -> Self {
+        self.alpha = Some(alpha);
+        self
+    }
+
+    /// Set the PMW rounds per level.
+    pub fn rounds(mut self, t: usize) -> Self {
+        self.rounds = t;
+        self
+    }
+
+    /// Validate.
+    pub fn check(&self) -> Result<ChainingWorstCase> {
+        self.settings.check()?;
+        check_alpha(self.alpha)?;
+        let budget = ZcdpBudget::new(self.budget, self.neighbouring)?;
+        // Validates rounds ≥ 1 with the budget.
+        MwemPlan::new(&PrivacyLoss::zcdp(budget.rho)?, self.rounds)?;
+        Ok(ChainingWorstCase {
+            budget,
+            alpha: self.alpha,
+            rounds: self.rounds,
+            passes: self.passes,
+            settings: self.settings.clone(),
+        })
+    }
+}
+
+/// The Chaining Mechanism for worst-case error (module docs): ρ-zCDP, replace-one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChainingWorstCase {
+    budget: ZcdpBudget,
+    alpha: Option<f64>,
+    rounds: usize,
+    passes: usize,
+    settings: ProjectionSettings,
+}
+
+impl ChainingWorstCase {
+    /// The ρ of the guarantee.
+    pub fn rho(&self) -> f64 {
+        self.budget.rho
+    }
+
+    /// The plan for a universe, workload and public `n` (no data involved).
+    pub fn plan(
+        &self,
+        universe: &Universe,
+        workload: &MarginalWorkload,
+        n: usize,
+    ) -> Result<WorstCasePlan> {
+        let points = MarginalPoints::new(universe, workload)?;
+        let alpha = self
+            .alpha
+            .unwrap_or_else(|| projection_error_bound(universe.len(), n, self.budget.rho));
+        let k = MultiscaleDecomposition::levels_for_alpha(alpha.min(0.999_999))?;
+        let ms = MultiscaleDecomposition::with_radius(
+            &points,
+            1.0,
+            k,
+            Metric::LInf,
+            Parallelism::Rayon,
+        )?;
+        let decomposition = ChainDecomposition {
+            radius: ms.radius(),
+            levels: ms
+                .levels()
+                .iter()
+                .map(|l| ChainLevel {
+                    scale: l.scale,
+                    centers: l.centers.clone(),
+                    map: l.map.clone(),
+                })
+                .collect(),
+        };
+        let nontrivial = (0..k).filter(|&j| decomposition.is_nontrivial(j)).count();
+        let rho_j = self.budget.rho / nontrivial.max(1) as f64;
+        let levels = (0..k)
+            .map(|j| {
+                if !decomposition.is_nontrivial(j) {
+                    return Ok(None);
+                }
+                let plan = MwemPlan::new(&PrivacyLoss::zcdp(rho_j)?, self.rounds)?;
+                Ok(Some((rho_j, level_sensitivity(j), plan)))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(WorstCasePlan {
+            alpha,
+            decomposition,
+            levels,
+        })
+    }
+
+    /// Exact level-`j` chain-term counts `h_j[e]` (records whose `j`-th link is the `e`-th
+    /// center of `S_j`), for every level.
+    fn level_histograms(plan: &WorstCasePlan, h: &[f64]) -> Vec<Vec<f64>> {
+        let dec = &plan.decomposition;
+        let mut out: Vec<Vec<f64>> = dec
+            .levels
+            .iter()
+            .map(|l| vec![0.0; l.centers.len()])
+            .collect();
+        let pos: Vec<std::collections::HashMap<usize, usize>> = dec
+            .levels
+            .iter()
+            .map(|l| l.centers.iter().enumerate().map(|(e, &z)| (z, e)).collect())
+            .collect();
+        for (x, &c) in h.iter().enumerate() {
+            if c == 0.0 {
+                continue;
+            }
+            for (j, z) in dec.chain(x).into_iter().enumerate() {
+                if let Some(&e) = pos[j].get(&z) {
+                    out[j][e] += c;
+                }
+            }
+        }
+        out
+    }
+
+    /// Runs the release and also returns every level's measurements `(query, noisy count)`
+    /// in round order (empty for trivial levels) — a hook for the noise-scale test.
+    #[allow(clippy::type_complexity)]
+    pub fn release_with_noise(
+        &self,
+        data: &Dataset,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<(Release, WorstCasePlan, Vec<Vec<(usize, i64)>>)> {
+        let start = Instant::now();
+        let universe = prepare(data, workload, &self.settings)?;
+        let points = MarginalPoints::new(&universe, workload)?;
+        let n = data.n() as f64;
+        let plan = self.plan(&universe, workload, data.n())?;
+        let h = count_histogram(&universe, data)?;
+        let level_h = Self::level_histograms(&plan, &h);
+        let dec = &plan.decomposition;
+        let m = workload.num_queries();
+        let mut answers = vec![0.0; m];
+        let mut supports = CellSupports::new(&universe, workload)?;
+        let mut noises = Vec::new();
+        let mut notes = vec![format!(
+            "ℓ∞ decomposition (Δ = 1): α = {:.4}, k = {}, |S_j| = {:?} of {}; {} non-trivial level(s) share ρ = {:.4e}",
+            plan.alpha,
+            dec.levels.len(),
+            dec.levels
+                .iter()
+                .map(|l| l.centers.len())
+                .collect::<Vec<_>>(),
+            universe.len(),
+            plan.levels.iter().flatten().count(),
+            self.budget.rho
+        )];
+        for (j, level) in plan.levels.iter().enumerate() {
+            let Some((rho_j, s, mplan)) = level else {
+                if j == 0 {
+                    points.add_scaled(dec.levels[0].centers[0], 1.0, &mut answers);
+                }
+                noises.push(Vec::new());
+                continue;
+            };
+            let inc = dec.increments(j);
+            let sigma2 = plan.sigma2(j).unwrap_or(f64::NAN);
+            let gauss = DiscreteGaussian::new(sigma2)?;
+            let em = ExponentialMechanism::new(mplan.select_epsilon, *s as f64, false)?;
+            // Position of every universe element among the level's plus / minus points.
+            let mut plus_of = vec![Vec::new(); universe.len()];
+            let mut minus_of = vec![Vec::new(); universe.len()];
+            for (e, &(z, p)) in inc.iter().enumerate() {
+                plus_of[z].push(e);
+                if let Some(p) = p {
+                    minus_of[p].push(e);
+                }
+            }
+            let level_answers = |w: &[f64]| -> Vec<f64> {
+                let mut out = vec![0.0; m];
+                for (e, &(z, p)) in inc.iter().enumerate() {
+                    if w[e] != 0.0 {
+                        points.add_scaled(z, w[e], &mut out);
+                        if let Some(p) = p {
+                            points.add_scaled(p, -w[e], &mut out);
+                        }
+                    }
+                }
+                out
+            };
+            // Exact integer counts c_j = Σ_e h_j[e] v_e.
+            let counts: Vec<f64> = level_answers(&level_h[j])
+                .into_iter()
+                .map(|c| c.round())
+                .collect();
+            // For a query, the level elements with v = +1 and with v = −1.
+            let mut sets = |q: usize| -> (Vec<usize>, Vec<usize>) {
+                let sup = supports.support(q);
+                let (mut pl, mut mi) = (Vec::new(), Vec::new());
+                for &x in sup {
+                    pl.extend_from_slice(&plus_of[x]);
+                    mi.extend_from_slice(&minus_of[x]);
+                }
+                // An element with both z and π(z) in the cell has v = 0.
+                pl.sort_unstable();
+                mi.sort_unstable();
+                let both: Vec<usize> = pl
+                    .iter()
+                    .filter(|e| mi.binary_search(e).is_ok())
+                    .copied()
+                    .collect();
+                pl.retain(|e| both.binary_search(e).is_err());
+                mi.retain(|e| both.binary_search(e).is_err());
+                (pl, mi)
+            };
+            let mut dist = UniverseDistribution::uniform(inc.len())?;
+            let mut measured: Vec<(Vec<usize>, Vec<usize>, f64)> = Vec::new();
+            let mut level_noise = Vec::new();
+            for _ in 0..mplan.rounds {
+                let est = level_answers(&dist.probabilities());
+                let scores: Vec<f64> = counts
+                    .iter()
+                    .zip(&est)
+                    .map(|(c, a)| (c - n * a).abs())
+                    .collect();
+                let q = em.select(&scores, rng)?;
+                let z = gauss.sample(rng);
+                level_noise.push((q, counts[q] as i64 + z));
+                let (pl, mi) = sets(q);
+                measured.push((pl, mi, (counts[q] + z as f64) / n));
+                for _ in 0..self.passes {
+                    for (pl, mi, mhat) in &measured {
+                        let a = dist.mass(pl) - dist.mass(mi);
+                        let f = (mhat - a) / 2.0;
+                        dist.multiply(pl, f);
+                        dist.multiply(mi, -f);
+                    }
+                }
+                dist.renormalize();
+            }
+            for (a, v) in answers.iter_mut().zip(level_answers(&dist.probabilities())) {
+                *a += v;
+            }
+            notes.push(format!(
+                "level {}: |S_j| = {}, ρ_j = {:.4e}, s_j = {s}, T = {}, ε₁ = {:.4e}, σ² = {:.4e}",
+                j + 1,
+                inc.len(),
+                rho_j,
+                mplan.rounds,
+                mplan.select_epsilon,
+                sigma2
+            ));
+            noises.push(level_noise);
+        }
+        let release = Release {
+            answers,
+            synthetic: None,
+            certificate: self.certificate(),
+            diagnostics: Diagnostics {
+                wall_seconds: start.elapsed().as_secs_f64(),
+                iterations: Some(plan.levels.iter().flatten().map(|l| l.2.rounds).sum()),
+                notes,
+                ..Default::default()
+            },
+        };
+        Ok((release, plan, noises))
+    }
+}
+
+impl Mechanism for ChainingWorstCase {
+    fn name(&self) -> &'static str {
+        "chaining-worst-case"
+    }
+
+    fn certificate(&self) -> PrivacyCertificate {
+        self.budget.certificate(self.name())
+    }
+
+    fn release(
+        &self,
+        data: &Dataset,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        Ok(self.release_with_noise(data, workload, rng)?.0)
+    }
+}
