@@ -43,6 +43,16 @@ pub trait AtomicBody: LinearOracle {
     fn atom_scores(&self, c: &[f64], out: &mut [f64], par: Parallelism);
     /// `out += scale · a_atom`.
     fn add_atom_scaled(&self, atom: usize, scale: f64, out: &mut [f64]);
+    /// `out += Σ_a weights[a] · a_a` (`weights.len() == num_atoms()`), the adjoint of
+    /// [`AtomicBody::atom_scores`]. The default adds the atoms of non-zero weight one by one.
+    fn add_atoms_weighted(&self, weights: &[f64], out: &mut [f64], par: Parallelism) {
+        let _ = par;
+        for (a, &w) in weights.iter().enumerate() {
+            if w != 0.0 {
+                self.add_atom_scaled(a, w, out);
+            }
+        }
+    }
 }
 
 /// Index of the largest entry (the first one on ties); NaN entries are never chosen
@@ -128,6 +138,9 @@ impl<P: PointSet> AtomicBody for ConvexHull<P> {
     }
     fn add_atom_scaled(&self, atom: usize, scale: f64, out: &mut [f64]) {
         self.points.add_scaled(atom, scale, out)
+    }
+    fn add_atoms_weighted(&self, weights: &[f64], out: &mut [f64], par: Parallelism) {
+        self.points.add_weighted(weights, out, par)
     }
 }
 

@@ -66,6 +66,10 @@ pub enum FrankWolfeVariant {
     AwayStep,
     /// Pairwise Frank–Wolfe (needs atoms).
     Pairwise,
+    /// Not a Frank–Wolfe step rule: accelerated projected gradient (FISTA with restarts) on
+    /// the convex weights of the atoms, certified by the same duality gap (needs atoms and
+    /// benefits from a fast [`AtomicBody::add_atoms_weighted`]; see [`crate::accelerated`]).
+    Accelerated,
 }
 
 /// How a solve ended. Reaching the iteration cap is a status, not an error.
@@ -329,7 +333,7 @@ pub fn frank_wolfe_project<O: LinearOracle + ?Sized>(
     validate_target(dim, y)?;
     if settings.variant != FrankWolfeVariant::Classic {
         return Err(GeometryError::InvalidSettings(
-            "away-step and pairwise Frank–Wolfe need an atomic body: use frank_wolfe_project_atoms"
+            "away-step, pairwise and accelerated variants need an atomic body: use frank_wolfe_project_atoms"
                 .into(),
         ));
     }
@@ -449,6 +453,9 @@ pub fn frank_wolfe_project_atoms<B: AtomicBody + ?Sized>(
     let n = body.num_atoms();
     if n == 0 {
         return Err(GeometryError::Empty("the body has no atoms"));
+    }
+    if settings.variant == FrankWolfeVariant::Accelerated {
+        return crate::accelerated::accelerated_project_atoms(body, y, &w, settings);
     }
     let par = settings.parallelism;
     let mut scores = vec![0.0; n];

@@ -7,6 +7,7 @@
 //! |---|---|---|
 //! | [`points`] | [`PointSet`]: finite point sets known through inner products; [`DensePoints`], [`SubsetPoints`], [`BlockOneHotPoints`] | — |
 //! | [`bodies`] | [`LinearOracle`] / [`AtomicBody`]: convex bodies behind a linear-optimization oracle; [`ConvexHull`], [`SymmetricHull`], [`Ball`] | seed 000 §3 |
+//! | [`accelerated`] | accelerated projected gradient on the convex weights (FISTA, restarts), same gap certificate | Beck–Teboulle 2009 |
 //! | [`frank_wolfe`] | Frank–Wolfe projection (classic, away-step, pairwise) with duality-gap certificates | seed 000 §3, seed 004 Lemma 2.2 |
 //! | [`gaussian`] | Box–Muller normals; [`gaussian_mean_width`] | seed 004 §2.2 |
 //! | [`covers`] | [`Metric`], [`maximal_separated_subset`], [`nearest_point_map`] | seed 004 §2.4, Lemma 2.7 |
@@ -18,6 +19,7 @@
 //! works too).
 #![forbid(unsafe_code)]
 
+pub mod accelerated;
 pub mod bodies;
 pub mod covers;
 pub mod error;

@@ -56,6 +56,17 @@ pub trait PointSet: Sync {
         out.fill(0.0);
         self.add_scaled(i, 1.0, out);
     }
+    /// `out += Σ_i weights[i] · p_i` (`weights.len() == len()`, `out.len() == dim()`): the
+    /// adjoint of [`PointSet::inner_all`]. The default adds the points of the non-zero
+    /// weights one by one; implementations may override it with a batch kernel.
+    fn add_weighted(&self, weights: &[f64], out: &mut [f64], par: Parallelism) {
+        let _ = par;
+        for (i, &w) in weights.iter().enumerate() {
+            if w != 0.0 {
+                self.add_scaled(i, w, out);
+            }
+        }
+    }
 }
 
 impl<P: PointSet + ?Sized> PointSet for &P {
@@ -76,6 +87,9 @@ impl<P: PointSet + ?Sized> PointSet for &P {
     }
     fn write_point(&self, i: usize, out: &mut [f64]) {
         (**self).write_point(i, out)
+    }
+    fn add_weighted(&self, weights: &[f64], out: &mut [f64], par: Parallelism) {
+        (**self).add_weighted(weights, out, par)
     }
 }
 

@@ -8,8 +8,11 @@
 //! answers are the mean of its records' points) and with distributions over it
 //! (multiplicative weights, seed 001).
 //!
-//! For a marginal workload the point of x has exactly one 1 per table, at the cell of x, so
-//! every kernel here costs O(|X| · #tables), never O(|X| · #cells). The cells of
+//! For a marginal workload the point of x has exactly one 1 per table, at the cell of x.
+//! The batch kernels `inner_all` (all ⟨c, q(x)⟩) and `add_weighted` (Σ_x w_x q(x)) use a
+//! change of basis (a mixed-radix zeta/Möbius transform, [`MarginalPoints::inner_all_transform`])
+//! and cost O(|X| · d + #cells · k), independent of the number of tables (0.7 ms instead of
+//! ~100 ms for nltcs all-3way). The other kernels cost O(|X| · #tables). The cells of
 //! consecutive universe elements are tracked with an odometer: moving to the next element
 //! changes the last digit (and, on a carry, the digits before it), and only the tables that
 //! contain a changed attribute move their cell, by that attribute's stride.
@@ -330,8 +333,37 @@ impl PointSet for MarginalPoints<'_> {
         }
     }
 
-    /// All ⟨c, q(x)⟩ = Σ_j c[cell_j(x)] with the odometer: O(|X| · #tables).
+    /// All ⟨c, q(x)⟩ = Σ_j c[cell_j(x)] by the indicator-basis transform
+    /// ([`MarginalPoints::inner_all_transform`]): O(|X| · d + #cells · k), independent of
+    /// the number of tables.
     fn inner_all(&self, c: &[f64], out: &mut [f64], par: Parallelism) {
+        self.inner_all_transform(c, out, par);
+    }
+
+    /// `out += Σ_x weights[x] · q(x)`: the sparse path (one `add_scaled` per non-zero
+    /// weight) when few weights are non-zero, the transposed transform otherwise.
+    fn add_weighted(&self, weights: &[f64], out: &mut [f64], par: Parallelism) {
+        let nnz = weights.iter().filter(|w| **w != 0.0).count();
+        let dense_cost = 2 * self.universe.len * self.universe.domain.len().max(1);
+        if nnz.saturating_mul(self.workload.len()) <= dense_cost {
+            for (x, &w) in weights.iter().enumerate() {
+                if w != 0.0 {
+                    self.add_scaled(x, w, out);
+                }
+            }
+        } else {
+            let mut h = weights.to_vec();
+            self.zeta_transpose(&mut h, par);
+            self.gather_tables(&h, out);
+        }
+    }
+}
+
+impl MarginalPoints<'_> {
+    /// The odometer kernel of all ⟨c, q(x)⟩ = Σ_j c[cell_j(x)]: O(|X| · #tables). The
+    /// reference for [`MarginalPoints::inner_all_transform`] (same values up to round-off;
+    /// bit-identical when `c` holds small integers).
+    pub fn inner_all_odometer(&self, c: &[f64], out: &mut [f64], par: Parallelism) {
         let kernel = |start: usize, block: &mut [f64]| {
             self.for_range(start, start + block.len(), |x, cells| {
                 block[x - start] = cells.iter().map(|&q| c[q]).sum();
@@ -347,6 +379,155 @@ impl PointSet for MarginalPoints<'_> {
                 .par_chunks_mut(CHUNK)
                 .enumerate()
                 .for_each(|(k, block)| kernel(k * CHUNK, block)),
+        }
+    }
+
+    /// All ⟨c, q(x)⟩ in O(|X| · d + Σ_j #cells_j · k_j) operations, whatever the number of
+    /// tables, by a change of basis (the mixed-radix generalisation of the zeta/Möbius
+    /// transform over {0,1}^d).
+    ///
+    /// Basis: for attribute i the functions φ_0 ≡ 1 and φ_v(x_i) = 1[x_i = v], v ≥ 1; a
+    /// function f on the universe has coefficients H[z] with f(x) = Σ_z H[z] Π_i φ_{z_i}(x_i).
+    /// In one coordinate f(0) = H[0], f(v) = H[0] + H[v] (the *zeta* step) and conversely
+    /// H[0] = f(0), H[v] = f(v) − f(0) (the *Möbius* step); in several coordinates both act
+    /// coordinate by coordinate. Table j's part x ↦ c_j[x_{S_j}] only depends on S_j, so its
+    /// coefficients (Möbius steps on the table's own cells) live on the z supported in
+    /// S_j; they are added into one array H of |X| entries (tables sharing attributes
+    /// share entries), and d zeta steps of |X| additions each give all the sums.
+    pub fn inner_all_transform(&self, c: &[f64], out: &mut [f64], par: Parallelism) {
+        out.fill(0.0);
+        self.scatter_tables(c, out);
+        self.zeta(out, par);
+    }
+
+    /// Möbius-transform each table's slice of `c` on its cells and add it into `h` at the
+    /// universe positions of the coefficients.
+    fn scatter_tables(&self, c: &[f64], h: &mut [f64]) {
+        let mut g = Vec::new();
+        for (j, m) in self.workload.marginals().iter().enumerate() {
+            let cells = m.num_cells();
+            g.clear();
+            g.extend_from_slice(&c[self.offsets[j]..self.offsets[j] + cells]);
+            for (&size, &stride) in m.sizes().iter().zip(m.strides()) {
+                mobius_step(&mut g, size as usize, stride);
+            }
+            self.for_table_positions(m, |cell, pos| h[pos] += g[cell]);
+        }
+    }
+
+    /// Transpose of [`Self::scatter_tables`]: gather `h` at each table's coefficient
+    /// positions, apply the transposed Möbius steps and add into `out` (workload order).
+    fn gather_tables(&self, h: &[f64], out: &mut [f64]) {
+        let mut g = Vec::new();
+        for (j, m) in self.workload.marginals().iter().enumerate() {
+            g.clear();
+            g.resize(m.num_cells(), 0.0);
+            self.for_table_positions(m, |cell, pos| g[cell] = h[pos]);
+            for (&size, &stride) in m.sizes().iter().zip(m.strides()) {
+                mobius_step_transpose(&mut g, size as usize, stride);
+            }
+            for (o, v) in out[self.offsets[j]..].iter_mut().zip(&g) {
+                *o += v;
+            }
+        }
+    }
+
+    /// Calls `f(cell, universe position)` for every cell of marginal `m`, the position being
+    /// the universe index whose digits are the cell's codes on the marginal's attributes
+    /// and 0 elsewhere.
+    fn for_table_positions(&self, m: &crate::Marginal, mut f: impl FnMut(usize, usize)) {
+        let sizes = m.sizes();
+        let ustrides: Vec<usize> = m
+            .attrs()
+            .iter()
+            .map(|&a| self.universe.strides[a])
+            .collect();
+        let mut digits = vec![0u32; sizes.len()];
+        let mut pos = 0usize;
+        for cell in 0..m.num_cells() {
+            f(cell, pos);
+            // odometer over the table's cells (last attribute fastest, as cell indices)
+            for l in (0..digits.len()).rev() {
+                if digits[l] + 1 < sizes[l] {
+                    digits[l] += 1;
+                    pos += ustrides[l];
+                    break;
+                }
+                pos -= digits[l] as usize * ustrides[l];
+                digits[l] = 0;
+            }
+        }
+    }
+
+    /// The d zeta steps on an array over the universe: for every attribute i and every x
+    /// with x_i = v ≥ 1, `h[x] += h[x with x_i = 0]`.
+    fn zeta(&self, h: &mut [f64], par: Parallelism) {
+        let sizes = self.universe.domain.sizes();
+        for (i, &size) in sizes.iter().enumerate() {
+            let (s, st) = (size as usize, self.universe.strides[i]);
+            let block = |b: &mut [f64]| {
+                let (base, rest) = b.split_at_mut(st);
+                for r in rest.chunks_exact_mut(st) {
+                    for (x, y) in r.iter_mut().zip(base.iter()) {
+                        *x += *y;
+                    }
+                }
+            };
+            run_blocks(h, s * st, par, block);
+        }
+    }
+
+    /// Transpose of [`Self::zeta`]: for every attribute i and x with x_i = v ≥ 1,
+    /// `h[x with x_i = 0] += h[x]`.
+    fn zeta_transpose(&self, h: &mut [f64], par: Parallelism) {
+        let sizes = self.universe.domain.sizes();
+        for (i, &size) in sizes.iter().enumerate() {
+            let (s, st) = (size as usize, self.universe.strides[i]);
+            let block = |b: &mut [f64]| {
+                let (base, rest) = b.split_at_mut(st);
+                for r in rest.chunks_exact(st) {
+                    for (y, x) in base.iter_mut().zip(r) {
+                        *y += *x;
+                    }
+                }
+            };
+            run_blocks(h, s * st, par, block);
+        }
+    }
+}
+
+/// Runs `f` on the consecutive blocks of `block_len` entries of `h` (over rayon if asked
+/// and there are enough blocks).
+fn run_blocks(h: &mut [f64], block_len: usize, par: Parallelism, f: impl Fn(&mut [f64]) + Sync) {
+    match par {
+        Parallelism::Rayon if h.len() >= 4 * CHUNK && h.len() / block_len >= 8 => h
+            .par_chunks_mut(block_len.max(CHUNK / block_len * block_len))
+            .for_each(|big| big.chunks_exact_mut(block_len).for_each(&f)),
+        _ => h.chunks_exact_mut(block_len).for_each(f),
+    }
+}
+
+/// One Möbius step on a table's cells along an attribute of `size` codes and cell `stride`:
+/// g[cell with code v ≥ 1] −= g[cell with code 0].
+fn mobius_step(g: &mut [f64], size: usize, stride: usize) {
+    for b in g.chunks_exact_mut(size * stride) {
+        let (base, rest) = b.split_at_mut(stride);
+        for r in rest.chunks_exact_mut(stride) {
+            for (x, y) in r.iter_mut().zip(base.iter()) {
+                *x -= *y;
+            }
+        }
+    }
+}
+
+/// Transpose of [`mobius_step`]: g[cell with code 0] −= Σ_{v ≥ 1} g[cell with code v].
+fn mobius_step_transpose(g: &mut [f64], size: usize, stride: usize) {
+    for b in g.chunks_exact_mut(size * stride) {
+        let (base, rest) = b.split_at_mut(stride);
+        for r in rest.chunks_exact(stride) {
+            for (y, x) in base.iter_mut().zip(r) {
+                *y -= *x;
+            }
         }
     }
 }
@@ -438,6 +619,37 @@ mod tests {
             let direct = w.answers(&data).unwrap();
             for (a, b) in via_universe.iter().zip(&direct) {
                 prop_assert!((a - b).abs() < 1e-12);
+            }
+            // the transform kernel against the odometer on non-integer directions, and the
+            // batch adjoint (transposed transform) against the one-by-one sum
+            let cr: Vec<f64> = (0..m)
+                .map(|i| (((i as u64 * 2654435761 + seed) % 1000) as f64 - 500.0) / 37.0)
+                .collect();
+            let scale: f64 = w.marginals().iter().enumerate().map(|(j, mg)| {
+                cr[w.offset(j)..w.offset(j) + mg.num_cells()]
+                    .iter().fold(0.0f64, |a, b| a.max(b.abs()))
+            }).sum();
+            let mut fast = vec![0.0; u.len()];
+            let mut slow = vec![0.0; u.len()];
+            pts.inner_all_transform(&cr, &mut fast, Parallelism::Rayon);
+            pts.inner_all_odometer(&cr, &mut slow, Parallelism::None);
+            for (a, b) in fast.iter().zip(&slow) {
+                prop_assert!((a - b).abs() <= 1e-12 * scale, "{} vs {}", a, b);
+            }
+            let wts: Vec<f64> = (0..u.len())
+                .map(|x| ((x as u64 * 40503 + seed) % 7) as f64 / 7.0)
+                .collect();
+            let total: f64 = wts.iter().sum();
+            let mut batch = vec![0.0; m];
+            let mut h = wts.clone();
+            pts.zeta_transpose(&mut h, Parallelism::None);
+            pts.gather_tables(&h, &mut batch);
+            let mut one_by_one = vec![0.0; m];
+            for (x, &wx) in wts.iter().enumerate() {
+                pts.add_scaled(x, wx, &mut one_by_one);
+            }
+            for (a, b) in batch.iter().zip(&one_by_one) {
+                prop_assert!((a - b).abs() <= 1e-12 * (1.0 + total), "{} vs {}", a, b);
             }
             // to_dataset inverts record indices
             let idx: Vec<usize> = (0..u.len()).rev().collect();

@@ -90,7 +90,9 @@ impl Default for ProjectionSettings {
 }
 
 impl ProjectionSettings {
-    fn check(&self) -> Result<()> {
+    /// Validates the solver settings (no norm weights: the family projects in the
+    /// unweighted ℓ2 norm) and a positive universe cap.
+    pub fn check(&self) -> Result<()> {
         self.frank_wolfe.check()?;
         if self.frank_wolfe.weights.is_some() {
             return Err(MechanismError::InvalidParameter {
