@@ -82,28 +82,29 @@ impl ProjectionExperiment {
             mechanisms: ["gaussian", "projection", "coarse-projection", "chaining"]
                 .map(String::from)
                 .to_vec(),
-            repeats: 3,
+            repeats: 2,
             seed: 0,
             packing_grid: 10,
-            fw_max_iterations: 300,
+            fw_max_iterations: 2_000,
         }
     }
 
-    /// The `--quick` grid: nltcs all-3way, full data and n = 1 000, ε = 1, one run, at most
-    /// 60 Frank–Wolfe iterations (an oracle call on this universe takes ~0.1 s on 2 cores).
+    /// The `--quick` grid: nltcs all-3way, full data and n = 1 000, ε ∈ {0.1, 1}, one run,
+    /// at most 400 Frank–Wolfe iterations (an oracle call on this universe takes ~1 ms
+    /// with the transform kernel, an iteration ~3 ms on 2 shared cores).
     pub fn quick() -> Vec<Self> {
         vec![ProjectionExperiment {
             ns: vec![None, Some(1_000)],
-            epsilons: vec![1.0],
+            epsilons: vec![0.1, 1.0],
             repeats: 1,
             packing_grid: 6,
-            fw_max_iterations: 60,
+            fw_max_iterations: 400,
             ..Self::base("projection-quick", "nltcs")
         }]
     }
 
     /// The full grid: nltcs and adult7, n ∈ {full, 5 000, 1 000}, ε ∈ {0.05, 0.1, 0.5, 1},
-    /// three repeats.
+    /// two repeats, at most 2 000 Frank–Wolfe iterations.
     pub fn full() -> Vec<Self> {
         vec![
             Self::base("projection-nltcs", "nltcs"),
@@ -304,13 +305,21 @@ pub fn format_projection_table(records: &[ProjectionRecord]) -> String {
 /// and `<name>-packing.json` under `out`, and prints tables with the lower bounds (the
 /// entry point of `cargo xtask bench`).
 pub fn run_and_report(quick: bool, out: &std::path::Path) -> Result<()> {
-    use std::io::Write;
     let experiments = if quick {
         ProjectionExperiment::quick()
     } else {
         ProjectionExperiment::full()
     };
-    for exp in &experiments {
+    run_and_report_experiments(&experiments, out)
+}
+
+/// [`run_and_report`] for the given experiments (e.g. one dataset of the full grid).
+pub fn run_and_report_experiments(
+    experiments: &[ProjectionExperiment],
+    out: &std::path::Path,
+) -> Result<()> {
+    use std::io::Write;
+    for exp in experiments {
         let path = out.join(format!("{}.jsonl", exp.name));
         let mut file = std::fs::File::create(&path).map_err(crate::io_error(&path))?;
         let mut write_error = None;
@@ -348,6 +357,9 @@ pub fn run_and_report(quick: bool, out: &std::path::Path) -> Result<()> {
                 .join(" ")
         );
         print!("{}", format_projection_table(&records));
+        for fig in write_projection_figures(&exp.name, &records, out)? {
+            println!("figure: {}", fig.display());
+        }
         println!(
             "LB(c=1): α where seed 004 Thm 1.4's bound (absolute constant c set to 1) equals n; \
              LB(expl): worst-case err² no ρ-zCDP mechanism can beat (Lemma B.2 + padding, all \
@@ -357,4 +369,336 @@ pub fn run_and_report(quick: bool, out: &std::path::Path) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// One measurement of the projection solver's speed ([`solver_speed`]).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SolverSpeedRecord {
+    /// Dataset name.
+    pub dataset: String,
+    /// Solver variant (`pairwise`, `accelerated`).
+    pub solver: String,
+    /// ε of the noisy answers projected (δ = 1e-9, full data).
+    pub epsilon: f64,
+    /// Iteration cap.
+    pub max_iterations: usize,
+    /// Iterations taken.
+    pub iterations: usize,
+    /// Oracle calls (`inner_all` over the whole universe).
+    pub oracle_calls: usize,
+    /// Oracle calls per second.
+    pub oracle_calls_per_second: f64,
+    /// Final duality gap.
+    pub gap: f64,
+    /// `f(v_0)`, the scale of the relative stopping rule.
+    pub initial_objective: f64,
+    /// Final objective ‖v − y‖².
+    pub objective: f64,
+    /// Atoms (records) of positive weight.
+    pub atoms: usize,
+    /// Status (`Converged`, `MaxIterations`, `Stalled`).
+    pub status: String,
+    /// Wall seconds of the solve.
+    pub seconds: f64,
+    /// Time to relative gap 1e-6 (`None` if not reached).
+    pub seconds_to_1e6: Option<f64>,
+}
+
+/// Milliseconds of one `inner_all` over the universe of `dataset` under all 3-way marginals
+/// for three kernels, serial: the odometer reference, the indicator-basis transform
+/// (`MarginalPoints`' kernel) and dp-geometry's packed `BlockOneHotPoints`; median of `reps`.
+pub fn kernel_timings(dataset: &str, reps: usize) -> Result<Vec<(String, f64)>> {
+    use dp_geometry::{BlockOneHotPoints, Parallelism, PointSet};
+    use dp_queries::MarginalPoints;
+    let data = load_dataset(dataset)?;
+    let workload = MarginalWorkload::parse_spec(data.domain(), "all-3way", 0)?;
+    let universe = Universe::new(
+        data.domain(),
+        dp_mechanisms::projection::DEFAULT_MAX_UNIVERSE,
+    )?;
+    let points = MarginalPoints::new(&universe, &workload)?;
+    let sizes: Vec<usize> = workload.marginals().iter().map(|m| m.num_cells()).collect();
+    let mut cells = Vec::with_capacity(universe.len() * sizes.len());
+    let mut one = vec![0.0; points.dim()];
+    for x in 0..universe.len() {
+        one.fill(0.0);
+        points.add_scaled(x, 1.0, &mut one);
+        for (j, &size) in sizes.iter().enumerate() {
+            let off = workload.offset(j);
+            let cell = (0..size).find(|&k| one[off + k] != 0.0).unwrap_or(0);
+            cells.push(u16::try_from(cell).unwrap_or(u16::MAX));
+        }
+    }
+    let packed =
+        BlockOneHotPoints::new(&sizes, &cells).map_err(dp_mechanisms::MechanismError::from)?;
+    let c: Vec<f64> = (0..points.dim())
+        .map(|i| ((i * 7919) % 1000) as f64 / 1000.0 - 0.5)
+        .collect();
+    let mut out = vec![0.0; universe.len()];
+    let mut time = |f: &mut dyn FnMut(&mut [f64])| {
+        let mut t: Vec<f64> = (0..reps)
+            .map(|_| {
+                let s = Instant::now();
+                f(&mut out);
+                s.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        t.sort_by(f64::total_cmp);
+        t[t.len() / 2]
+    };
+    let par = Parallelism::None;
+    Ok(vec![
+        (
+            "odometer (reference)".into(),
+            time(&mut |o| points.inner_all_odometer(&c, o, par)),
+        ),
+        (
+            "BlockOneHotPoints (packed)".into(),
+            time(&mut |o| packed.inner_all(&c, o, par)),
+        ),
+        (
+            "indicator-basis transform".into(),
+            time(&mut |o| points.inner_all_transform(&c, o, par)),
+        ),
+    ])
+}
+
+/// Projects the noisy answers of the projection mechanism (full data, all 3-way, ε, δ =
+/// 1e-9, seed) with each solver and reports its speed; the time to relative gap 1e-6 is
+/// measured with the cap given (a second solve with tolerance 1e-6).
+pub fn solver_speed(
+    dataset: &str,
+    epsilon: f64,
+    solvers: &[(&str, usize)],
+    seed: u64,
+) -> Result<Vec<SolverSpeedRecord>> {
+    use dp_geometry::FrankWolfeVariant;
+    let data = load_dataset(dataset)?;
+    let workload = MarginalWorkload::parse_spec(data.domain(), "all-3way", 0)?;
+    let budget = PrivacyLoss::approx(epsilon, 1e-9)?;
+    let mut out = Vec::new();
+    for &(solver, cap) in solvers {
+        let mut settings = ProjectionSettings::default();
+        settings.frank_wolfe.max_iterations = cap;
+        settings.frank_wolfe.relative_gap_tolerance = 1e-6;
+        settings.frank_wolfe.variant = match solver {
+            "pairwise" => FrankWolfeVariant::Pairwise,
+            "away-step" => FrankWolfeVariant::AwayStep,
+            "classic" => FrankWolfeVariant::Classic,
+            _ => FrankWolfeVariant::Accelerated,
+        };
+        let mech = ProjectionParams::new(budget).settings(settings).check()?;
+        let noisy = mech.noisy_counts(&data, &workload, &mut seeded_rng(seed))?;
+        let y = noisy.answers();
+        let start = Instant::now();
+        let fw = mech.project_answers(&workload, &y)?;
+        let seconds = start.elapsed().as_secs_f64();
+        // f(v_0): objective at the start vertex (the oracle's answer for y)
+        let mut one = settings_start_objective(&mech, &workload, &y)?;
+        one = one.max(f64::MIN_POSITIVE);
+        let converged = fw.status == dp_geometry::SolveStatus::Converged;
+        out.push(SolverSpeedRecord {
+            dataset: dataset.into(),
+            solver: solver.into(),
+            epsilon,
+            max_iterations: cap,
+            iterations: fw.iterations,
+            oracle_calls: fw.oracle_calls,
+            oracle_calls_per_second: fw.oracle_calls as f64 / seconds.max(1e-9),
+            gap: fw.gap,
+            initial_objective: one,
+            objective: fw.objective,
+            atoms: fw.atoms.len(),
+            status: format!("{:?}", fw.status),
+            seconds,
+            seconds_to_1e6: converged.then_some(seconds),
+        });
+    }
+    Ok(out)
+}
+
+/// `f(v_0)` of the relative stopping rule: one oracle call at `y`.
+fn settings_start_objective(
+    mech: &dp_mechanisms::ProjectionMechanism,
+    workload: &MarginalWorkload,
+    y: &[f64],
+) -> Result<f64> {
+    let mut settings = mech.settings().frank_wolfe.clone();
+    settings.max_iterations = 1;
+    settings.variant = dp_geometry::FrankWolfeVariant::Classic;
+    let universe = Universe::new(workload.domain(), mech.settings().max_universe)?;
+    let points = dp_queries::MarginalPoints::new(&universe, workload)?;
+    let hull =
+        dp_geometry::ConvexHull::new(&points).map_err(dp_mechanisms::MechanismError::from)?;
+    let mut c = vec![0.0; y.len()];
+    let mut scores = vec![0.0; universe.len()];
+    use dp_geometry::AtomicBody;
+    hull.atom_scores(y, &mut scores, settings.parallelism);
+    let best = (0..scores.len())
+        .max_by(|&a, &b| scores[a].total_cmp(&scores[b]))
+        .unwrap_or(0);
+    hull.add_atom_scaled(best, 1.0, &mut c);
+    Ok(c.iter().zip(y).map(|(a, b)| (a - b) * (a - b)).sum())
+}
+
+/// Text table of [`solver_speed`] records.
+pub fn format_speed_table(records: &[SolverSpeedRecord]) -> String {
+    let mut s = format!(
+        "{:<12} {:>5} {:>6} {:>6} {:>8} {:>9} {:>10} {:>9} {:>7} {:>8} {:>14}\n",
+        "solver",
+        "eps",
+        "iters",
+        "calls",
+        "calls/s",
+        "gap",
+        "gap/f(v0)",
+        "objective",
+        "atoms",
+        "seconds",
+        "status"
+    );
+    for r in records {
+        s.push_str(&format!(
+            "{:<12} {:>5} {:>6} {:>6} {:>8.0} {:>9.2e} {:>10.2e} {:>9.4e} {:>7} {:>8.2} {:>14}\n",
+            r.solver,
+            r.epsilon,
+            r.iterations,
+            r.oracle_calls,
+            r.oracle_calls_per_second,
+            r.gap,
+            r.gap / r.initial_objective,
+            r.objective,
+            r.atoms,
+            r.seconds,
+            r.status
+        ));
+    }
+    s
+}
+
+/// Mean RMSE over repeats, per mechanism, as plot series with x = `key(record)`, for the
+/// records passing `keep`.
+fn rmse_series(
+    records: &[ProjectionRecord],
+    keep: impl Fn(&ProjectionRecord) -> bool,
+    key: impl Fn(&ProjectionRecord) -> f64,
+) -> Vec<crate::plots::Series> {
+    let mut mechanisms: Vec<&str> = Vec::new();
+    for r in records {
+        if !mechanisms.contains(&r.mechanism.as_str()) {
+            mechanisms.push(&r.mechanism);
+        }
+    }
+    mechanisms
+        .into_iter()
+        .map(|m| {
+            let mut xs: Vec<f64> = Vec::new();
+            for r in records.iter().filter(|r| r.mechanism == m && keep(r)) {
+                if !xs.contains(&key(r)) {
+                    xs.push(key(r));
+                }
+            }
+            xs.sort_by(f64::total_cmp);
+            let points = xs
+                .into_iter()
+                .map(|x| {
+                    let v: Vec<f64> = records
+                        .iter()
+                        .filter(|r| r.mechanism == m && keep(r) && key(r) == x)
+                        .map(|r| r.error.rmse)
+                        .collect();
+                    (x, v.iter().sum::<f64>() / v.len().max(1) as f64)
+                })
+                .collect();
+            crate::plots::Series {
+                label: m.to_string(),
+                points,
+            }
+        })
+        .collect()
+}
+
+/// PNG plots of one experiment's records under `out`: `<name>-err-vs-eps.png` (RMSE vs ε at
+/// the largest n) and, when there are several n, `<name>-err-vs-n.png` (RMSE vs n at the
+/// largest ε); log–log, mean over repeats. Returns the files written.
+pub fn write_projection_figures(
+    name: &str,
+    records: &[ProjectionRecord],
+    out: &std::path::Path,
+) -> Result<Vec<std::path::PathBuf>> {
+    use crate::plots::LinePlot;
+    let mut written = Vec::new();
+    let Some(first) = records.first() else {
+        return Ok(written);
+    };
+    let n_max = records.iter().map(|r| r.n).max().unwrap_or(0);
+    let eps_max = records.iter().map(|r| r.epsilon).fold(0.0, f64::max);
+    let mut ns: Vec<usize> = records.iter().map(|r| r.n).collect();
+    ns.sort_unstable();
+    ns.dedup();
+    let title = format!(
+        "{} {} (δ = {:e})",
+        first.dataset, first.workload, first.delta
+    );
+    let vs_eps = LinePlot {
+        title: format!("{title}, n = {n_max}"),
+        x_label: "ε".into(),
+        y_label: "RMSE of the answers".into(),
+        log_x: true,
+        log_y: true,
+        series: rmse_series(records, |r| r.n == n_max, |r| r.epsilon),
+    };
+    let mut epss: Vec<f64> = records.iter().map(|r| r.epsilon).collect();
+    epss.sort_by(f64::total_cmp);
+    epss.dedup();
+    if epss.len() > 1 {
+        let path = out.join(format!("{name}-err-vs-eps.png"));
+        vs_eps.write(&path, 800, 560)?;
+        written.push(path);
+    }
+    if ns.len() > 1 {
+        let vs_n = LinePlot {
+            title: format!("{title}, ε = {eps_max}"),
+            x_label: "n (records)".into(),
+            y_label: "RMSE of the answers".into(),
+            log_x: true,
+            log_y: true,
+            series: rmse_series(records, |r| r.epsilon == eps_max, |r| r.n as f64),
+        };
+        let path = out.join(format!("{name}-err-vs-n.png"));
+        vs_n.write(&path, 800, 560)?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Re-plots every `projection-*.jsonl` result file found in `out` (the entry point of
+/// `cargo xtask figures`). Returns the files written.
+pub fn figures_from_results(out: &std::path::Path) -> Result<Vec<std::path::PathBuf>> {
+    let mut written = Vec::new();
+    let dir = std::fs::read_dir(out).map_err(crate::io_error(out))?;
+    let mut files: Vec<std::path::PathBuf> = dir
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "jsonl")
+                && p.file_name()
+                    .and_then(|f| f.to_str())
+                    .is_some_and(|f| f.starts_with("projection-"))
+        })
+        .collect();
+    files.sort();
+    for path in files {
+        let text = std::fs::read_to_string(&path).map_err(crate::io_error(&path))?;
+        let records: Vec<ProjectionRecord> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("projection")
+            .to_string();
+        written.extend(write_projection_figures(&name, &records, out)?);
+    }
+    Ok(written)
 }

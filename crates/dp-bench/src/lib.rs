@@ -14,6 +14,7 @@
 //! | [`experiments_projection`] | the projection-family bench (seed 004) with packing lower bounds |
 //! | [`audit`] | empirical privacy audit: ε lower bounds from neighbouring runs, the canary |
 //! | [`ledger_file`] | the on-disk budget ledger: atomic writes, file lock, per-dataset totals |
+//! | [`plots`] | PNG/SVG line plots (plotters, vendored DejaVu Sans) for any experiment |
 //! | [`synthetic`] | the synthetic-records CSV format (codes and weights) |
 //! | [`stats`] | incomplete beta, Clopper–Pearson bounds (for the audit) |
 #![forbid(unsafe_code)]
@@ -27,6 +28,7 @@ pub mod experiments;
 pub mod experiments_iterative;
 pub mod experiments_projection;
 pub mod ledger_file;
+pub mod plots;
 pub mod registry;
 pub mod stats;
 pub mod synthetic;

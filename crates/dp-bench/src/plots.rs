@@ -1,0 +1,212 @@
+//! Line plots of benchmark results as PNG (or SVG) files, with plotters (pure Rust, no
+//! system libraries). Text uses the vendored DejaVu Sans (`data/fonts/`, free licence in
+//! `data/fonts/DejaVuSans-LICENSE.txt`), registered once as plotters' `sans-serif`.
+//!
+//! Usage: build a [`LinePlot`] (one [`Series`] per mechanism, points (x, y)), then
+//! [`LinePlot::write`] to a `.png` or `.svg` path. Logarithmic axes are drawn by plotting
+//! log10 of the data on linear axes with `10^k` tick labels, so every plot has one
+//! coordinate type.
+
+use crate::{BenchError, Result};
+use plotters::prelude::*;
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// The vendored font (DejaVu Sans, see `data/fonts/DejaVuSans-LICENSE.txt`).
+static FONT: &[u8] = include_bytes!("../../../data/fonts/DejaVuSans.ttf");
+
+fn register_font() -> Result<()> {
+    static DONE: OnceLock<bool> = OnceLock::new();
+    let ok = *DONE.get_or_init(|| {
+        plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).is_ok()
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(BenchError::Usage(
+            "the vendored font could not be loaded".into(),
+        ))
+    }
+}
+
+/// One named line of points (x, y); points with non-finite coordinates, or non-positive
+/// ones on a logarithmic axis, are skipped.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    /// Legend label.
+    pub label: String,
+    /// Points, plotted in the given order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A line plot with a legend.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinePlot {
+    /// Caption above the plot.
+    pub title: String,
+    /// x-axis description.
+    pub x_label: String,
+    /// y-axis description.
+    pub y_label: String,
+    /// Logarithmic x axis.
+    pub log_x: bool,
+    /// Logarithmic y axis.
+    pub log_y: bool,
+    /// The lines.
+    pub series: Vec<Series>,
+}
+
+fn plot_error(path: &Path, e: impl std::fmt::Display) -> BenchError {
+    BenchError::Io {
+        path: path.display().to_string(),
+        source: std::io::Error::other(e.to_string()),
+    }
+}
+
+impl LinePlot {
+    fn transformed(&self) -> Vec<(String, Vec<(f64, f64)>)> {
+        let tx = |v: f64, log: bool| if log { v.log10() } else { v };
+        self.series
+            .iter()
+            .map(|s| {
+                let pts = s
+                    .points
+                    .iter()
+                    .filter(|(x, y)| {
+                        x.is_finite()
+                            && y.is_finite()
+                            && (!self.log_x || *x > 0.0)
+                            && (!self.log_y || *y > 0.0)
+                    })
+                    .map(|&(x, y)| (tx(x, self.log_x), tx(y, self.log_y)))
+                    .collect();
+                (s.label.clone(), pts)
+            })
+            .collect()
+    }
+
+    /// Writes the plot to `path` (`.svg` → SVG, anything else → PNG) at `width × height`
+    /// pixels. Fails on an I/O error or when no series has a plottable point.
+    pub fn write(&self, path: &Path, width: u32, height: u32) -> Result<()> {
+        register_font()?;
+        let is_svg = path.extension().is_some_and(|e| e == "svg");
+        if is_svg {
+            let root = SVGBackend::new(path, (width, height)).into_drawing_area();
+            self.draw(root, path)
+        } else {
+            let root = BitMapBackend::new(path, (width, height)).into_drawing_area();
+            self.draw(root, path)
+        }
+    }
+
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: DrawingArea<DB, plotters::coord::Shift>,
+        path: &Path,
+    ) -> Result<()>
+    where
+        DB::ErrorType: 'static,
+    {
+        let data = self.transformed();
+        let all: Vec<(f64, f64)> = data.iter().flat_map(|(_, p)| p.iter().copied()).collect();
+        if all.is_empty() {
+            return Err(plot_error(path, "nothing to plot"));
+        }
+        let range = |v: &mut dyn Iterator<Item = f64>| {
+            let (lo, hi) = v.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+                (a.min(x), b.max(x))
+            });
+            let pad = if hi > lo { 0.05 * (hi - lo) } else { 0.5 };
+            (lo - pad)..(hi + pad)
+        };
+        let xr = range(&mut all.iter().map(|p| p.0));
+        let yr = range(&mut all.iter().map(|p| p.1));
+        root.fill(&WHITE).map_err(|e| plot_error(path, e))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(&self.title, ("sans-serif", 22))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(70)
+            .build_cartesian_2d(xr, yr)
+            .map_err(|e| plot_error(path, e))?;
+        let fmt = |log: bool| {
+            move |v: &f64| {
+                if log {
+                    format!("{:.2e}", 10f64.powf(*v))
+                } else {
+                    format!("{v:.3}")
+                }
+            }
+        };
+        let (fx, fy) = (fmt(self.log_x), fmt(self.log_y));
+        chart
+            .configure_mesh()
+            .x_desc(&self.x_label)
+            .y_desc(&self.y_label)
+            .x_label_formatter(&fx)
+            .y_label_formatter(&fy)
+            .label_style(("sans-serif", 14))
+            .draw()
+            .map_err(|e| plot_error(path, e))?;
+        for (k, (label, pts)) in data.into_iter().enumerate() {
+            let color = Palette99::pick(k).to_rgba();
+            chart
+                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+                .map_err(|e| plot_error(path, e))?
+                .label(label)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                });
+            chart
+                .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                .map_err(|e| plot_error(path, e))?;
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 14))
+            .draw()
+            .map_err(|e| plot_error(path, e))?;
+        root.present().map_err(|e| plot_error(path, e))?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_png_and_svg_and_refuses_empty() {
+        let dir = std::env::temp_dir().join(format!("dpqr-plots-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let plot = LinePlot {
+            title: "test".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            log_x: true,
+            log_y: true,
+            series: vec![Series {
+                label: "a".into(),
+                points: vec![(0.1, 1.0), (1.0, 0.1), (-1.0, 5.0)],
+            }],
+        };
+        let png = dir.join("a.png");
+        plot.write(&png, 320, 240).unwrap();
+        let bytes = std::fs::read(&png).unwrap();
+        assert_eq!(&bytes[1..4], b"PNG");
+        let svg = dir.join("a.svg");
+        plot.write(&svg, 320, 240).unwrap();
+        assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+        let empty = LinePlot {
+            series: vec![Series {
+                label: "b".into(),
+                points: vec![(-1.0, 1.0)],
+            }],
+            ..plot
+        };
+        assert!(empty.write(&dir.join("b.png"), 320, 240).is_err());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
