@@ -28,6 +28,10 @@ pub const MECHANISMS: &[(&str, &str)] = &[
         "chaining for average error (seed 004 §4.2): ρ split over the non-trivial levels of the Lemma 4.2 decomposition; ρ-zCDP, replace-one",
     ),
     (
+        "chaining-worst-case",
+        "chaining for worst-case error (seed 004 §4.3, Thm 1.5): ℓ∞ Lemma 4.2 decomposition, MWEM-style private multiplicative weights per non-trivial level, ρ split over them; ρ-zCDP, replace-one",
+    ),
+    (
         "mwem",
         "MWEM (Hardt–Ligett–McSherry), synthetic distribution over the universe; pure ε, or ρ-zCDP",
     ),
@@ -132,6 +136,11 @@ pub fn build_mechanism(
                 .neighbouring(neighbouring)
                 .check()?,
         ),
+        "chaining-worst-case" => Box::new(
+            dp_mechanisms::ChainingWorstCaseParams::new(budget)
+                .neighbouring(neighbouring)
+                .check()?,
+        ),
         other => {
             let names: Vec<&str> = MECHANISMS.iter().map(|(n, _)| *n).collect();
             return Err(BenchError::Usage(format!(
@@ -184,8 +193,8 @@ pub struct AuditSettings {
     pub ci_runs: usize,
     /// Whether the half-noise canary is expected to be caught at `ci_runs`. `false` for
     /// mechanisms whose accounting is far from tight on the audit's tiny data (MWEM,
-    /// IC-MW, DualQuery compose many steps; DualQuery's first round is data-independent):
-    /// the honest audit still runs, only the canary's power check is skipped.
+    /// IC-MW, DualQuery and chaining-worst-case compose many steps; DualQuery's first
+    /// round is data-independent): the honest audit still runs, only the canary's power check is skipped.
     pub canary_detectable: bool,
 }
 
@@ -231,7 +240,10 @@ pub fn audit_settings(name: &str) -> Result<AuditSettings> {
                             budget,
                             delta: DELTA,
                             ci_runs: 20_000,
-                            canary_detectable: !matches!(name, "mwem" | "ic-mw" | "dualquery"),
+                            canary_detectable: !matches!(
+                                name,
+                                "mwem" | "ic-mw" | "dualquery" | "chaining-worst-case"
+                            ),
                         });
                     }
                     Err(e) => last = Some(e),
