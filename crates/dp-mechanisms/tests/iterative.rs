@@ -470,3 +470,34 @@ fn chaining_worst_case_plan_and_noise_by_hand() {
     let tol = 6.0 * (200.0f64 / 3000.0).sqrt();
     assert!((ms - 10.0).abs() < tol, "{ms} vs 10 ± {tol}");
 }
+
+/// The closed-form ℓ∞ decomposition equals dp-geometry's generic greedy
+/// `MultiscaleDecomposition` (Metric::LInf, Δ = 1) level by level — on a workload using all
+/// attributes (every record its own class) and on one that ignores attribute c (classes of
+/// two records, distance 0 inside a class).
+#[test]
+fn chaining_worst_case_decomposition_matches_dp_geometry() {
+    use dp_geometry::{Metric, MultiscaleDecomposition, Parallelism};
+    use dp_queries::MarginalPoints;
+    let (data, all2) = small_data(4, 30);
+    let ab = MarginalWorkload::from_attribute_lists(
+        data.domain(),
+        &[vec!["a".to_string(), "b".to_string()]],
+    )
+    .unwrap();
+    let universe = Universe::new(data.domain(), 1 << 20).unwrap();
+    for (w, classes) in [(&all2, 24usize), (&ab, 12)] {
+        let ours = linf_marginal_decomposition(&universe, w, 3).unwrap();
+        let points = MarginalPoints::new(&universe, w).unwrap();
+        let generic =
+            MultiscaleDecomposition::with_radius(&points, 1.0, 3, Metric::LInf, Parallelism::None)
+                .unwrap();
+        assert_eq!(ours.levels.len(), generic.levels().len());
+        for (a, b) in ours.levels.iter().zip(generic.levels()) {
+            assert_eq!(a.scale, b.scale);
+            assert_eq!(a.centers, b.centers);
+            assert_eq!(a.map, b.map);
+        }
+        assert_eq!(ours.levels[0].centers.len(), classes);
+    }
+}

@@ -3,8 +3,9 @@
 //!
 //! # Decomposition
 //! As in [`crate::projection::chaining`] (whose [`ChainDecomposition`] this module reuses
-//! for chains and increments), but built by dp-geometry's
-//! [`MultiscaleDecomposition`] with [`Metric::LInf`] and `Δ = 1` (answer vectors lie in
+//! for chains and increments), but in the metric of dp-geometry's
+//! [`MultiscaleDecomposition`] with [`Metric::LInf`] and `Δ = 1` (computed in closed form
+//! by [`linf_marginal_decomposition`]) (answer vectors lie in
 //! `[0, 1]^m`), `k = ⌈log₂(2/α)⌉` levels: `𝒳 ⊂ 𝒳^(1) + … + 𝒳^(k) + (α/2)B_∞`.
 //!
 //! **For marginal workloads the decomposition is trivial beyond level 1.** Answer vectors
@@ -45,7 +46,9 @@
 use std::time::Instant;
 
 use dp_core::{DiscreteGaussian, ExponentialMechanism, PrivacyLoss};
-use dp_geometry::{Metric, MultiscaleDecomposition, Parallelism, PointSet};
+#[cfg(doc)]
+use dp_geometry::Metric;
+use dp_geometry::{MultiscaleDecomposition, PointSet};
 use dp_queries::{Dataset, MarginalPoints, MarginalWorkload, Universe};
 use rand::CryptoRng;
 
@@ -62,6 +65,61 @@ use dp_core::Neighbouring;
 /// It bounds the change of every level count under replace-one (module docs).
 pub fn level_sensitivity(j: usize) -> u64 {
     if j == 0 { 1 } else { 2 }
+}
+
+/// The `ℓ∞` decomposition (`Δ = 1`, `k` levels) of a marginal workload's universe in
+/// closed form, equal to dp-geometry's greedy [`MultiscaleDecomposition`] with
+/// [`Metric::LInf`] (tested against it): answer vectors have 0/1 entries, so two records are
+/// at distance 0 if they agree on every attribute some marginal uses and at distance 1
+/// otherwise. The greedy scan in index order therefore keeps the first record of each
+/// class in `S_1`, maps every record to it, and finds nothing new at finer scales
+/// (`S_j = S_1`). Costs `O(|𝒳|)` instead of the generic `O(|𝒳|·|S|·m)`.
+pub fn linf_marginal_decomposition(
+    universe: &Universe,
+    workload: &MarginalWorkload,
+    levels: usize,
+) -> Result<ChainDecomposition> {
+    if levels == 0 || levels > 64 {
+        return Err(crate::MechanismError::InvalidParameter {
+            name: "levels",
+            value: levels.to_string(),
+            reason: "must be in 1..=64".into(),
+        });
+    }
+    let mut used: Vec<usize> = workload
+        .marginals()
+        .iter()
+        .flat_map(|m| m.attrs().iter().copied())
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    let mut first: std::collections::HashMap<Vec<u32>, usize> = std::collections::HashMap::new();
+    let mut centers = Vec::new();
+    let mut map = Vec::with_capacity(universe.len());
+    for x in 0..universe.len() {
+        let r = universe.record(x)?;
+        let key: Vec<u32> = used.iter().map(|&a| r[a]).collect();
+        let rep = *first.entry(key).or_insert_with(|| {
+            centers.push(x);
+            x
+        });
+        map.push(rep);
+    }
+    let mut scale = 1.0;
+    let levels = (0..levels)
+        .map(|_| {
+            scale *= 0.5;
+            ChainLevel {
+                scale,
+                centers: centers.clone(),
+                map: map.clone(),
+            }
+        })
+        .collect();
+    Ok(ChainDecomposition {
+        radius: 1.0,
+        levels,
+    })
 }
 
 /// The public plan of a release: the decomposition and, per level, `None` if trivial or
@@ -175,30 +233,11 @@ impl ChainingWorstCase {
         workload: &MarginalWorkload,
         n: usize,
     ) -> Result<WorstCasePlan> {
-        let points = MarginalPoints::new(universe, workload)?;
         let alpha = self
             .alpha
             .unwrap_or_else(|| projection_error_bound(universe.len(), n, self.budget.rho));
         let k = MultiscaleDecomposition::levels_for_alpha(alpha.min(0.999_999))?;
-        let ms = MultiscaleDecomposition::with_radius(
-            &points,
-            1.0,
-            k,
-            Metric::LInf,
-            Parallelism::Rayon,
-        )?;
-        let decomposition = ChainDecomposition {
-            radius: ms.radius(),
-            levels: ms
-                .levels()
-                .iter()
-                .map(|l| ChainLevel {
-                    scale: l.scale,
-                    centers: l.centers.clone(),
-                    map: l.map.clone(),
-                })
-                .collect(),
-        };
+        let decomposition = linf_marginal_decomposition(universe, workload, k)?;
         let nontrivial = (0..k).filter(|&j| decomposition.is_nontrivial(j)).count();
         let rho_j = self.budget.rho / nontrivial.max(1) as f64;
         let levels = (0..k)

@@ -24,6 +24,7 @@ pub mod universe_mw;
 
 pub use chaining_worst_case::{
     ChainingWorstCase, ChainingWorstCaseParams, WorstCasePlan, level_sensitivity,
+    linf_marginal_decomposition,
 };
 pub use dualquery::{
     DualQuery, DualQueryConfig, DualQueryOutput, DualQueryParams, OracleChoice, TheoryParameters,
