@@ -39,6 +39,12 @@ enum Cmd {
         #[arg(long, conflicts_with = "quick")]
         iterative_scaling: bool,
     },
+    /// Re-draw the PNG figures from the result files of `bench` (projection family).
+    Figures {
+        /// Where the JSON lines are and the PNGs go (default target/dpqr-bench).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// fmt, clippy, layer check and tests.
     Ci,
     /// Check the workspace's layering.
@@ -185,6 +191,13 @@ fn main() -> Result<()> {
             out,
             iterative_scaling,
         } => bench(quick, out, iterative_scaling),
+        Cmd::Figures { out } => {
+            let out = out.unwrap_or_else(|| root().join("target").join("dpqr-bench"));
+            for fig in dp_bench::experiments_projection::figures_from_results(&out)? {
+                println!("figure: {}", fig.display());
+            }
+            Ok(())
+        }
         Cmd::Ci => ci(),
         Cmd::Layers => {
             println!("{}", layers::check(&root())?);
