@@ -110,6 +110,10 @@ struct DataArgs {
     /// A bundled dataset instead of --data/--domain (see `dpqr datasets`).
     #[arg(long)]
     dataset: Option<String>,
+    /// Keep only these attributes (comma-separated names, in this order) before the
+    /// workload is built, e.g. the adult7 subset of the projection bench.
+    #[arg(long, value_delimiter = ',')]
+    attributes: Option<Vec<String>>,
 }
 
 impl DataArgs {
@@ -128,12 +132,21 @@ impl DataArgs {
     }
 
     fn load(&self) -> Result<Dataset> {
-        match (&self.data, &self.domain, &self.dataset) {
-            (Some(csv), Some(dom), None) => Ok(Dataset::load_csv(csv, dom)?),
-            (None, None, Some(name)) => datasets::bundled(name)?.load(),
-            _ => Err(BenchError::Usage(
-                "give --data FILE.csv --domain FILE.json, or --dataset NAME".into(),
-            )),
+        let data = match (&self.data, &self.domain, &self.dataset) {
+            (Some(csv), Some(dom), None) => Dataset::load_csv(csv, dom)?,
+            (None, None, Some(name)) => datasets::bundled(name)?.load()?,
+            _ => {
+                return Err(BenchError::Usage(
+                    "give --data FILE.csv --domain FILE.json, or --dataset NAME".into(),
+                ));
+            }
+        };
+        match &self.attributes {
+            None => Ok(data),
+            Some(names) => {
+                let names: Vec<&str> = names.iter().map(|n| n.trim()).collect();
+                Ok(data.select_attributes(&names)?)
+            }
         }
     }
 }
