@@ -11,6 +11,7 @@
 //! | [`iterative`] | multiplicative weights, Iterative Construction, MWEM, DualQuery (seeds 001, 003) |
 //! | [`mechanism`] | the [`Mechanism`] trait |
 //! | [`release`] | [`Release`], [`PrivacyCertificate`], [`Diagnostics`] |
+//! | [`calibration`] | sensitivity + privacy parameter → noise scale (one place, rounded up) |
 //! | [`sensitivity`] | Δ₁ and Δ₂ of workloads under each neighbouring relation |
 //! | [`perturbation`] | the Gaussian and Laplace answer-perturbation baselines |
 //! | [`postprocess`] | privacy-free post-processing (simplex projection of tables) |
@@ -21,6 +22,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod calibration;
 pub mod error;
 pub mod iterative;
 pub mod mechanism;

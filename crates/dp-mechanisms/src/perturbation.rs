@@ -126,7 +126,7 @@ impl GaussianMechanism {
 
     /// σ² of the discrete Gaussian count noise for `sensitivity`: Δ₂²/(2ρ), rounded up.
     pub fn sigma2(&self, sensitivity: &CountSensitivity) -> f64 {
-        (sensitivity.l2_squared as f64 / (2.0 * self.rho)).next_up()
+        crate::calibration::gaussian_sigma2(sensitivity.l2_squared as f64, self.rho)
     }
 }
 
@@ -248,7 +248,7 @@ impl LaplaceMechanism {
 
     /// Scale t of the discrete Laplace count noise for `sensitivity`: Δ₁/ε, rounded up.
     pub fn scale(&self, sensitivity: &CountSensitivity) -> f64 {
-        (sensitivity.l1 as f64 / self.epsilon).next_up()
+        crate::calibration::laplace_scale(sensitivity.l1 as f64, self.epsilon)
     }
 }
 

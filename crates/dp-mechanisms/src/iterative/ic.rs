@@ -276,9 +276,10 @@ pub fn iterative_construction<U: DatabaseUpdate, Dz: Distinguisher, R: Rng + Cry
     dua: &mut U,
     rng: &mut R,
 ) -> Result<(U::State, IcTrace)> {
-    let lap = DiscreteLaplace::new(
-        (counting_query_sensitivity(Neighbouring::ReplaceOne) as f64 / epsilon0).next_up(),
-    )?;
+    let lap = DiscreteLaplace::new(crate::calibration::laplace_scale(
+        counting_query_sensitivity(Neighbouring::ReplaceOne) as f64,
+        epsilon0,
+    ))?;
     let mut state = dua.initial()?;
     let mut trace = IcTrace::default();
     for _ in 0..rounds {

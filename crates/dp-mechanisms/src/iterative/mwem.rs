@@ -109,7 +109,7 @@ impl MwemPlan {
             // ε₁²/8 = ρ/(2T) ⇒ ε₁ = √(8ρ/(2T)) = 2√(ρ/T) (rounded down).
             let select_epsilon = (8.0 * rho_round).sqrt().next_down() * ds;
             // Δ²/(2σ²) = ρ/(2T) ⇒ σ² = Δ²T/ρ (rounded up).
-            let sigma2 = (d1 * d1 / (2.0 * rho_round)).next_up();
+            let sigma2 = crate::calibration::gaussian_sigma2(d1 * d1, rho_round);
             Ok(MwemPlan {
                 rounds,
                 select_epsilon,
@@ -125,7 +125,7 @@ impl MwemPlan {
                     rounds,
                     select_epsilon: e,
                     measurement: MwemMeasurement::Laplace {
-                        scale: (d1 * 2.0 * t / epsilon).next_up(),
+                        scale: crate::calibration::laplace_scale(d1, e),
                     },
                     loss: budget,
                     approx_equivalent: None,

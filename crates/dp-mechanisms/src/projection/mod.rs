@@ -155,7 +155,7 @@ impl ZcdpBudget {
 /// σ² of discrete Gaussian count noise for ρ-zCDP at ℓ2 sensitivity `sensitivity`:
 /// Δ₂²/(2ρ), rounded up.
 pub fn sigma2_for(sensitivity: &CountSensitivity, rho: f64) -> f64 {
-    (sensitivity.l2_squared as f64 / (2.0 * rho)).next_up()
+    crate::calibration::gaussian_sigma2(sensitivity.l2_squared as f64, rho)
 }
 
 /// Checks the data against the workload and enumerates the universe (capped): everything
