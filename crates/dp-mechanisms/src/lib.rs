@@ -39,7 +39,10 @@ pub use iterative::{
     IterativeConstruction, Mwem, MwemParams,
 };
 pub use mechanism::Mechanism;
-pub use perturbation::{GaussianMechanism, GaussianParams, LaplaceMechanism, LaplaceParams};
+pub use perturbation::{
+    GaussianMechanism, GaussianNoise, GaussianParams, LaplaceMechanism, LaplaceNoise,
+    LaplaceParams, PerturbationParams,
+};
 pub use postprocess::PostProcessing;
 pub use projection::{
     ChainingMechanism, ChainingParams, CoarseProjectionMechanism, CoarseProjectionParams,

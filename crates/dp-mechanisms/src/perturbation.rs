@@ -31,27 +31,46 @@ use rand::CryptoRng;
 use rayon::prelude::*;
 use std::time::Instant;
 
-/// Parameters of the Gaussian answer-perturbation baseline, before validation (linfa's
-/// `ParamGuard` habit: [`GaussianParams::check`] turns them into a usable mechanism).
+/// Parameters of an answer-perturbation baseline, before validation (linfa's `ParamGuard`
+/// habit: `check()` turns them into a usable mechanism). The noise family is the type
+/// parameter: use the aliases [`GaussianParams`] and [`LaplaceParams`].
 #[derive(Clone, Debug, PartialEq)]
-pub struct GaussianParams {
-    /// The budget: `Zcdp { rho }`, or `Approx { epsilon, delta }` which is converted to the
-    /// largest ρ whose tight (ε, δ) conversion stays within it. Pure ε is refused: Gaussian
-    /// noise cannot give pure DP.
+pub struct PerturbationParams<Noise> {
+    /// The budget. Gaussian: `Zcdp { rho }`, or `Approx { epsilon, delta }` converted to the
+    /// largest ρ whose tight (ε, δ) conversion stays within it (pure ε is refused: Gaussian
+    /// noise cannot give pure DP). Laplace: `Pure { epsilon }` only.
     pub budget: PrivacyLoss,
     /// Neighbouring relation (default replace-one with public n).
     pub neighbouring: Neighbouring,
     /// Optional post-processing of the noisy answers (default none).
     pub post_processing: PostProcessing,
+    noise: std::marker::PhantomData<Noise>,
 }
 
-impl GaussianParams {
+/// Marker: discrete Gaussian noise (ρ-zCDP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GaussianNoise;
+
+/// Marker: discrete Laplace noise (pure ε-DP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaplaceNoise;
+
+/// Parameters of the Gaussian baseline; [`GaussianParams::check`] gives a
+/// [`GaussianMechanism`].
+pub type GaussianParams = PerturbationParams<GaussianNoise>;
+
+/// Parameters of the Laplace baseline; [`LaplaceParams::check`] gives a
+/// [`LaplaceMechanism`].
+pub type LaplaceParams = PerturbationParams<LaplaceNoise>;
+
+impl<Noise> PerturbationParams<Noise> {
     /// Parameters with default neighbouring (replace-one) and no post-processing.
     pub fn new(budget: PrivacyLoss) -> Self {
-        GaussianParams {
+        PerturbationParams {
             budget,
             neighbouring: Neighbouring::ReplaceOne,
             post_processing: PostProcessing::None,
+            noise: std::marker::PhantomData,
         }
     }
 
@@ -66,7 +85,9 @@ impl GaussianParams {
         self.post_processing = post;
         self
     }
+}
 
+impl GaussianParams {
     /// Validate the parameters and derive ρ.
     pub fn check(&self) -> Result<GaussianMechanism> {
         let (rho, delta) = match self.budget {
@@ -177,39 +198,7 @@ impl Mechanism for GaussianMechanism {
     }
 }
 
-/// Parameters of the Laplace answer-perturbation baseline, before validation.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LaplaceParams {
-    /// The budget; must be `Pure { epsilon }` with ε > 0.
-    pub budget: PrivacyLoss,
-    /// Neighbouring relation (default replace-one with public n).
-    pub neighbouring: Neighbouring,
-    /// Optional post-processing of the noisy answers (default none).
-    pub post_processing: PostProcessing,
-}
-
 impl LaplaceParams {
-    /// Parameters with default neighbouring (replace-one) and no post-processing.
-    pub fn new(budget: PrivacyLoss) -> Self {
-        LaplaceParams {
-            budget,
-            neighbouring: Neighbouring::ReplaceOne,
-            post_processing: PostProcessing::None,
-        }
-    }
-
-    /// Set the neighbouring relation.
-    pub fn neighbouring(mut self, neighbouring: Neighbouring) -> Self {
-        self.neighbouring = neighbouring;
-        self
-    }
-
-    /// Set the post-processing.
-    pub fn post_processing(mut self, post: PostProcessing) -> Self {
-        self.post_processing = post;
-        self
-    }
-
     /// Validate the parameters.
     pub fn check(&self) -> Result<LaplaceMechanism> {
         match self.budget {
