@@ -18,7 +18,6 @@
 //! Under add/remove `n` is private, so answers are divided by the mean of the noisy table
 //! totals (post-processing of released counts), never by the true `n`.
 
-use crate::noise_stats::CountNoise;
 use crate::postprocess::{self, PostProcessing};
 use crate::sensitivity::{CountSensitivity, marginal_count_sensitivity};
 use crate::{
@@ -179,7 +178,6 @@ impl Mechanism for GaussianMechanism {
         let sampler = DiscreteGaussian::new(sigma2)?;
         // all checks done: draw the noise
         add_noise_in_parallel(&mut counts, rng, |chunk, r| sampler.add_noise(chunk, r))?;
-        let noise = CountNoise::DiscreteGaussian { sigma2 };
         finish(
             self.certificate(),
             self.neighbouring,
@@ -187,12 +185,12 @@ impl Mechanism for GaussianMechanism {
             workload,
             data.n(),
             &counts,
-            NoiseDescription {
-                distribution: NoiseDistribution::DiscreteGaussian,
-                parameter: sigma2,
-                sensitivity: sensitivity.l2(),
-                answer_std: noise.variance().sqrt() / data.n() as f64,
-            },
+            NoiseDescription::new(
+                NoiseDistribution::DiscreteGaussian,
+                sigma2,
+                sensitivity.l2(),
+                data.n(),
+            ),
             start,
         )
     }
@@ -269,7 +267,6 @@ impl Mechanism for LaplaceMechanism {
         let scale = self.scale(&sensitivity);
         let sampler = DiscreteLaplace::new(scale)?;
         add_noise_in_parallel(&mut counts, rng, |chunk, r| sampler.add_noise(chunk, r))?;
-        let noise = CountNoise::DiscreteLaplace { scale };
         finish(
             self.certificate(),
             self.neighbouring,
@@ -277,12 +274,12 @@ impl Mechanism for LaplaceMechanism {
             workload,
             data.n(),
             &counts,
-            NoiseDescription {
-                distribution: NoiseDistribution::DiscreteLaplace,
-                parameter: scale,
-                sensitivity: sensitivity.l1 as f64,
-                answer_std: noise.variance().sqrt() / data.n() as f64,
-            },
+            NoiseDescription::new(
+                NoiseDistribution::DiscreteLaplace,
+                scale,
+                sensitivity.l1 as f64,
+                data.n(),
+            ),
             start,
         )
     }

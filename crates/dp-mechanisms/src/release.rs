@@ -88,6 +88,25 @@ pub struct NoiseDescription {
 }
 
 impl NoiseDescription {
+    /// Describe `distribution` with `parameter` calibrated to `sensitivity`, on answers
+    /// normalised by `n`; the per-answer standard deviation is derived from the exact
+    /// variance of the distribution.
+    pub fn new(
+        distribution: NoiseDistribution,
+        parameter: f64,
+        sensitivity: f64,
+        n: usize,
+    ) -> Self {
+        let mut d = NoiseDescription {
+            distribution,
+            parameter,
+            sensitivity,
+            answer_std: 0.0,
+        };
+        d.answer_std = d.model().variance().sqrt() / n as f64;
+        d
+    }
+
     /// The noise model, for exact moments and predicted error quantiles.
     pub fn model(&self) -> crate::noise_stats::CountNoise {
         use crate::noise_stats::CountNoise;

@@ -45,7 +45,6 @@ pub mod points;
 pub use chaining::{ChainingMechanism, ChainingParams};
 pub use coarse::{CoarseProjectionMechanism, CoarseProjectionParams};
 
-use crate::noise_stats::CountNoise;
 use crate::sensitivity::{CountSensitivity, marginal_count_sensitivity};
 use crate::{
     Diagnostics, GaussianParams, Mechanism, MechanismError, NoiseDescription, NoiseDistribution,
@@ -246,17 +245,12 @@ impl NoisyCounts {
 
     /// The description recorded in diagnostics.
     pub fn description(&self) -> NoiseDescription {
-        NoiseDescription {
-            distribution: NoiseDistribution::DiscreteGaussian,
-            parameter: self.sigma2,
-            sensitivity: self.sensitivity.l2(),
-            answer_std: CountNoise::DiscreteGaussian {
-                sigma2: self.sigma2,
-            }
-            .variance()
-            .sqrt()
-                / self.n as f64,
-        }
+        NoiseDescription::new(
+            NoiseDistribution::DiscreteGaussian,
+            self.sigma2,
+            self.sensitivity.l2(),
+            self.n,
+        )
     }
 }
 
