@@ -24,7 +24,7 @@ use dp_mechanisms::iterative::{
 };
 use dp_mechanisms::{DualQueryParams, GaussianParams, IcParams, Mechanism, MwemParams};
 use dp_queries::{
-    BitColumns, ConjunctionWorkload, Domain, ErrorReport, MarginalWorkload, QueryKind,
+    BitColumns, ConjunctionWorkload, Dataset, Domain, ErrorReport, MarginalWorkload, QueryKind,
 };
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
@@ -56,6 +56,48 @@ pub struct IterativeRecord {
     pub max_error: f64,
     /// Seconds (mechanism only; query evaluation excluded as in the paper).
     pub seconds: f64,
+}
+
+/// One ε of a mechanism comparison on a marginal workload: every mechanism releases with a
+/// clone of the same seeded stream and yields one record.
+struct MarginalComparison<'a> {
+    experiment: &'static str,
+    data: &'a Dataset,
+    workload: &'a MarginalWorkload,
+    truth: &'a [f64],
+    epsilon: f64,
+    rng: rand_chacha::ChaCha20Rng,
+}
+
+impl MarginalComparison<'_> {
+    fn record(
+        &self,
+        mechs: Vec<(&str, Box<dyn Mechanism>, f64, String)>,
+        out: &mut Vec<IterativeRecord>,
+        on: &mut dyn FnMut(&IterativeRecord),
+    ) -> Result<()> {
+        for (name, mech, delta, params) in mechs {
+            let rel = mech.release(self.data, self.workload, &mut self.rng.clone())?;
+            let rep = ErrorReport::compute(self.workload, &rel.answers, self.truth)?;
+            let r = IterativeRecord {
+                experiment: self.experiment.into(),
+                method: name.into(),
+                d: self.data.domain().len(),
+                n: self.data.n(),
+                queries: self.workload.num_queries(),
+                epsilon: self.epsilon,
+                delta,
+                params: format!("{params} {}", rel.diagnostics.notes.join("; ")),
+                repeat: 0,
+                mean_error: rep.mean_abs,
+                max_error: rep.max_abs,
+                seconds: rel.diagnostics.wall_seconds,
+            };
+            on(&r);
+            out.push(r);
+        }
+        Ok(())
+    }
 }
 
 fn errors(truth: &[f64], got: &[f64]) -> (f64, f64) {
@@ -315,26 +357,15 @@ pub fn run_iterative(
                 String::new(),
             ),
         ];
-        for (name, mech, delta, params) in mechs {
-            let rel = mech.release(&subset, &workload, &mut stream_rng(11, i as u64))?;
-            let rep = ErrorReport::compute(&workload, &rel.answers, &truth)?;
-            let r = IterativeRecord {
-                experiment: "mwem-vs-dq".into(),
-                method: name.into(),
-                d: subset.domain().len(),
-                n: subset.n(),
-                queries: workload.num_queries(),
-                epsilon: e,
-                delta,
-                params: format!("{params} {}", rel.diagnostics.notes.join("; ")),
-                repeat: 0,
-                mean_error: rep.mean_abs,
-                max_error: rep.max_abs,
-                seconds: rel.diagnostics.wall_seconds,
-            };
-            on(&r);
-            out.push(r);
-        }
+        let run = MarginalComparison {
+            experiment: "mwem-vs-dq",
+            data: &subset,
+            workload: &workload,
+            truth: &truth,
+            epsilon: e,
+            rng: stream_rng(11, i as u64),
+        };
+        run.record(mechs, &mut out, on)?;
     }
     if scale == Scale::Full {
         run_scaling(&mut out, on)?;
@@ -429,26 +460,15 @@ pub fn run_scaling(
                 String::new(),
             ),
         ];
-        for (name, mech, delta, params) in mechs {
-            let rel = mech.release(&subset, &workload, &mut stream_rng(17, i as u64))?;
-            let rep = ErrorReport::compute(&workload, &rel.answers, &truth)?;
-            let r = IterativeRecord {
-                experiment: "mwem-vs-dq-10k".into(),
-                method: name.into(),
-                d: subset.domain().len(),
-                n: subset.n(),
-                queries: workload.num_queries(),
-                epsilon: e,
-                delta,
-                params: format!("{params} {}", rel.diagnostics.notes.join("; ")),
-                repeat: 0,
-                mean_error: rep.mean_abs,
-                max_error: rep.max_abs,
-                seconds: rel.diagnostics.wall_seconds,
-            };
-            on(&r);
-            out.push(r);
-        }
+        let run = MarginalComparison {
+            experiment: "mwem-vs-dq-10k",
+            data: &subset,
+            workload: &workload,
+            truth: &truth,
+            epsilon: e,
+            rng: stream_rng(17, i as u64),
+        };
+        run.record(mechs, out, on)?;
     }
 
     // Fig. 3: number of queries, adult one-hot.
