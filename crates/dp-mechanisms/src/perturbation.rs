@@ -304,8 +304,9 @@ fn add_noise_in_parallel(
     Ok(())
 }
 
-/// Check the data against the workload and count every cell exactly, as `i64`.
-fn exact_counts(data: &Dataset, workload: &MarginalWorkload) -> Result<Vec<i64>> {
+/// The checks every mechanism makes before drawing noise: the data is over the workload's
+/// domain and has at least one record.
+pub(crate) fn check_data(data: &Dataset, workload: &MarginalWorkload) -> Result<()> {
     if data.domain() != workload.domain() {
         return Err(MechanismError::Data {
             reason: "the dataset's domain is not the workload's domain".into(),
@@ -316,6 +317,12 @@ fn exact_counts(data: &Dataset, workload: &MarginalWorkload) -> Result<Vec<i64>>
             reason: "the dataset has no records".into(),
         });
     }
+    Ok(())
+}
+
+/// Check the data against the workload and count every cell exactly, as `i64`.
+fn exact_counts(data: &Dataset, workload: &MarginalWorkload) -> Result<Vec<i64>> {
+    check_data(data, workload)?;
     workload
         .count_all(data)?
         .into_iter()

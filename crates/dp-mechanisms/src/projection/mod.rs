@@ -164,16 +164,7 @@ pub(crate) fn prepare(
     workload: &MarginalWorkload,
     settings: &ProjectionSettings,
 ) -> Result<Universe> {
-    if data.domain() != workload.domain() {
-        return Err(MechanismError::Data {
-            reason: "the dataset's domain is not the workload's domain".into(),
-        });
-    }
-    if data.n() == 0 {
-        return Err(MechanismError::Data {
-            reason: "the dataset has no records".into(),
-        });
-    }
+    crate::perturbation::check_data(data, workload)?;
     Ok(Universe::new(data.domain(), settings.max_universe)?)
 }
 
