@@ -39,7 +39,8 @@ enum Cmd {
         #[arg(long, conflicts_with = "quick")]
         iterative_scaling: bool,
     },
-    /// Re-draw the PNG figures from the result files of `bench` (projection family).
+    /// Re-draw the PNG figures from the result files of `bench` (projection and iterative
+    /// families).
     Figures {
         /// Where the JSON lines are and the PNGs go (default target/dpqr-bench).
         #[arg(long)]
@@ -123,7 +124,7 @@ fn bench(quick: bool, out: Option<PathBuf>, iterative_scaling: bool) -> Result<(
 /// the scaling experiments.
 fn bench_iterative(quick: Option<bool>, out: &Path) -> Result<()> {
     use dp_bench::experiments_iterative::{
-        Scale, format_iterative_table, run_iterative, write_plot_data,
+        Scale, format_iterative_table, run_iterative, write_iterative_figures, write_plot_data,
     };
     let (scale, name) = match quick {
         Some(true) => (Scale::Quick, "iterative-quick.jsonl"),
@@ -148,6 +149,10 @@ fn bench_iterative(quick: Option<bool>, out: &Path) -> Result<()> {
         return Err(e.context(format!("writing {}", path.display())));
     }
     write_plot_data(&records, out)?;
+    let stem = name.trim_end_matches(".jsonl");
+    for fig in write_iterative_figures(stem, &records, out)? {
+        println!("figure: {}", fig.display());
+    }
     println!("== iterative family (seed 003 §7 scaled down) ==");
     print!("{}", format_iterative_table(&records));
     println!("results: {}\n", path.display());
@@ -193,7 +198,9 @@ fn main() -> Result<()> {
         } => bench(quick, out, iterative_scaling),
         Cmd::Figures { out } => {
             let out = out.unwrap_or_else(|| root().join("target").join("dpqr-bench"));
-            for fig in dp_bench::experiments_projection::figures_from_results(&out)? {
+            let projection = dp_bench::experiments_projection::figures_from_results(&out)?;
+            let iterative = dp_bench::experiments_iterative::iterative_figures_from_results(&out)?;
+            for fig in projection.into_iter().chain(iterative) {
                 println!("figure: {}", fig.display());
             }
             Ok(())

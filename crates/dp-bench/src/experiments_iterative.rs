@@ -588,6 +588,155 @@ pub fn write_plot_data(records: &[IterativeRecord], dir: &std::path::Path) -> Re
     Ok(())
 }
 
+/// The x axis of an experiment's plots: `(label, value of a record, logarithmic)`.
+type PlotAxis = (&'static str, fn(&IterativeRecord) -> f64, bool);
+
+fn plot_axis(experiment: &str) -> Option<PlotAxis> {
+    Some(match experiment {
+        "dq-adult" | "mwem-vs-dq" | "mwem-vs-dq-10k" => ("ε", |r| r.epsilon, false),
+        "dq-synthetic" | "dq-dims" => ("d (binary attributes)", |r| r.d as f64, true),
+        "dq-queries" => ("number of queries", |r| r.queries as f64, true),
+        _ => return None,
+    })
+}
+
+/// PNG plots of the iterative records under `out`, one set per experiment present
+/// (`<name>-<experiment>-mean.png`, `-max.png`: mean / max absolute error against ε, d or
+/// the number of queries, mean over repeats, logarithmic error axis; for `dq-queries` and
+/// `dq-dims` also `-seconds.png`, DualQuery's time). The data-independent baselines
+/// (`zeros`, `uniform`) have no ε; they are drawn as flat lines at their value (the largest
+/// query set's value in `dq-queries`, where they are computed once). Returns the files
+/// written.
+pub fn write_iterative_figures(
+    name: &str,
+    records: &[IterativeRecord],
+    out: &std::path::Path,
+) -> Result<Vec<std::path::PathBuf>> {
+    let mut written = Vec::new();
+    for (file, plot) in iterative_plots(name, records) {
+        let path = out.join(file);
+        plot.write(&path, 800, 560)?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// The plots of [`write_iterative_figures`] with their file names.
+fn iterative_plots(
+    name: &str,
+    records: &[IterativeRecord],
+) -> Vec<(String, crate::plots::LinePlot)> {
+    use crate::plots::{LinePlot, Series};
+    let mut experiments: Vec<&str> = Vec::new();
+    for r in records {
+        if !experiments.contains(&r.experiment.as_str()) {
+            experiments.push(&r.experiment);
+        }
+    }
+    let mut plots_out = Vec::new();
+    for exp in experiments {
+        let Some((x_label, x_of, log_x)) = plot_axis(exp) else {
+            continue;
+        };
+        let rows: Vec<&IterativeRecord> = records.iter().filter(|r| r.experiment == exp).collect();
+        let is_baseline = |r: &IterativeRecord| r.method == "zeros" || r.method == "uniform";
+        let mut xs: Vec<f64> = rows
+            .iter()
+            .filter(|r| !is_baseline(r))
+            .map(|r| x_of(r))
+            .collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        // baselines without an ε (or computed once) become one point per plotted x
+        let flat = exp != "dq-synthetic" && exp != "dq-dims";
+        let mut expanded: Vec<IterativeRecord> = Vec::new();
+        for r in &rows {
+            if is_baseline(r) && flat {
+                for &x in &xs {
+                    let mut copy = (*r).clone();
+                    match exp {
+                        "dq-queries" => copy.queries = x as usize,
+                        _ => copy.epsilon = x,
+                    }
+                    expanded.push(copy);
+                }
+            } else {
+                expanded.push((*r).clone());
+            }
+        }
+        let n = rows.first().map(|r| r.n).unwrap_or(0);
+        let title = format!("seed 003 §7 replication: {exp} (n = {n})");
+        let mut plots = vec![
+            ("mean", "mean absolute error", {
+                Series::grouped_means(
+                    &expanded,
+                    |r| Some(r.method.clone()),
+                    x_of,
+                    |r| r.mean_error,
+                )
+            }),
+            ("max", "max absolute error", {
+                Series::grouped_means(&expanded, |r| Some(r.method.clone()), x_of, |r| r.max_error)
+            }),
+        ];
+        if exp == "dq-queries" || exp == "dq-dims" {
+            plots.push(("seconds", "DualQuery seconds (mechanism only)", {
+                Series::grouped_means(
+                    &expanded,
+                    |r| (r.method == "dualquery").then(|| r.method.clone()),
+                    x_of,
+                    |r| r.seconds,
+                )
+            }));
+        }
+        for (suffix, y_label, series) in plots {
+            let plot = LinePlot {
+                title: title.clone(),
+                x_label: x_label.into(),
+                y_label: y_label.into(),
+                log_x,
+                log_y: true,
+                series,
+            };
+            plots_out.push((format!("{name}-{exp}-{suffix}.png"), plot));
+        }
+    }
+    plots_out
+}
+
+/// Reads every `iterative*.jsonl` in `out` (as written by `cargo xtask bench`) and draws
+/// each file's plots there with [`write_iterative_figures`], named after the file
+/// (`iterative-quick.jsonl` → `iterative-quick-<experiment>-mean.png`, …). Lines that are
+/// not records are skipped. Returns the files written.
+pub fn iterative_figures_from_results(out: &std::path::Path) -> Result<Vec<std::path::PathBuf>> {
+    let dir = std::fs::read_dir(out).map_err(crate::io_error(out))?;
+    let mut files: Vec<std::path::PathBuf> = dir
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "jsonl")
+                && p.file_name()
+                    .and_then(|f| f.to_str())
+                    .is_some_and(|f| f.starts_with("iterative"))
+        })
+        .collect();
+    files.sort();
+    let mut written = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).map_err(crate::io_error(&path))?;
+        let records: Vec<IterativeRecord> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("iterative")
+            .to_string();
+        written.extend(write_iterative_figures(&name, &records, out)?);
+    }
+    Ok(written)
+}
+
 /// A text table of iterative records.
 pub fn format_iterative_table(records: &[IterativeRecord]) -> String {
     let mut s = format!(
@@ -609,4 +758,77 @@ pub fn format_iterative_table(records: &[IterativeRecord]) -> String {
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(exp: &str, method: &str, epsilon: f64, repeat: u64, mean: f64) -> IterativeRecord {
+        IterativeRecord {
+            experiment: exp.into(),
+            method: method.into(),
+            d: 3,
+            n: 10,
+            queries: 7,
+            epsilon,
+            delta: 0.0,
+            params: String::new(),
+            repeat,
+            mean_error: mean,
+            max_error: 2.0 * mean,
+            seconds: 1.0,
+        }
+    }
+
+    #[test]
+    fn figures_average_repeats_and_draw_baselines_flat() {
+        let dir = std::env::temp_dir().join(format!("dpqr-iter-figs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let records = vec![
+            record("dq-adult", "zeros", 0.0, 0, 0.5),
+            record("dq-adult", "dualquery", 1.0, 0, 0.1),
+            record("dq-adult", "dualquery", 1.0, 1, 0.3),
+            record("dq-adult", "dualquery", 5.0, 0, 0.05),
+            record("not-an-experiment", "dualquery", 1.0, 0, 0.1),
+        ];
+        let lines: String = records
+            .iter()
+            .map(|r| serde_json::to_string(r).unwrap() + "\n")
+            .collect();
+        std::fs::write(dir.join("iterative-test.jsonl"), lines + "garbage\n").unwrap();
+        let written = iterative_figures_from_results(&dir).unwrap();
+        let names: Vec<String> = written
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "iterative-test-dq-adult-mean.png",
+                "iterative-test-dq-adult-max.png"
+            ]
+        );
+        for p in &written {
+            assert_eq!(&std::fs::read(p).unwrap()[1..4], b"PNG");
+        }
+        std::fs::remove_dir_all(&dir).ok();
+
+        // the values plotted, by hand: dualquery mean over repeats at ε = 1 is
+        // (0.1 + 0.3)/2 = 0.2, at ε = 5 it is 0.05; the zeros baseline is flat at 0.5
+        let plots = iterative_plots("x", &records);
+        let (_, mean) = &plots[0];
+        let by_label = |l: &str| {
+            mean.series
+                .iter()
+                .find(|s| s.label == l)
+                .map(|s| s.points.clone())
+                .unwrap()
+        };
+        let dq = by_label("dualquery");
+        assert_eq!(dq.len(), 2);
+        assert!((dq[0].1 - 0.2).abs() < 1e-15 && dq[0].0 == 1.0);
+        assert_eq!(dq[1], (5.0, 0.05));
+        assert_eq!(by_label("zeros"), vec![(1.0, 0.5), (5.0, 0.5)]);
+    }
 }

@@ -583,39 +583,12 @@ fn rmse_series(
     keep: impl Fn(&ProjectionRecord) -> bool,
     key: impl Fn(&ProjectionRecord) -> f64,
 ) -> Vec<crate::plots::Series> {
-    let mut mechanisms: Vec<&str> = Vec::new();
-    for r in records {
-        if !mechanisms.contains(&r.mechanism.as_str()) {
-            mechanisms.push(&r.mechanism);
-        }
-    }
-    mechanisms
-        .into_iter()
-        .map(|m| {
-            let mut xs: Vec<f64> = Vec::new();
-            for r in records.iter().filter(|r| r.mechanism == m && keep(r)) {
-                if !xs.contains(&key(r)) {
-                    xs.push(key(r));
-                }
-            }
-            xs.sort_by(f64::total_cmp);
-            let points = xs
-                .into_iter()
-                .map(|x| {
-                    let v: Vec<f64> = records
-                        .iter()
-                        .filter(|r| r.mechanism == m && keep(r) && key(r) == x)
-                        .map(|r| r.error.rmse)
-                        .collect();
-                    (x, v.iter().sum::<f64>() / v.len().max(1) as f64)
-                })
-                .collect();
-            crate::plots::Series {
-                label: m.to_string(),
-                points,
-            }
-        })
-        .collect()
+    crate::plots::Series::grouped_means(
+        records,
+        |r| keep(r).then(|| r.mechanism.clone()),
+        key,
+        |r| r.error.rmse,
+    )
 }
 
 /// PNG plots of one experiment's records under `out`: `<name>-err-vs-eps.png` (RMSE vs ε at

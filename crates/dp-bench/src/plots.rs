@@ -39,6 +39,54 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
+impl Series {
+    /// One series per group, in order of first appearance: for each distinct x of a group
+    /// the mean of `y` over its items with that x (e.g. the mean over repeats), sorted by x.
+    /// Items whose `group` is `None` are left out.
+    pub fn grouped_means<T>(
+        items: &[T],
+        group: impl Fn(&T) -> Option<String>,
+        x: impl Fn(&T) -> f64,
+        y: impl Fn(&T) -> f64,
+    ) -> Vec<Series> {
+        // per group: (x, sum of y, count) for each distinct x
+        type Sums = Vec<(f64, f64, usize)>;
+        let mut groups: Vec<(String, Sums)> = Vec::new();
+        for item in items {
+            let Some(g) = group(item) else { continue };
+            let k = match groups.iter().position(|(name, _)| *name == g) {
+                Some(k) => k,
+                None => {
+                    groups.push((g, Vec::new()));
+                    groups.len() - 1
+                }
+            };
+            let (xi, yi) = (x(item), y(item));
+            let sums = &mut groups[k].1;
+            match sums.iter_mut().find(|(sx, _, _)| *sx == xi) {
+                Some(slot) => {
+                    slot.1 += yi;
+                    slot.2 += 1;
+                }
+                None => sums.push((xi, yi, 1)),
+            }
+        }
+        groups
+            .into_iter()
+            .map(|(label, mut sums)| {
+                sums.sort_by(|a, b| a.0.total_cmp(&b.0));
+                Series {
+                    label,
+                    points: sums
+                        .into_iter()
+                        .map(|(x, total, count)| (x, total / count as f64))
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+}
+
 /// A line plot with a legend.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinePlot {
@@ -176,6 +224,29 @@ impl LinePlot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grouped_means_average_repeats_per_x_and_sort() {
+        // (group, x, y): the means are computed by hand
+        let items = [
+            ("a", 2.0, 1.0),
+            ("b", 1.0, 5.0),
+            ("a", 1.0, 4.0),
+            ("a", 2.0, 3.0),
+            ("skip", 1.0, 9.0),
+        ];
+        let series = Series::grouped_means(
+            &items,
+            |t| (t.0 != "skip").then(|| t.0.to_string()),
+            |t| t.1,
+            |t| t.2,
+        );
+        assert_eq!(series.len(), 2);
+        assert_eq!(series[0].label, "a");
+        assert_eq!(series[0].points, vec![(1.0, 4.0), (2.0, 2.0)]);
+        assert_eq!(series[1].label, "b");
+        assert_eq!(series[1].points, vec![(1.0, 5.0)]);
+    }
 
     #[test]
     fn writes_png_and_svg_and_refuses_empty() {
