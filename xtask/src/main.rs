@@ -1,8 +1,9 @@
 //! `cargo xtask`: project automation (run through the alias in `.cargo/config.toml`, which
 //! builds in release mode).
 //!
-//! * `cargo xtask bench [--quick]`: run the benchmark grids, print tables, write JSON lines
-//!   under `target/dpqr-bench/`.
+//! * `cargo xtask bench [--quick] [--only FAMILY]`: run the benchmark grids (baselines,
+//!   iterative, iterative-scaling — full grid only —, projection), print tables, write JSON
+//!   lines and PNG figures under `target/dpqr-bench/`.
 //! * `cargo xtask ci`: the layer check, `cargo fmt --check`, clippy with `-D warnings`, and
 //!   the test suite — what `.ci/run` runs.
 //! * `cargo xtask layers`: only the layer check.
@@ -36,8 +37,12 @@ enum Cmd {
         out: Option<PathBuf>,
         /// Only the iterative family's seed 003 §7 scaling experiments (part of the full
         /// grid): number of queries, dimension, MWEM vs DualQuery on ≈ 10 000 queries.
-        #[arg(long, conflicts_with = "quick")]
+        /// Same as `--only iterative-scaling`.
+        #[arg(long, conflicts_with_all = ["quick", "only"])]
         iterative_scaling: bool,
+        /// Run one family's grid only (at the `--quick` or full scale).
+        #[arg(long, value_enum)]
+        only: Option<Family>,
     },
     /// Re-draw the PNG figures from the result files of `bench` (projection and iterative
     /// families).
@@ -52,6 +57,19 @@ enum Cmd {
     Layers,
 }
 
+/// The bench's parts, for `--only`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Family {
+    /// Gaussian / Laplace baselines against their predicted errors.
+    Baselines,
+    /// MWEM, IC-MW, DualQuery (seed 003 §7 scaled down; without the scaling runs).
+    Iterative,
+    /// The seed 003 §7 scaling runs (not affected by `--quick`).
+    IterativeScaling,
+    /// Projection, coarse projection, chaining with packing lower bounds (seed 004).
+    Projection,
+}
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -59,12 +77,28 @@ fn root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-fn bench(quick: bool, out: Option<PathBuf>, iterative_scaling: bool) -> Result<()> {
+fn bench(quick: bool, out: Option<PathBuf>, only: Option<Family>) -> Result<()> {
     let out = out.unwrap_or_else(|| root().join("target").join("dpqr-bench"));
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    if iterative_scaling {
-        return bench_iterative(None, &out);
+    let runs = |f: Family| only.is_none_or(|o| o == f);
+    if runs(Family::Baselines) {
+        bench_baselines(quick, &out)?;
     }
+    if runs(Family::Iterative) {
+        bench_iterative(Some(quick), &out)?;
+    }
+    if runs(Family::IterativeScaling) && (!quick || only.is_some()) {
+        bench_iterative(None, &out)?;
+    }
+    if runs(Family::Projection) {
+        // The projection family (seed 004) with packing lower bounds.
+        dp_bench::experiments_projection::run_and_report(quick, &out)?;
+    }
+    Ok(())
+}
+
+/// The Gaussian / Laplace baselines with their predicted max-error ranges.
+fn bench_baselines(quick: bool, out: &Path) -> Result<()> {
     let experiments = if quick {
         vec![BaselineExperiment::quick()]
     } else {
@@ -114,9 +148,6 @@ fn bench(quick: bool, out: Option<PathBuf>, iterative_scaling: bool) -> Result<(
         );
         println!("results: {}\n", path.display());
     }
-    bench_iterative(Some(quick), &out)?;
-    // The projection family (seed 004) with packing lower bounds.
-    dp_bench::experiments_projection::run_and_report(quick, &out)?;
     Ok(())
 }
 
@@ -195,7 +226,16 @@ fn main() -> Result<()> {
             quick,
             out,
             iterative_scaling,
-        } => bench(quick, out, iterative_scaling),
+            only,
+        } => bench(
+            quick,
+            out,
+            if iterative_scaling {
+                Some(Family::IterativeScaling)
+            } else {
+                only
+            },
+        ),
         Cmd::Figures { out } => {
             let out = out.unwrap_or_else(|| root().join("target").join("dpqr-bench"));
             let projection = dp_bench::experiments_projection::figures_from_results(&out)?;
