@@ -43,6 +43,14 @@ pub trait AtomicBody: LinearOracle {
     fn atom_scores(&self, c: &[f64], out: &mut [f64], par: Parallelism);
     /// `out += scale · a_atom`.
     fn add_atom_scaled(&self, atom: usize, scale: f64, out: &mut [f64]);
+    /// `⟨c, a_atom⟩` for one atom (`c.len() == dim()`). The default writes the atom into a
+    /// scratch vector (`O(dim)`, allocates); hulls of point sets override it with
+    /// [`PointSet::inner`]. Used by the minimum-norm-point solver for Gram entries.
+    fn atom_inner(&self, atom: usize, c: &[f64]) -> f64 {
+        let mut a = vec![0.0; c.len()];
+        self.add_atom_scaled(atom, 1.0, &mut a);
+        dot(&a, c)
+    }
     /// `out += Σ_a weights[a] · a_a` (`weights.len() == num_atoms()`), the adjoint of
     /// [`AtomicBody::atom_scores`]. The default adds the atoms of non-zero weight one by one.
     fn add_atoms_weighted(&self, weights: &[f64], out: &mut [f64], par: Parallelism) {
@@ -139,6 +147,9 @@ impl<P: PointSet> AtomicBody for ConvexHull<P> {
     fn add_atom_scaled(&self, atom: usize, scale: f64, out: &mut [f64]) {
         self.points.add_scaled(atom, scale, out)
     }
+    fn atom_inner(&self, atom: usize, c: &[f64]) -> f64 {
+        self.points.inner(atom, c)
+    }
     fn add_atoms_weighted(&self, weights: &[f64], out: &mut [f64], par: Parallelism) {
         self.points.add_weighted(weights, out, par)
     }
@@ -208,6 +219,14 @@ impl<P: PointSet> AtomicBody for SymmetricHull<P> {
             self.points.add_scaled(atom, scale, out)
         } else {
             self.points.add_scaled(atom - n, -scale, out)
+        }
+    }
+    fn atom_inner(&self, atom: usize, c: &[f64]) -> f64 {
+        let n = self.points.len();
+        if atom < n {
+            self.points.inner(atom, c)
+        } else {
+            -self.points.inner(atom - n, c)
         }
     }
 }

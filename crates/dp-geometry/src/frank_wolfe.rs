@@ -42,8 +42,11 @@
 //!   directions has the larger gap (Guélat–Marcotte; Lacoste-Julien–Jaggi 2015).
 //! - [`FrankWolfeVariant::Pairwise`]: moves weight from the away atom to the Frank–Wolfe
 //!   atom, `d = s − a`, `γ ≤ α_a`.
+//! - [`FrankWolfeVariant::MinNormPoint`]: Wolfe's minimum-norm-point algorithm, fully
+//!   corrective (exact minimization over the hull of the active atoms after each oracle
+//!   call; [`crate::min_norm_point`]).
 //!
-//! Away-step and pairwise keep an *active set* of atoms with convex weights and converge
+//! Away-step, pairwise and min-norm-point keep an *active set* of atoms with convex weights and converge
 //! linearly on polytopes; they need an [`AtomicBody`] (hulls of point sets). Every variant
 //! on an atomic body returns the convex weights of the iterate, so a projection onto the
 //! hull of a set of records is a weighted synthetic dataset.
@@ -70,6 +73,12 @@ pub enum FrankWolfeVariant {
     /// the convex weights of the atoms, certified by the same duality gap (needs atoms and
     /// benefits from a fast [`AtomicBody::add_atoms_weighted`]; see [`crate::accelerated`]).
     Accelerated,
+    /// Wolfe's minimum-norm-point algorithm (Wolfe 1976, "Finding the nearest point in a
+    /// polytope"): fully corrective — after each oracle call the objective is minimized
+    /// exactly over the hull of the active atoms (affinely independent, at most `dim + 1`),
+    /// through an incrementally updated Cholesky factor of their Gram matrix. Needs atoms;
+    /// see [`crate::min_norm_point`].
+    MinNormPoint,
 }
 
 /// How a solve ended. Reaching the iteration cap is a status, not an error.
@@ -333,7 +342,7 @@ pub fn frank_wolfe_project<O: LinearOracle + ?Sized>(
     validate_target(dim, y)?;
     if settings.variant != FrankWolfeVariant::Classic {
         return Err(GeometryError::InvalidSettings(
-            "away-step, pairwise and accelerated variants need an atomic body: use frank_wolfe_project_atoms"
+            "away-step, pairwise, accelerated and min-norm-point variants need an atomic body: use frank_wolfe_project_atoms"
                 .into(),
         ));
     }
@@ -454,8 +463,14 @@ pub fn frank_wolfe_project_atoms<B: AtomicBody + ?Sized>(
     if n == 0 {
         return Err(GeometryError::Empty("the body has no atoms"));
     }
-    if settings.variant == FrankWolfeVariant::Accelerated {
-        return crate::accelerated::accelerated_project_atoms(body, y, &w, settings);
+    match settings.variant {
+        FrankWolfeVariant::Accelerated => {
+            return crate::accelerated::accelerated_project_atoms(body, y, &w, settings);
+        }
+        FrankWolfeVariant::MinNormPoint => {
+            return crate::min_norm_point::min_norm_point_project_atoms(body, y, &w, settings);
+        }
+        _ => {}
     }
     let par = settings.parallelism;
     let mut scores = vec![0.0; n];

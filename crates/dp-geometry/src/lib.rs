@@ -8,6 +8,7 @@
 //! | [`points`] | [`PointSet`]: finite point sets known through inner products; [`DensePoints`], [`SubsetPoints`], [`BlockOneHotPoints`] | — |
 //! | [`bodies`] | [`LinearOracle`] / [`AtomicBody`]: convex bodies behind a linear-optimization oracle; [`ConvexHull`], [`SymmetricHull`], [`Ball`] | seed 000 §3 |
 //! | [`accelerated`] | accelerated projected gradient on the convex weights (FISTA, restarts), same gap certificate | Beck–Teboulle 2009 |
+//! | [`min_norm_point`] | Wolfe's minimum-norm-point algorithm (fully corrective; incremental Cholesky of the active set's Gram matrix), same settings and gap certificate | Wolfe 1976 |
 //! | [`frank_wolfe`] | Frank–Wolfe projection (classic, away-step, pairwise) with duality-gap certificates | seed 000 §3, seed 004 Lemma 2.2 |
 //! | [`gaussian`] | Box–Muller normals; [`gaussian_mean_width`] | seed 004 §2.2 |
 //! | [`covers`] | [`Metric`], [`maximal_separated_subset`], [`nearest_point_map`] | seed 004 §2.4, Lemma 2.7 |
@@ -26,6 +27,7 @@ pub mod error;
 pub mod frank_wolfe;
 pub mod gaussian;
 pub mod jl;
+pub mod min_norm_point;
 pub mod multiscale;
 pub mod parallel;
 pub mod points;

@@ -21,11 +21,12 @@ fn settings(variant: FrankWolfeVariant, tol: f64, max_iterations: usize) -> Fran
     }
 }
 
-const VARIANTS: [FrankWolfeVariant; 4] = [
+const VARIANTS: [FrankWolfeVariant; 5] = [
     FrankWolfeVariant::Classic,
     FrankWolfeVariant::AwayStep,
     FrankWolfeVariant::Pairwise,
     FrankWolfeVariant::Accelerated,
+    FrankWolfeVariant::MinNormPoint,
 ];
 
 /// A random instance: `n` points in `[-1,1]^dim`, a target `y` with N(0, 2²)-ish entries

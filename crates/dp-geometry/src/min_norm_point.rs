@@ -1,0 +1,574 @@
+//! Projection onto a polytope `conv{a_0, …, a_{N−1}}` by Wolfe's minimum-norm-point
+//! algorithm ([`crate::FrankWolfeVariant::MinNormPoint`]; P. Wolfe, "Finding the nearest
+//! point in a polytope", Math. Programming 11 (1976) 128–149), a *fully corrective*
+//! Frank–Wolfe method: after every oracle call the objective is minimized exactly over the
+//! convex hull of the active atoms.
+//!
+//! In translated coordinates `q_i = a_i − y` the problem is the minimum `W`-norm point of
+//! `conv{q_i}`. The algorithm keeps a *corral* `S` of affinely independent atoms with convex
+//! weights `α > 0`, and the iterate `x = Σ_{i∈S} α_i a_i` (dense, recomputed from the
+//! weights, never accumulated).
+//!
+//! * **Major cycle.** One oracle call `j = argmax_a ⟨W(y − x), a⟩`
+//!   ([`AtomicBody::atom_scores`]); the Frank–Wolfe gap `2⟨W(y − x), a_j − x⟩` is the same
+//!   certificate with the same relative stopping rule (`gap ≤ tol · f(v_0)`) as the other
+//!   variants (see [`crate::frank_wolfe`]). Otherwise `j` joins the corral.
+//! * **Minor cycles.** The affine minimizer of the corral, `β = argmin{‖Σ β_i q_i‖²_W :
+//!   Σ β_i = 1}`, solves `(s·eeᵀ + QᵀWQ) μ = e`, `β = μ / Σμ` (for any `s > 0` the matrix is
+//!   positive definite iff the corral is affinely independent; `s = f(v_0)` keeps its two
+//!   terms on the same scale). If `β > 0` then `α ← β` and the major cycle ends; otherwise
+//!   `α` moves towards `β` until the first weight hits 0
+//!   (`θ = min_{β_i ≤ 0} α_i / (α_i − β_i)`), those atoms leave the corral, and the cycle
+//!   repeats (at most `|S|` times).
+//!
+//! The Cholesky factor of `s·eeᵀ + QᵀWQ` is updated in `O(|S|²)`: a new atom appends a row
+//! (one forward substitution), a leaving atom deletes its row and restores the triangle by
+//! Givens rotations. The Gram row of a new atom `j` costs one dense `W(a_j − y)` plus
+//! `|S|` calls of [`AtomicBody::atom_inner`] (`O(#tables)` each for marginal points). Each
+//! solve takes one step of iterative refinement against the stored matrix, and the factor
+//! is recomputed from that matrix when the residual grows or every [`REFACTOR_EVERY`]
+//! updates.
+//!
+//! Exact arithmetic never adds an atom twice or an affinely dependent one (the new atom is
+//! strictly on the far side of the hyperplane through `x` orthogonal to `x − y`). In floating
+//! point either can happen once the gap is at the round-off floor: the solve then stops
+//! with [`SolveStatus::Stalled`], and the reported gap belongs to the returned point, as
+//! always.
+
+use crate::bodies::{AtomicBody, argmax};
+use crate::error::{GeometryError, Result, check_finite};
+use crate::frank_wolfe::{FrankWolfeResult, FrankWolfeSettings, SolveStatus};
+use crate::points::dot;
+
+/// Factor updates (appended or deleted atoms) between recomputations of the Cholesky factor
+/// from the stored matrix.
+pub const REFACTOR_EVERY: usize = 1024;
+
+/// An atom is refused as affinely dependent on the corral when its pivot² in the Cholesky
+/// factor is at most this fraction of its diagonal entry (`k·ε_mach` is the round-off level
+/// of the pivot for a corral of `k ≤ ~4 000` atoms).
+pub const PIVOT_TOLERANCE: f64 = 1e-12;
+
+/// Residual `‖e − Aμ‖_∞` (the right side is all ones) above which the factor is recomputed.
+const RESIDUAL_TOLERANCE: f64 = 1e-8;
+
+/// A symmetric positive definite matrix `A` (lower triangle, row `i` holding `A[i][0..=i]`)
+/// together with its Cholesky factor `L` (`A = LLᵀ`, same layout, positive diagonal), with
+/// `O(k²)` appending of a row/column and deletion of one.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CholeskyFactor {
+    a: Vec<Vec<f64>>,
+    l: Vec<Vec<f64>>,
+}
+
+impl CholeskyFactor {
+    /// The order `k` of the matrix.
+    pub(crate) fn len(&self) -> usize {
+        self.l.len()
+    }
+
+    /// The factor `L` (row `i` has `i + 1` entries).
+    #[cfg(test)]
+    pub(crate) fn factor(&self) -> &[Vec<f64>] {
+        &self.l
+    }
+
+    /// The stored matrix `A` (lower triangle, row `i` has `i + 1` entries).
+    #[cfg(test)]
+    pub(crate) fn matrix(&self) -> &[Vec<f64>] {
+        &self.a
+    }
+
+    /// Appends the row `row = (A[k][0], …, A[k][k])`. Returns `false` and changes nothing
+    /// when the new pivot² is not above `rel_tol · A[k][k]` (numerically singular).
+    pub(crate) fn push(&mut self, row: Vec<f64>, rel_tol: f64) -> bool {
+        let k = self.len();
+        debug_assert_eq!(row.len(), k + 1);
+        let Some(l_row) = self.new_row(&row, rel_tol) else {
+            return false;
+        };
+        self.l.push(l_row);
+        self.a.push(row);
+        true
+    }
+
+    fn new_row(&self, row: &[f64], rel_tol: f64) -> Option<Vec<f64>> {
+        let k = self.len();
+        let mut l_row = Vec::with_capacity(k + 1);
+        for i in 0..k {
+            let s = row[i] - dot(&self.l[i][..i], &l_row[..i]);
+            l_row.push(s / self.l[i][i]);
+        }
+        let pivot2 = row[k] - dot(&l_row, &l_row);
+        if !(pivot2 > rel_tol * row[k] && pivot2.is_finite()) {
+            return None;
+        }
+        l_row.push(pivot2.sqrt());
+        Some(l_row)
+    }
+
+    /// Deletes row and column `r` of `A` and updates `L` by Givens rotations.
+    pub(crate) fn remove(&mut self, r: usize) {
+        self.a.remove(r);
+        for row in self.a.iter_mut().skip(r) {
+            row.remove(r);
+        }
+        // Without its row r, L is lower triangular plus one superdiagonal from column r on;
+        // rotating columns (j, j+1) zeroes entry (j, j+1) and keeps L·Lᵀ.
+        self.l.remove(r);
+        let k = self.l.len();
+        for j in r..k {
+            let (a, b) = (self.l[j][j], self.l[j][j + 1]);
+            let h = a.hypot(b);
+            let (c, s) = if h > 0.0 { (a / h, b / h) } else { (1.0, 0.0) };
+            for i in j..k {
+                let (x, z) = (self.l[i][j], self.l[i][j + 1]);
+                self.l[i][j] = c * x + s * z;
+                self.l[i][j + 1] = c * z - s * x;
+            }
+            self.l[j].truncate(j + 1);
+        }
+    }
+
+    /// Recomputes `L` from the stored `A`; `false` (factor unusable) if `A` is not
+    /// numerically positive definite.
+    pub(crate) fn refactor(&mut self, rel_tol: f64) -> bool {
+        let rows = std::mem::take(&mut self.a);
+        self.l.clear();
+        let mut ok = true;
+        for row in &rows {
+            match self.new_row(row, rel_tol) {
+                Some(l_row) => self.l.push(l_row),
+                None => {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        self.a = rows;
+        ok
+    }
+
+    /// Solves `A x = b` in place with the factor.
+    fn solve_in_place(&self, x: &mut [f64]) {
+        let k = self.len();
+        for i in 0..k {
+            x[i] = (x[i] - dot(&self.l[i][..i], &x[..i])) / self.l[i][i];
+        }
+        for i in (0..k).rev() {
+            x[i] /= self.l[i][i];
+            let xi = x[i];
+            for (xj, lij) in x[..i].iter_mut().zip(&self.l[i][..i]) {
+                *xj -= lij * xi;
+            }
+        }
+    }
+
+    /// `out = A x` from the stored lower triangle.
+    fn mul(&self, x: &[f64], out: &mut [f64]) {
+        out.fill(0.0);
+        for (i, row) in self.a.iter().enumerate() {
+            let mut acc = row[i] * x[i];
+            for (j, &aij) in row[..i].iter().enumerate() {
+                acc += aij * x[j];
+                out[j] += aij * x[i];
+            }
+            out[i] += acc;
+        }
+    }
+
+    /// Solves `A μ = e` (all ones) with one step of iterative refinement; returns `μ` and
+    /// the residual `‖e − Aμ‖_∞` of the unrefined solve.
+    pub(crate) fn solve_ones(&self) -> (Vec<f64>, f64) {
+        let k = self.len();
+        let mut mu = vec![1.0; k];
+        self.solve_in_place(&mut mu);
+        let mut r = vec![0.0; k];
+        self.mul(&mu, &mut r);
+        let mut worst: f64 = 0.0;
+        for ri in &mut r {
+            *ri = 1.0 - *ri;
+            worst = worst.max(ri.abs());
+        }
+        self.solve_in_place(&mut r);
+        for (m, d) in mu.iter_mut().zip(&r) {
+            *m += d;
+        }
+        (mu, if worst.is_nan() { f64::INFINITY } else { worst })
+    }
+}
+
+fn wdist(v: &[f64], y: &[f64], w: &[f64]) -> f64 {
+    v.iter()
+        .zip(y)
+        .zip(w)
+        .map(|((a, b), wk)| wk * (a - b) * (a - b))
+        .sum()
+}
+
+/// The corral: atoms, their convex weights and the factored matrix `s·eeᵀ + QᵀWQ`.
+struct Corral {
+    atoms: Vec<usize>,
+    alpha: Vec<f64>,
+    member: Vec<bool>,
+    chol: CholeskyFactor,
+    updates: usize,
+}
+
+impl Corral {
+    fn remove(&mut self, pos: usize) {
+        self.member[self.atoms[pos]] = false;
+        self.atoms.remove(pos);
+        self.alpha.remove(pos);
+        self.chol.remove(pos);
+        self.updates += 1;
+    }
+}
+
+/// The solver behind [`crate::frank_wolfe_project_atoms`] with
+/// [`crate::FrankWolfeVariant::MinNormPoint`]; `w` are the validated norm weights and `y`
+/// the validated target. `iterations` counts major cycles (atoms added), `oracle_calls` the
+/// calls of `atom_scores`.
+pub(crate) fn min_norm_point_project_atoms<B: AtomicBody + ?Sized>(
+    body: &B,
+    y: &[f64],
+    w: &[f64],
+    settings: &FrankWolfeSettings,
+) -> Result<FrankWolfeResult> {
+    let dim = body.dim();
+    let n = body.num_atoms();
+    let par = settings.parallelism;
+    let mut scores = vec![0.0; n];
+    let mut c: Vec<f64> = y.iter().zip(w).map(|(yk, wk)| wk * yk).collect();
+    check_finite(&c, "weighted target W·y")?;
+    body.atom_scores(&c, &mut scores, par);
+    let mut oracle_calls = 1;
+    let start = argmax(&scores).ok_or(GeometryError::Empty("the body has no atoms"))?;
+    let mut x = vec![0.0; dim];
+    body.add_atom_scaled(start, 1.0, &mut x);
+    let f0 = wdist(&x, y, w);
+    let threshold = settings.relative_gap_tolerance * f0;
+    // weight of the eeᵀ term: any s > 0 gives the same β; f(v_0) = ‖q_start‖²_W is on the
+    // scale of the Gram entries
+    let s = if f0 > 0.0 { f0 } else { 1.0 };
+    let mut q = vec![0.0; dim];
+    let mut wq = vec![0.0; dim];
+    // Row of s·eeᵀ + QᵀWQ for atom j against the corral, diagonal last.
+    let mut gram_row = |atoms: &[usize], j: usize| -> Vec<f64> {
+        q.fill(0.0);
+        body.add_atom_scaled(j, 1.0, &mut q);
+        for k in 0..dim {
+            q[k] -= y[k];
+            wq[k] = w[k] * q[k];
+        }
+        let y_wq = dot(y, &wq);
+        let mut row: Vec<f64> = atoms
+            .iter()
+            .map(|&i| s + (body.atom_inner(i, &wq) - y_wq))
+            .collect();
+        row.push(s + dot(&q, &wq));
+        row
+    };
+
+    let mut corral = Corral {
+        atoms: vec![start],
+        alpha: vec![1.0],
+        member: vec![false; n],
+        chol: CholeskyFactor::default(),
+        updates: 0,
+    };
+    corral.member[start] = true;
+    if !corral.chol.push(gram_row(&[], start), 0.0) {
+        return Err(GeometryError::Oracle(
+            "non-finite atom coordinates (overflow?)".into(),
+        ));
+    }
+
+    let mut iterations = 0;
+    let mut gap;
+    let status = 'major: loop {
+        x.fill(0.0);
+        for (&a, &al) in corral.atoms.iter().zip(&corral.alpha) {
+            body.add_atom_scaled(a, al, &mut x);
+        }
+        for k in 0..dim {
+            c[k] = w[k] * (y[k] - x[k]);
+        }
+        body.atom_scores(&c, &mut scores, par);
+        oracle_calls += 1;
+        let j = argmax(&scores).unwrap_or(start);
+        let g = 2.0 * (scores[j] - dot(&c, &x));
+        if !g.is_finite() {
+            return Err(GeometryError::Oracle(
+                "non-finite atom scores (overflow?)".into(),
+            ));
+        }
+        gap = g.max(0.0);
+        if f0 == 0.0 || gap <= threshold {
+            break SolveStatus::Converged;
+        }
+        if iterations >= settings.max_iterations {
+            break SolveStatus::MaxIterations;
+        }
+        // j in the corral: x is already the minimizer over the corral's hull, so a positive
+        // gap towards one of its atoms is round-off
+        if corral.member[j] {
+            break SolveStatus::Stalled;
+        }
+        let row = gram_row(&corral.atoms, j);
+        if !corral.chol.push(row.clone(), PIVOT_TOLERANCE) {
+            // numerically affinely dependent: retry once on a fresh factor
+            if !(corral.chol.refactor(0.0) && corral.chol.push(row, PIVOT_TOLERANCE)) {
+                break SolveStatus::Stalled;
+            }
+        }
+        corral.updates += 1;
+        corral.atoms.push(j);
+        corral.alpha.push(0.0);
+        corral.member[j] = true;
+        iterations += 1;
+
+        // Minor cycles.
+        let mut first = true;
+        loop {
+            if corral.updates >= REFACTOR_EVERY {
+                if !corral.chol.refactor(0.0) {
+                    break 'major SolveStatus::Stalled;
+                }
+                corral.updates = 0;
+            }
+            let (mut mu, residual) = corral.chol.solve_ones();
+            if residual > RESIDUAL_TOLERANCE {
+                if !corral.chol.refactor(0.0) {
+                    break 'major SolveStatus::Stalled;
+                }
+                corral.updates = 0;
+                mu = corral.chol.solve_ones().0;
+            }
+            let total: f64 = mu.iter().sum();
+            if !(total.is_finite() && total > 0.0) {
+                break 'major SolveStatus::Stalled;
+            }
+            let beta: Vec<f64> = mu.iter().map(|m| m / total).collect();
+            if beta.iter().all(|&b| b > 0.0) {
+                corral.alpha = beta;
+                break;
+            }
+            // Move α towards β until the first weight reaches 0.
+            let mut theta = f64::INFINITY;
+            let mut hit = 0;
+            for (i, (&al, &be)) in corral.alpha.iter().zip(&beta).enumerate() {
+                if be <= 0.0 {
+                    let t = al / (al - be);
+                    if t < theta {
+                        theta = t;
+                        hit = i;
+                    }
+                }
+            }
+            let newest = corral.atoms.len() - 1;
+            if first && hit == newest && theta <= 0.0 {
+                // the new atom would leave at once: no progress possible in floating point
+                corral.remove(newest);
+                break 'major SolveStatus::Stalled;
+            }
+            first = false;
+            for (al, &be) in corral.alpha.iter_mut().zip(&beta) {
+                *al += theta * (be - *al);
+            }
+            corral.alpha[hit] = 0.0;
+            // (the heaviest atom always stays, so the corral never empties by round-off)
+            let keep = argmax(&corral.alpha).unwrap_or(0);
+            for pos in (0..corral.atoms.len()).rev() {
+                if corral.alpha[pos] <= 0.0 && pos != keep {
+                    corral.remove(pos);
+                }
+            }
+            let sum: f64 = corral.alpha.iter().sum();
+            corral.alpha.iter_mut().for_each(|a| *a /= sum);
+        }
+    };
+    if status == SolveStatus::Stalled {
+        // the weights may have moved since the last gap: certify the returned point
+        x.fill(0.0);
+        for (&a, &al) in corral.atoms.iter().zip(&corral.alpha) {
+            body.add_atom_scaled(a, al, &mut x);
+        }
+        for k in 0..dim {
+            c[k] = w[k] * (y[k] - x[k]);
+        }
+        body.atom_scores(&c, &mut scores, par);
+        oracle_calls += 1;
+        let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        gap = (2.0 * (best - dot(&c, &x))).max(0.0);
+    }
+    let mut atoms: Vec<(usize, f64)> = corral
+        .atoms
+        .iter()
+        .copied()
+        .zip(corral.alpha.iter().copied())
+        .filter(|&(_, a)| a > 0.0)
+        .collect();
+    atoms.sort_by_key(|&(a, _)| a);
+    Ok(FrankWolfeResult {
+        objective: wdist(&x, y, w),
+        point: x,
+        atoms,
+        gap,
+        iterations,
+        oracle_calls,
+        status,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CholeskyFactor;
+    use rand::{RngExt, SeedableRng};
+    use rand_chacha::ChaCha20Rng;
+
+    /// A random SPD matrix `BBᵀ + I` of order `k` (full, row-major).
+    fn random_spd(rng: &mut ChaCha20Rng, k: usize) -> Vec<Vec<f64>> {
+        let b: Vec<Vec<f64>> = (0..k)
+            .map(|_| (0..k).map(|_| rng.random_range(-1.0..1.0)).collect())
+            .collect();
+        (0..k)
+            .map(|i| {
+                (0..k)
+                    .map(|j| {
+                        let bb: f64 = (0..k).map(|t| b[i][t] * b[j][t]).sum();
+                        bb + if i == j { 1.0 } else { 0.0 }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn lower(full: &[Vec<f64>]) -> Vec<Vec<f64>> {
+        full.iter()
+            .enumerate()
+            .map(|(i, r)| r[..=i].to_vec())
+            .collect()
+    }
+
+    /// max |(LLᵀ)_{ij} − A_{ij}| over the lower triangle, and that L is lower triangular
+    /// with a positive diagonal.
+    fn reconstruction_error(f: &CholeskyFactor, full: &[Vec<f64>]) -> f64 {
+        let l = f.factor();
+        assert_eq!(l.len(), full.len());
+        let mut worst: f64 = 0.0;
+        for i in 0..l.len() {
+            assert_eq!(l[i].len(), i + 1);
+            assert!(l[i][i] > 0.0);
+            for j in 0..=i {
+                let llt: f64 = (0..=j).map(|t| l[i][t] * l[j][t]).sum();
+                worst = worst.max((llt - full[i][j]).abs());
+            }
+        }
+        worst
+    }
+
+    /// Reference Cholesky factor (textbook row-by-row, from scratch).
+    fn reference_cholesky(full: &[Vec<f64>]) -> Vec<Vec<f64>> {
+        let k = full.len();
+        let mut l = vec![vec![0.0; k]; k];
+        for i in 0..k {
+            for j in 0..=i {
+                let s: f64 = (0..j).map(|t| l[i][t] * l[j][t]).sum();
+                if i == j {
+                    l[i][i] = (full[i][i] - s).sqrt();
+                } else {
+                    l[i][j] = (full[i][j] - s) / l[j][j];
+                }
+            }
+        }
+        l
+    }
+
+    /// max |L_{ij} − L_ref_{ij}| over the lower triangle.
+    fn factor_difference(f: &CholeskyFactor, l_ref: &[Vec<f64>]) -> f64 {
+        f.factor()
+            .iter()
+            .zip(l_ref)
+            .flat_map(|(row, ref_row)| row.iter().zip(ref_row).map(|(a, b)| (a - b).abs()))
+            .fold(0.0, f64::max)
+    }
+
+    #[test]
+    fn append_and_delete_match_a_fresh_factorisation() {
+        let mut rng = ChaCha20Rng::seed_from_u64(7);
+        for k in [1usize, 2, 5, 12] {
+            let full = random_spd(&mut rng, k);
+            let mut f = CholeskyFactor::default();
+            for row in lower(&full) {
+                assert!(f.push(row, 1e-12));
+            }
+            assert!(reconstruction_error(&f, &full) < 1e-12 * k as f64);
+            // the factor is unique: equal to the from-scratch one
+            assert!(factor_difference(&f, &reference_cholesky(&full)) < 1e-10);
+            // delete rows/columns one by one at random positions
+            let mut current = full.clone();
+            while current.len() > 1 {
+                let r = rng.random_range(0..current.len());
+                f.remove(r);
+                current.remove(r);
+                for row in &mut current {
+                    row.remove(r);
+                }
+                assert_eq!(f.matrix(), lower(&current).as_slice());
+                assert!(reconstruction_error(&f, &current) < 1e-11 * k as f64);
+                assert!(factor_difference(&f, &reference_cholesky(&current)) < 1e-9);
+            }
+        }
+    }
+
+    #[test]
+    fn interleaved_updates_solve_and_refactor() {
+        let mut rng = ChaCha20Rng::seed_from_u64(11);
+        let big = random_spd(&mut rng, 14);
+        // keep a list of which original indices are in, append/delete at random
+        let mut idx: Vec<usize> = Vec::new();
+        let mut f = CholeskyFactor::default();
+        for step in 0..60 {
+            let add = idx.len() < 2 || (idx.len() < big.len() && rng.random_range(0..3) > 0);
+            if add {
+                let next = (0..big.len()).find(|i| !idx.contains(i)).unwrap();
+                let mut row: Vec<f64> = idx.iter().map(|&i| big[next][i]).collect();
+                row.push(big[next][next]);
+                assert!(f.push(row, 1e-12));
+                idx.push(next);
+            } else {
+                let r = rng.random_range(0..idx.len());
+                idx.remove(r);
+                f.remove(r);
+            }
+            let sub: Vec<Vec<f64>> = idx
+                .iter()
+                .map(|&i| idx.iter().map(|&j| big[i][j]).collect())
+                .collect();
+            assert!(reconstruction_error(&f, &sub) < 1e-10, "step {step}");
+            // A μ = e
+            let (mu, _) = f.solve_ones();
+            for row in &sub {
+                let am: f64 = row.iter().zip(&mu).map(|(a, m)| a * m).sum();
+                assert!((am - 1.0).abs() < 1e-10);
+            }
+            if step % 7 == 0 {
+                assert!(f.refactor(0.0));
+                assert!(reconstruction_error(&f, &sub) < 1e-10);
+            }
+        }
+    }
+
+    #[test]
+    fn singular_rows_are_refused() {
+        // A = [[1, 1], [1, 1]] is singular: the second row must be refused
+        let mut f = CholeskyFactor::default();
+        assert!(f.push(vec![1.0], 1e-12));
+        assert!(!f.push(vec![1.0, 1.0], 1e-12));
+        assert_eq!(f.len(), 1);
+        assert!(!f.push(vec![1.0, f64::NAN], 1e-12));
+        assert!(f.push(vec![1.0, 2.0], 1e-12));
+        assert!((f.factor()[1][1] - 1.0).abs() < 1e-15);
+    }
+}
