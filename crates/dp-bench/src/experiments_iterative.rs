@@ -714,29 +714,8 @@ fn iterative_plots(
 /// (`iterative-quick.jsonl` → `iterative-quick-<experiment>-mean.png`, …). Lines that are
 /// not records are skipped. Returns the files written.
 pub fn iterative_figures_from_results(out: &std::path::Path) -> Result<Vec<std::path::PathBuf>> {
-    let dir = std::fs::read_dir(out).map_err(crate::io_error(out))?;
-    let mut files: Vec<std::path::PathBuf> = dir
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.extension().is_some_and(|e| e == "jsonl")
-                && p.file_name()
-                    .and_then(|f| f.to_str())
-                    .is_some_and(|f| f.starts_with("iterative"))
-        })
-        .collect();
-    files.sort();
     let mut written = Vec::new();
-    for path in files {
-        let text = std::fs::read_to_string(&path).map_err(crate::io_error(&path))?;
-        let records: Vec<IterativeRecord> = text
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
-        let name = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("iterative")
-            .to_string();
+    for (name, records) in crate::plots::read_result_files::<IterativeRecord>(out, "iterative")? {
         written.extend(write_iterative_figures(&name, &records, out)?);
     }
     Ok(written)

@@ -649,28 +649,8 @@ pub fn write_projection_figures(
 /// `cargo xtask figures`). Returns the files written.
 pub fn figures_from_results(out: &std::path::Path) -> Result<Vec<std::path::PathBuf>> {
     let mut written = Vec::new();
-    let dir = std::fs::read_dir(out).map_err(crate::io_error(out))?;
-    let mut files: Vec<std::path::PathBuf> = dir
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.extension().is_some_and(|e| e == "jsonl")
-                && p.file_name()
-                    .and_then(|f| f.to_str())
-                    .is_some_and(|f| f.starts_with("projection-"))
-        })
-        .collect();
-    files.sort();
-    for path in files {
-        let text = std::fs::read_to_string(&path).map_err(crate::io_error(&path))?;
-        let records: Vec<ProjectionRecord> = text
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect();
-        let name = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("projection")
-            .to_string();
+    for (name, records) in crate::plots::read_result_files::<ProjectionRecord>(out, "projection-")?
+    {
         written.extend(write_projection_figures(&name, &records, out)?);
     }
     Ok(written)

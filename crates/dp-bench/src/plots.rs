@@ -87,6 +87,40 @@ impl Series {
     }
 }
 
+/// The result files `<prefix>*.jsonl` in `dir`, sorted by name, each as (file stem, the
+/// lines that parse as `T`; other lines are skipped) — what the figure commands redraw from.
+pub fn read_result_files<T: serde::de::DeserializeOwned>(
+    dir: &Path,
+    prefix: &str,
+) -> Result<Vec<(String, Vec<T>)>> {
+    let entries = std::fs::read_dir(dir).map_err(crate::io_error(dir))?;
+    let mut files: Vec<std::path::PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "jsonl")
+                && p.file_name()
+                    .and_then(|f| f.to_str())
+                    .is_some_and(|f| f.starts_with(prefix))
+        })
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).map_err(crate::io_error(&path))?;
+        let records = text
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or(prefix)
+            .to_string();
+        out.push((stem, records));
+    }
+    Ok(out)
+}
+
 /// A line plot with a legend.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinePlot {
