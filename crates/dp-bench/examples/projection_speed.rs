@@ -1,10 +1,10 @@
 //! Speed of the projection on nltcs all-3way: one `inner_all` per kernel, then the solvers.
 //!
-//! `cargo run --release -p dp-bench --example projection_speed -- [dataset] [eps] [pairwise-cap] [accelerated-cap] [min-norm-point-cap]`
+//! `cargo run --release -p dp-bench --example projection_speed -- [dataset] [eps] [pairwise-cap] [accelerated-cap] [min-norm-point-cap] [tolerance]`
 //!
 //! A cap of 0 skips that solver; the min-norm-point cap defaults to 5 000 major cycles.
 //! Every solver projects the same noisy answers (ε, δ = 1e-9, seed 1, full data) to
-//! relative gap 1e-6 (gap ≤ 1e-6 · f(v₀)) or its cap.
+//! relative gap `tolerance` (gap ≤ tolerance · f(v₀), default 1e-6) or its cap.
 use dp_bench::experiments_projection::{SolverSpeedRecord, format_speed_table, load_dataset};
 use dp_core::{PrivacyLoss, seeded_rng};
 use dp_geometry::{AtomicBody, ConvexHull, FrankWolfeVariant, SolveStatus};
@@ -36,6 +36,7 @@ fn main() -> dp_bench::Result<()> {
     .into_iter()
     .filter(|&(_, c)| c > 0)
     .collect();
+    let tolerance: f64 = args.get(6).and_then(|s| s.parse().ok()).unwrap_or(1e-6);
     for (name, ms) in dp_bench::experiments_projection::kernel_timings(dataset, 9)? {
         println!("inner_all {name:<28} {ms:9.3} ms");
     }
@@ -47,7 +48,7 @@ fn main() -> dp_bench::Result<()> {
     for (solver, max_iterations) in solvers {
         let mut settings = ProjectionSettings::default();
         settings.frank_wolfe.max_iterations = max_iterations;
-        settings.frank_wolfe.relative_gap_tolerance = 1e-6;
+        settings.frank_wolfe.relative_gap_tolerance = tolerance;
         settings.frank_wolfe.variant = variant(solver);
         let mech = ProjectionParams::new(budget).settings(settings).check()?;
         let noisy = mech.noisy_counts(&data, &workload, &mut seeded_rng(1))?;

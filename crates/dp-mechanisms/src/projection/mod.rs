@@ -25,9 +25,10 @@
 //! projection is post-processing.
 //!
 //! # Projection
-//! The projection `argmin_{v ∈ conv S} ‖v − y‖₂` is computed by Frank–Wolfe
-//! (dp-geometry; pairwise by default) on the implicit point set of the universe's answer
-//! vectors, `O(|X|·#tables)` per oracle call. Its convex weights are the weights of the
+//! The projection `argmin_{v ∈ conv S} ‖v − y‖₂` is computed by a Frank–Wolfe-type solver
+//! (dp-geometry; by default Wolfe's fully corrective minimum-norm-point algorithm,
+//! [`FrankWolfeVariant::MinNormPoint`]) on the implicit point set of the universe's answer
+//! vectors, one `inner_all` over the universe per oracle call. Its convex weights are the weights of the
 //! synthetic records released by `projection` and `coarse-projection`. The release reports
 //! the Frank–Wolfe duality gap `g`: the released `v` satisfies, for every `u ∈ conv S`,
 //! `‖v − u‖² ≤ ‖y − u‖² − ‖v − y‖² + g` (see [`project_onto`]).
@@ -65,9 +66,13 @@ pub const DEFAULT_MAX_UNIVERSE: usize = 1 << 22;
 /// Settings shared by the projection family: the Frank–Wolfe solver and the universe cap.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProjectionSettings {
-    /// Frank–Wolfe settings. Default: pairwise steps, relative gap tolerance 1e-6, at most
-    /// 1 000 iterations (hitting the cap is reported, with the gap, not an error),
-    /// rayon-parallel oracle calls.
+    /// Frank–Wolfe settings. Default: Wolfe's minimum-norm-point algorithm
+    /// ([`FrankWolfeVariant::MinNormPoint`], fully corrective), relative gap tolerance 1e-6,
+    /// at most 5 000 major cycles (hitting the cap is reported, with the gap, not an error),
+    /// rayon-parallel oracle calls. A major cycle adds one atom and may drop some, so the
+    /// count is about the number of atoms of the answer plus the number dropped on the way:
+    /// ~1 000 for nltcs all-3way at ε = 1, whose answer vectors span an affine space of
+    /// dimension 696 (see docs/mechanisms/projection.md).
     pub frank_wolfe: FrankWolfeSettings,
     /// Largest universe to enumerate (default [`DEFAULT_MAX_UNIVERSE`]).
     pub max_universe: usize,
@@ -77,9 +82,9 @@ impl Default for ProjectionSettings {
     fn default() -> Self {
         ProjectionSettings {
             frank_wolfe: FrankWolfeSettings {
-                max_iterations: 1_000,
+                max_iterations: 5_000,
                 relative_gap_tolerance: 1e-6,
-                variant: FrankWolfeVariant::Pairwise,
+                variant: FrankWolfeVariant::MinNormPoint,
                 weights: None,
                 parallelism: Parallelism::Rayon,
             },
