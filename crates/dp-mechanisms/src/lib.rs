@@ -17,6 +17,7 @@
 //! | [`postprocess`] | privacy-free post-processing (simplex projection of tables) |
 //! | [`projection`] | projection, coarse projection and chaining (seed 004), packing lower bounds |
 //! | [`noise_stats`] | exact noise moments and tails, for predicted error |
+//! | [`steps`] | white-box decomposition of composed mechanisms into audited steps ([`StepAudited`]) |
 //!
 //! This crate does no I/O and no printing.
 #![forbid(unsafe_code)]
@@ -32,6 +33,7 @@ pub mod postprocess;
 pub mod projection;
 pub mod release;
 pub mod sensitivity;
+pub mod steps;
 
 pub use error::{MechanismError, Result};
 pub use iterative::{
@@ -50,6 +52,9 @@ pub use projection::{
 };
 pub use release::{
     Diagnostics, NoiseDescription, NoiseDistribution, PrivacyCertificate, Release, SyntheticData,
+};
+pub use steps::{
+    AuditedStep, StepAudited, StepComposition, StepDecomposition, StepLoss, StepRequest, StepRunner,
 };
 
 #[cfg(test)]

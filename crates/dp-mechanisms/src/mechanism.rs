@@ -1,6 +1,6 @@
 //! The one trait every central-model mechanism implements.
 
-use crate::{PrivacyCertificate, Release, Result};
+use crate::{PrivacyCertificate, Release, Result, StepAudited};
 use dp_queries::{Dataset, MarginalWorkload};
 use rand::CryptoRng;
 
@@ -22,6 +22,13 @@ pub trait Mechanism: Send + Sync {
     /// cannot give what was asked.
     fn produces_synthetic(&self) -> bool {
         false
+    }
+
+    /// The white-box view for the per-step privacy audit ([`crate::steps`]): `Some` for the
+    /// composed mechanisms that can be decomposed into audited steps (MWEM, IC-MW,
+    /// DualQuery, chaining for worst-case error), `None` otherwise.
+    fn step_audited(&self) -> Option<&dyn StepAudited> {
+        None
     }
 
     /// Run the mechanism on `data` for `workload`.

@@ -283,6 +283,20 @@ impl ChainingWorstCase {
         out
     }
 
+    /// The public universe and plan for `data`'s size, and the exact level histograms of
+    /// `data` (the only data-dependent part). Used by the release and the step audit.
+    fn level_setup(
+        &self,
+        data: &Dataset,
+        workload: &MarginalWorkload,
+    ) -> Result<(Universe, WorstCasePlan, Vec<Vec<f64>>)> {
+        let universe = prepare(data, workload, &self.settings)?;
+        let plan = self.plan(&universe, workload, data.n())?;
+        let h = count_histogram(&universe, data)?;
+        let level_h = Self::level_histograms(&plan, &h);
+        Ok((universe, plan, level_h))
+    }
+
     /// Runs the release and also returns every level's measurements `(query, noisy count)`
     /// in round order (empty for trivial levels) — a hook for the noise-scale test.
     #[allow(clippy::type_complexity)]
@@ -292,13 +306,23 @@ impl ChainingWorstCase {
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<(Release, WorstCasePlan, Vec<Vec<(usize, i64)>>)> {
+        self.run(data, workload, rng, &mut |_, _, _| {})
+    }
+
+    /// The release; `observe(j, t, w)` sees level `j`'s distribution `w` over its
+    /// increments at the start of round `t` (1-based): the public history of that round.
+    #[allow(clippy::type_complexity)]
+    fn run(
+        &self,
+        data: &Dataset,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+        observe: &mut dyn FnMut(usize, usize, &[f64]),
+    ) -> Result<(Release, WorstCasePlan, Vec<Vec<(usize, i64)>>)> {
         let start = Instant::now();
-        let universe = prepare(data, workload, &self.settings)?;
+        let (universe, plan, level_h) = self.level_setup(data, workload)?;
         let points = MarginalPoints::new(&universe, workload)?;
-        let n = data.n() as f64;
-        let plan = self.plan(&universe, workload, data.n())?;
-        let h = count_histogram(&universe, data)?;
-        let level_h = Self::level_histograms(&plan, &h);
+        let n = data.n();
         let dec = &plan.decomposition;
         let m = workload.num_queries();
         let mut answers = vec![0.0; m];
@@ -337,23 +361,7 @@ impl ChainingWorstCase {
                     minus_of[p].push(e);
                 }
             }
-            let level_answers = |w: &[f64]| -> Vec<f64> {
-                let mut out = vec![0.0; m];
-                for (e, &(z, p)) in inc.iter().enumerate() {
-                    if w[e] != 0.0 {
-                        points.add_scaled(z, w[e], &mut out);
-                        if let Some(p) = p {
-                            points.add_scaled(p, -w[e], &mut out);
-                        }
-                    }
-                }
-                out
-            };
-            // Exact integer counts c_j = Σ_e h_j[e] v_e.
-            let counts: Vec<f64> = level_answers(&level_h[j])
-                .into_iter()
-                .map(|c| c.round())
-                .collect();
+            let counts = level_counts(&points, &inc, m, &level_h[j]);
             // For a query, the level elements with v = +1 and with v = −1.
             let mut sets = |q: usize| -> (Vec<usize>, Vec<usize>) {
                 let sup = supports.support(q);
@@ -377,18 +385,15 @@ impl ChainingWorstCase {
             let mut dist = UniverseDistribution::uniform(inc.len())?;
             let mut measured: Vec<(Vec<usize>, Vec<usize>, f64)> = Vec::new();
             let mut level_noise = Vec::new();
-            for _ in 0..mplan.rounds {
-                let est = level_answers(&dist.probabilities());
-                let scores: Vec<f64> = counts
-                    .iter()
-                    .zip(&est)
-                    .map(|(c, a)| (c - n * a).abs())
-                    .collect();
-                let q = em.select(&scores, rng)?;
-                let z = gauss.sample(rng);
-                level_noise.push((q, counts[q] as i64 + z));
+            for t in 0..mplan.rounds {
+                let w = dist.probabilities();
+                observe(j, t + 1, &w);
+                let est = level_answers(&points, &inc, m, &w);
+                let q = select_level_query(&em, &counts, n, &est, rng)?;
+                let noisy = measure_level(&counts, q, &gauss, rng);
+                level_noise.push((q, noisy));
                 let (pl, mi) = sets(q);
-                measured.push((pl, mi, (counts[q] + z as f64) / n));
+                measured.push((pl, mi, noisy as f64 / n as f64));
                 for _ in 0..self.passes {
                     for (pl, mi, mhat) in &measured {
                         let a = dist.mass(pl) - dist.mass(mi);
@@ -399,7 +404,11 @@ impl ChainingWorstCase {
                 }
                 dist.renormalize();
             }
-            for (a, v) in answers.iter_mut().zip(level_answers(&dist.probabilities())) {
+            for (a, v) in
+                answers
+                    .iter_mut()
+                    .zip(level_answers(&points, &inc, m, &dist.probabilities()))
+            {
                 *a += v;
             }
             notes.push(format!(
@@ -428,6 +437,186 @@ impl ChainingWorstCase {
     }
 }
 
+/// A level's answers `Σ_e w[e]·v_e` for weights `w` over its increments `(z, π(z))`.
+fn level_answers(
+    points: &MarginalPoints,
+    inc: &[(usize, Option<usize>)],
+    m: usize,
+    w: &[f64],
+) -> Vec<f64> {
+    let mut out = vec![0.0; m];
+    for (e, &(z, p)) in inc.iter().enumerate() {
+        if w[e] != 0.0 {
+            points.add_scaled(z, w[e], &mut out);
+            if let Some(p) = p {
+                points.add_scaled(p, -w[e], &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// A level's exact integer counts `c_j = Σ_e h_j[e]·v_e`.
+fn level_counts(
+    points: &MarginalPoints,
+    inc: &[(usize, Option<usize>)],
+    m: usize,
+    level_h: &[f64],
+) -> Vec<f64> {
+    level_answers(points, inc, m, level_h)
+        .into_iter()
+        .map(|c| c.round())
+        .collect()
+}
+
+/// A round's selection: the exponential mechanism on `|c_{j,i} − n·A_i|` against the
+/// level estimate `est` of the public state. Called by the release and by the step audit.
+fn select_level_query(
+    em: &ExponentialMechanism,
+    counts: &[f64],
+    n: usize,
+    est: &[f64],
+    rng: &mut dyn CryptoRng,
+) -> Result<usize> {
+    let n = n as f64;
+    let scores: Vec<f64> = counts
+        .iter()
+        .zip(est)
+        .map(|(c, a)| (c - n * a).abs())
+        .collect();
+    Ok(em.select(&scores, rng)?)
+}
+
+/// A round's measurement `c_{j,q} + Z`, `Z` discrete Gaussian. Called by the release and by
+/// the step audit.
+fn measure_level(
+    counts: &[f64],
+    q: usize,
+    gauss: &DiscreteGaussian,
+    rng: &mut dyn CryptoRng,
+) -> i64 {
+    counts[q] as i64 + gauss.sample(rng)
+}
+
+impl crate::StepAudited for ChainingWorstCase {
+    /// On the first non-trivial level `j`, per audited round (default: the first and the
+    /// last): the exponential-mechanism selection (claimed pure ε₁, accounted
+    /// ε₁²/8-zCDP) and the discrete-Gaussian measurement of `request.measured_query`
+    /// (default: the reference run's selection), claimed `ρ_j/(2T)`-zCDP. The whole run:
+    /// `T` of each per non-trivial level, zCDP composition (seed 004 Lemma 2.1).
+    fn step_decomposition(
+        &self,
+        reference: &Dataset,
+        workload: &MarginalWorkload,
+        request: &crate::StepRequest,
+    ) -> Result<crate::StepDecomposition> {
+        use crate::steps::{audited_rounds, check_step_data, one_hot};
+        use crate::{AuditedStep, StepComposition, StepDecomposition, StepLoss};
+        check_step_data(reference, workload, reference.n())?;
+        let n = reference.n();
+        let (_, plan, _) = self.level_setup(reference, workload)?;
+        let Some((j, (rho_j, s, mplan))) = plan
+            .levels
+            .iter()
+            .enumerate()
+            .find_map(|(j, l)| l.as_ref().map(|l| (j, *l)))
+        else {
+            return Err(crate::MechanismError::Data {
+                reason: "no non-trivial level: the release spends nothing".into(),
+            });
+        };
+        let t_total = mplan.rounds;
+        let rounds = audited_rounds(&request.rounds, &[1, t_total], t_total)?;
+        let mut history: Vec<(usize, Vec<f64>)> = Vec::new();
+        let mut rng = dp_core::seeded_rng(request.seed);
+        let (_, _, noises) = self.run(reference, workload, &mut rng, &mut |jj, t, w| {
+            if jj == j && rounds.contains(&t) {
+                history.push((t, w.to_vec()));
+            }
+        })?;
+        let em = ExponentialMechanism::new(mplan.select_epsilon, s as f64, false)?;
+        let sel_claim = PrivacyLoss::pure(mplan.select_epsilon)?;
+        let sel_accounted = em.zcdp_privacy();
+        let meas = PrivacyLoss::zcdp(rho_j / (2.0 * t_total as f64))?;
+        let m = workload.num_queries();
+        let sigma2 = plan.sigma2(j).unwrap_or(f64::NAN);
+        let mut steps = Vec::new();
+        // What a runner recomputes from `data`: the level's exact counts (public plan).
+        let counts_of = {
+            let (mech, w) = (self.clone(), workload.clone());
+            move |data: &Dataset| -> Result<(Vec<f64>, Vec<(usize, Option<usize>)>, Universe)> {
+                check_step_data(data, &w, n)?;
+                let (universe, plan, level_h) = mech.level_setup(data, &w)?;
+                let inc = plan.decomposition.increments(j);
+                let points = MarginalPoints::new(&universe, &w)?;
+                let counts = level_counts(&points, &inc, w.num_queries(), &level_h[j]);
+                Ok((counts, inc, universe))
+            }
+        };
+        let counts_of = std::sync::Arc::new(counts_of);
+        for (t, weights) in history {
+            let (w, em, c) = (workload.clone(), em.clone(), counts_of.clone());
+            steps.push(AuditedStep::new(
+                format!(
+                    "chaining-worst-case level {} round {t}: exponential-mechanism selection",
+                    j + 1
+                ),
+                sel_claim,
+                sel_accounted,
+                (0..m).map(|q| format!("selected q{q}")).collect(),
+                Box::new(move |data, rng| {
+                    let (counts, inc, universe) = c(data)?;
+                    let points = MarginalPoints::new(&universe, &w)?;
+                    let est = level_answers(&points, &inc, counts.len(), &weights);
+                    let q = select_level_query(&em, &counts, n, &est, rng)?;
+                    Ok(one_hot(q, counts.len()))
+                }),
+            ));
+            let q = request
+                .measured_query
+                .or_else(|| noises.get(j)?.get(t - 1).map(|x| x.0))
+                .unwrap_or(0)
+                .min(m.saturating_sub(1));
+            let c = counts_of.clone();
+            steps.push(AuditedStep::new(
+                format!(
+                    "chaining-worst-case level {} round {t}: Gaussian measurement of q{q}",
+                    j + 1
+                ),
+                meas,
+                meas,
+                vec![format!("noisy count of q{q}")],
+                Box::new(move |data, rng| {
+                    let (counts, _, _) = c(data)?;
+                    let gauss = DiscreteGaussian::new(sigma2)?;
+                    Ok(vec![measure_level(&counts, q, &gauss, rng) as f64])
+                }),
+            ));
+        }
+        let mut losses = Vec::new();
+        for (jj, l) in plan.levels.iter().enumerate() {
+            let Some((rho, s, p)) = l else { continue };
+            let em = ExponentialMechanism::new(p.select_epsilon, *s as f64, false)?;
+            losses.push(StepLoss {
+                what: format!("level {} selections", jj + 1),
+                count: p.rounds as u64,
+                loss: em.zcdp_privacy(),
+            });
+            losses.push(StepLoss {
+                what: format!("level {} measurements", jj + 1),
+                count: p.rounds as u64,
+                loss: PrivacyLoss::zcdp(rho / (2.0 * p.rounds as f64))?,
+            });
+        }
+        Ok(StepDecomposition {
+            steps,
+            losses,
+            composition: StepComposition::Basic,
+            accounting: PrivacyLoss::zcdp(self.budget.rho)?,
+        })
+    }
+}
+
 impl Mechanism for ChainingWorstCase {
     fn name(&self) -> &'static str {
         "chaining-worst-case"
@@ -435,6 +624,10 @@ impl Mechanism for ChainingWorstCase {
 
     fn certificate(&self) -> PrivacyCertificate {
         self.budget.certificate(self.name())
+    }
+
+    fn step_audited(&self) -> Option<&dyn crate::StepAudited> {
+        Some(self)
     }
 
     fn release(

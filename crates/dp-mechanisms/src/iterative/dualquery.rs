@@ -391,17 +391,7 @@ pub fn dual_query<R: Rng + CryptoRng + ?Sized>(
         if t + 1 < config.rounds {
             // Payoff A(x, q_j) = q_j(D) − q_j(x); A(x, q̄_j) = −A(x, q_j). Gains for the
             // maximizing query player (module docs, "Update direction").
-            let (g_pos, g_neg) = gains.split_at_mut(k);
-            g_pos
-                .par_iter_mut()
-                .zip(g_neg.par_iter_mut())
-                .enumerate()
-                .for_each(|(j, (gp, gn))| {
-                    let a = answers[j] - f64::from(workload.evaluate(j, &br.record));
-                    *gp = a;
-                    *gn = -a;
-                });
-            mw.update_gains(&gains)?;
+            query_player_update(&mut mw, workload, answers, &br.record, &mut gains)?;
         }
         records.push(br.record);
         mw_s += start.elapsed().as_secs_f64();
@@ -412,6 +402,40 @@ pub fn dual_query<R: Rng + CryptoRng + ?Sized>(
         oracle_seconds: oracle_s,
         mw_seconds: mw_s,
     })
+}
+
+/// The query player's MW update after the data player's best response `record`: gains
+/// `A(x, q_j) = q_j(D) − q_j(x)` and `A(x, q̄_j) = −A(x, q_j)` for the maximizing query
+/// player (module docs, "Update direction"). `gains` is scratch of length `2k`. Called by
+/// [`dual_query`] and by the step audit.
+fn query_player_update(
+    mw: &mut MultiplicativeWeights,
+    workload: &ConjunctionWorkload,
+    answers: &[f64],
+    record: &[u32],
+    gains: &mut [f64],
+) -> Result<()> {
+    let k = workload.len();
+    let (g_pos, g_neg) = gains.split_at_mut(k);
+    g_pos
+        .par_iter_mut()
+        .zip(g_neg.par_iter_mut())
+        .enumerate()
+        .for_each(|(j, (gp, gn))| {
+            let a = answers[j] - f64::from(workload.evaluate(j, record));
+            *gp = a;
+            *gn = -a;
+        });
+    mw.update_gains(gains)
+}
+
+/// The ε of one query sample in round `t` (1-based) of DualQuery on `n` records: the
+/// exponential mechanism with weight `exp(η·r)` on a score of sensitivity
+/// `Δ = (t − 1)/n` ([`crate::sensitivity::dualquery_score_sensitivity`]) is
+/// `2ηΔ`-DP (seed 003 Thm 4.2 proof; rounded up; 0 in round 1).
+pub fn dualquery_sample_epsilon(eta: f64, t: usize, n: usize) -> f64 {
+    let e = 2.0 * eta * crate::sensitivity::dualquery_score_sensitivity(t, n);
+    if e == 0.0 { 0.0 } else { e.next_up() }
 }
 
 /// Which best-response oracle the mechanism uses.
@@ -470,13 +494,16 @@ pub struct DualQueryParams {
     oracle: OracleChoice,
 }
 
+/// DualQuery's default step size η (seed 003 Fig. 5 regime).
+pub const DEFAULT_ETA: f64 = 0.4;
+
 impl DualQueryParams {
-    /// Defaults: η = 0.4, s = 50 (seed 003 Fig. 5 regime), T from the budget (at most
+    /// Defaults: η = [`DEFAULT_ETA`] = 0.4, s = 50 (seed 003 Fig. 5 regime), T from the budget (at most
     /// 2000), random free attributes, automatic oracle.
     pub fn new(budget: PrivacyLoss) -> Self {
         DualQueryParams {
             budget,
-            eta: 0.4,
+            eta: DEFAULT_ETA,
             samples: 50,
             rounds: None,
             max_rounds: 2000,
@@ -559,7 +586,119 @@ impl DualQuery {
     }
 }
 
+impl DualQuery {
+    /// The oracle of [`DualQueryParams::oracle`] (`auto` holds the two concrete ones).
+    fn oracle<'a>(&self, auto: &'a AutoOracle) -> &'a dyn BestResponseOracle {
+        match self.p.oracle {
+            OracleChoice::Auto => auto,
+            OracleChoice::Exhaustive => &auto.exhaustive,
+            OracleChoice::MaxCsp => &auto.maxcsp,
+        }
+    }
+
+    /// The run's settings for `rounds` rounds.
+    fn config(&self, rounds: usize) -> DualQueryConfig {
+        DualQueryConfig {
+            eta: self.p.eta,
+            samples: self.p.samples,
+            rounds,
+            free: self.p.free,
+        }
+    }
+}
+
+impl crate::StepAudited for DualQuery {
+    /// Per audited round `t` (default: round 2, the first with a positive loss, and the last
+    /// round `T`, whose per-sample ε is the largest): one query sample from `Q_t`, claimed
+    /// [`dualquery_sample_epsilon`]`(η, t, n)`, the MW weights rebuilt from the records
+    /// `x¹ … x^{t−1}` of a reference run (the fixed history). The whole run: `s` samples per
+    /// round, basic (Thm 4.2) or advanced ((ε, δ), Thm 4.3) composition.
+    fn step_decomposition(
+        &self,
+        reference: &Dataset,
+        workload: &MarginalWorkload,
+        request: &crate::StepRequest,
+    ) -> Result<crate::StepDecomposition> {
+        use crate::steps::{audited_rounds, check_step_data, one_hot};
+        use crate::{AuditedStep, StepComposition, StepDecomposition, StepLoss};
+        check_step_data(reference, workload, reference.n())?;
+        let n = reference.n();
+        let (t_total, loss) = self.plan(n)?;
+        let rounds = audited_rounds(&request.rounds, &[2.min(t_total), t_total], t_total)?;
+        let queries = ConjunctionWorkload::from_marginals(workload)?;
+        let auto = AutoOracle {
+            exhaustive: ExhaustiveOracle::default(),
+            maxcsp: MaxCspOracle::default(),
+        };
+        let mut rng = dp_core::seeded_rng(request.seed);
+        let out = dual_query(
+            &queries,
+            &workload.answers(reference)?,
+            n,
+            &self.config(t_total),
+            self.oracle(&auto),
+            &mut rng,
+        )?;
+        let k = queries.len();
+        let eta = self.p.eta;
+        let mut steps = Vec::new();
+        for t in rounds {
+            let history: Vec<Vec<u32>> = out.records[..t - 1].to_vec();
+            let (w, q) = (workload.clone(), queries.clone());
+            let e = PrivacyLoss::pure(dualquery_sample_epsilon(eta, t, n))?;
+            steps.push(AuditedStep::new(
+                format!("dualquery round {t}: one query sample from Q_t"),
+                e,
+                e,
+                (0..2 * k)
+                    .map(|a| {
+                        if a < k {
+                            format!("sampled q{a}")
+                        } else {
+                            format!("sampled ¬q{}", a - k)
+                        }
+                    })
+                    .collect(),
+                Box::new(move |data, rng| {
+                    check_step_data(data, &w, n)?;
+                    let answers = w.answers(data)?;
+                    let mut mw = MultiplicativeWeights::new(2 * k, eta)?;
+                    let mut gains = vec![0.0f64; 2 * k];
+                    for rec in &history {
+                        query_player_update(&mut mw, &q, &answers, rec, &mut gains)?;
+                    }
+                    let a = mw.sample(1, rng);
+                    Ok(one_hot(a.first().copied().unwrap_or(0), 2 * k))
+                }),
+            ));
+        }
+        let losses = (1..=t_total)
+            .map(|t| {
+                Ok(StepLoss {
+                    what: format!("query samples of round {t}"),
+                    count: self.p.samples as u64,
+                    loss: PrivacyLoss::pure(dualquery_sample_epsilon(eta, t, n))?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let composition = match loss {
+            PrivacyLoss::Approx { delta, .. } => StepComposition::Advanced { delta_prime: delta },
+            _ => StepComposition::Basic,
+        };
+        Ok(StepDecomposition {
+            steps,
+            losses,
+            composition,
+            accounting: loss,
+        })
+    }
+}
+
 impl Mechanism for DualQuery {
+    fn step_audited(&self) -> Option<&dyn crate::StepAudited> {
+        Some(self)
+    }
+
     fn name(&self) -> &'static str {
         "dualquery"
     }
@@ -593,20 +732,12 @@ impl Mechanism for DualQuery {
         let (rounds, loss) = self.plan(n)?;
         let queries = ConjunctionWorkload::from_marginals(workload)?;
         let truth = workload.answers(data)?;
-        let exhaustive = ExhaustiveOracle::default();
-        let maxcsp = MaxCspOracle::default();
-        let auto = AutoOracle { exhaustive, maxcsp };
-        let oracle: &dyn BestResponseOracle = match self.p.oracle {
-            OracleChoice::Auto => &auto,
-            OracleChoice::Exhaustive => &exhaustive,
-            OracleChoice::MaxCsp => &maxcsp,
+        let auto = AutoOracle {
+            exhaustive: ExhaustiveOracle::default(),
+            maxcsp: MaxCspOracle::default(),
         };
-        let config = DualQueryConfig {
-            eta: self.p.eta,
-            samples: self.p.samples,
-            rounds,
-            free: self.p.free,
-        };
+        let oracle = self.oracle(&auto);
+        let config = self.config(rounds);
         let out = dual_query(&queries, &truth, n, &config, oracle, rng)?;
         let synthetic = records_to_synthetic(data, &out.records)?;
         let answers = weighted_answers(workload, &synthetic)?;

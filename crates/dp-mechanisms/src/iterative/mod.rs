@@ -27,8 +27,9 @@ pub use chaining_worst_case::{
     linf_marginal_decomposition,
 };
 pub use dualquery::{
-    DualQuery, DualQueryConfig, DualQueryOutput, DualQueryParams, OracleChoice, TheoryParameters,
-    dual_query, dualquery_approx_epsilon, dualquery_loss, dualquery_pure_epsilon, max_rounds,
+    DEFAULT_ETA, DualQuery, DualQueryConfig, DualQueryOutput, DualQueryParams, OracleChoice,
+    TheoryParameters, dual_query, dualquery_approx_epsilon, dualquery_loss, dualquery_pure_epsilon,
+    dualquery_sample_epsilon, max_rounds,
 };
 pub use ic::{
     DatabaseUpdate, Distinguisher, EmDistinguisher, IcParams, IcPlan, IcTrace,

@@ -218,53 +218,41 @@ impl Mwem {
         &self.plan
     }
 
-    /// Release plus the trace of selections and measurements.
-    pub fn release_with_trace<R: rand::Rng + CryptoRng + ?Sized>(
-        &self,
-        data: &Dataset,
-        workload: &MarginalWorkload,
-        rng: &mut R,
-    ) -> Result<(Release, MwemTrace)> {
-        let start = Instant::now();
-        if data.domain() != workload.domain() {
-            return Err(MechanismError::Data {
-                reason: "the data's domain is not the workload's".into(),
-            });
-        }
-        let universe = Universe::new(data.domain(), self.p.universe_cap)?;
-        let counts = workload.count_all(data)?;
-        let n = data.n() as f64;
-        let em = ExponentialMechanism::new(
+    /// The selection step's exponential mechanism (ε₁, score sensitivity 1).
+    fn selection(&self) -> Result<ExponentialMechanism> {
+        Ok(ExponentialMechanism::new(
             self.plan.select_epsilon,
             distinguisher_score_sensitivity() as f64,
             false,
-        )?;
-        let laplace;
-        let gauss;
-        let mut noise: Box<dyn FnMut(&mut R) -> i64> = match self.plan.measurement {
-            MwemMeasurement::Laplace { scale } => {
-                laplace = DiscreteLaplace::new(scale)?;
-                Box::new(move |r: &mut R| laplace.sample(r))
-            }
-            MwemMeasurement::Gaussian { sigma2 } => {
-                gauss = DiscreteGaussian::new(sigma2)?;
-                Box::new(move |r: &mut R| gauss.sample(r))
-            }
-        };
-        let mut supports = CellSupports::new(&universe, workload)?;
+        )?)
+    }
+
+    /// The `T` rounds on exact `counts` of `n` records: returns the last distribution, the
+    /// average of the `A_t` (zeros unless [`MwemOutput::Average`]) and the trace.
+    /// `observe(t, synth)` sees the synthetic answers `q(A_{t−1})` at the start of round
+    /// `t` (1-based): the public history of that round's steps.
+    fn run_rounds<R: rand::Rng + CryptoRng + ?Sized>(
+        &self,
+        universe: &Universe,
+        workload: &MarginalWorkload,
+        counts: &[u64],
+        n_records: usize,
+        rng: &mut R,
+        observe: &mut dyn FnMut(usize, &[f64]),
+    ) -> Result<(UniverseDistribution, Vec<f64>, MwemTrace)> {
+        let n = n_records as f64;
+        let em = self.selection()?;
+        let noise = MeasurementNoise::new(&self.plan.measurement)?;
+        let mut supports = CellSupports::new(universe, workload)?;
         let mut dist = UniverseDistribution::uniform(universe.len())?;
         let mut average = vec![0.0f64; universe.len()];
         let mut trace = MwemTrace::default();
         let mut measured: Vec<(usize, f64)> = Vec::new();
-        for _ in 0..self.plan.rounds {
-            let synth = answers_of(&universe, workload, &dist)?;
-            let scores: Vec<f64> = counts
-                .iter()
-                .zip(&synth)
-                .map(|(&c, &a)| (c as f64 - n * a).abs())
-                .collect();
-            let q = em.select(&scores, rng)?;
-            let m = counts[q] as i64 + noise(rng);
+        for t in 0..self.plan.rounds {
+            let synth = answers_of(universe, workload, &dist)?;
+            observe(t + 1, &synth);
+            let q = select_query(&em, counts, n_records, &synth, rng)?;
+            let m = measure(counts, q, &noise, rng);
             trace.selected.push(q);
             trace.noisy_counts.push(m);
             measured.push((q, m as f64 / n));
@@ -282,6 +270,26 @@ impl Mwem {
                 }
             }
         }
+        Ok((dist, average, trace))
+    }
+
+    /// Release plus the trace of selections and measurements.
+    pub fn release_with_trace<R: rand::Rng + CryptoRng + ?Sized>(
+        &self,
+        data: &Dataset,
+        workload: &MarginalWorkload,
+        rng: &mut R,
+    ) -> Result<(Release, MwemTrace)> {
+        let start = Instant::now();
+        if data.domain() != workload.domain() {
+            return Err(MechanismError::Data {
+                reason: "the data's domain is not the workload's".into(),
+            });
+        }
+        let universe = Universe::new(data.domain(), self.p.universe_cap)?;
+        let counts = workload.count_all(data)?;
+        let (dist, average, trace) =
+            self.run_rounds(&universe, workload, &counts, data.n(), rng, &mut |_, _| {})?;
         let weights = match self.p.output {
             MwemOutput::Last => dist.probabilities(),
             MwemOutput::Average => average,
@@ -309,6 +317,62 @@ impl Mwem {
         };
         Ok((release, trace))
     }
+}
+
+/// A round's measurement noise, in count units.
+#[derive(Clone, Debug)]
+pub(crate) enum MeasurementNoise {
+    /// Discrete Laplace (pure accounting).
+    Laplace(DiscreteLaplace),
+    /// Discrete Gaussian (zCDP accounting).
+    Gaussian(DiscreteGaussian),
+}
+
+impl MeasurementNoise {
+    /// The sampler of a plan's measurement.
+    pub(crate) fn new(m: &MwemMeasurement) -> Result<Self> {
+        Ok(match *m {
+            MwemMeasurement::Laplace { scale } => Self::Laplace(DiscreteLaplace::new(scale)?),
+            MwemMeasurement::Gaussian { sigma2 } => Self::Gaussian(DiscreteGaussian::new(sigma2)?),
+        })
+    }
+
+    fn sample<R: rand::Rng + CryptoRng + ?Sized>(&self, rng: &mut R) -> i64 {
+        match self {
+            Self::Laplace(l) => l.sample(rng),
+            Self::Gaussian(g) => g.sample(rng),
+        }
+    }
+}
+
+/// MWEM's selection step: the exponential mechanism `em` on the scores
+/// `|c_q(D) − n·q(A)|` of the exact counts against the synthetic answers `synth` (the
+/// public state). Called by the release and by the step audit.
+pub(crate) fn select_query<R: rand::Rng + CryptoRng + ?Sized>(
+    em: &ExponentialMechanism,
+    counts: &[u64],
+    n: usize,
+    synth: &[f64],
+    rng: &mut R,
+) -> Result<usize> {
+    let n = n as f64;
+    let scores: Vec<f64> = counts
+        .iter()
+        .zip(synth)
+        .map(|(&c, &a)| (c as f64 - n * a).abs())
+        .collect();
+    Ok(em.select(&scores, rng)?)
+}
+
+/// MWEM's measurement step: the noisy count `c_q(D) + Z`. Called by the release and by the
+/// step audit.
+pub(crate) fn measure<R: rand::Rng + CryptoRng + ?Sized>(
+    counts: &[u64],
+    q: usize,
+    noise: &MeasurementNoise,
+    rng: &mut R,
+) -> i64 {
+    counts[q] as i64 + noise.sample(rng)
 }
 
 /// The universe elements with positive weight as weighted synthetic records.
@@ -339,6 +403,10 @@ impl Mechanism for Mwem {
         }
     }
 
+    fn step_audited(&self) -> Option<&dyn crate::StepAudited> {
+        Some(self)
+    }
+
     fn release(
         &self,
         data: &Dataset,
@@ -346,5 +414,108 @@ impl Mechanism for Mwem {
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
         Ok(self.release_with_trace(data, workload, rng)?.0)
+    }
+}
+
+impl crate::StepAudited for Mwem {
+    /// Per audited round (default: the first and the last): the exponential-mechanism
+    /// selection (claimed pure ε₁; accounted ε₁ or ε₁²/8-zCDP) and the noisy measurement
+    /// of `request.measured_query` (default: the reference run's selection), claimed ε₁
+    /// (Laplace) or ρ/(2T)-zCDP (Gaussian). The whole run: `T` of each, basic composition.
+    fn step_decomposition(
+        &self,
+        reference: &Dataset,
+        workload: &MarginalWorkload,
+        request: &crate::StepRequest,
+    ) -> Result<crate::StepDecomposition> {
+        use crate::steps::{audited_rounds, check_step_data, one_hot};
+        use crate::{AuditedStep, StepComposition, StepDecomposition, StepLoss};
+        let t_total = self.plan.rounds;
+        let rounds = audited_rounds(&request.rounds, &[1, t_total], t_total)?;
+        check_step_data(reference, workload, reference.n())?;
+        let n = reference.n();
+        let universe = Universe::new(reference.domain(), self.p.universe_cap)?;
+        let ref_counts = workload.count_all(reference)?;
+        let mut history: Vec<(usize, Vec<f64>)> = Vec::new();
+        let mut rng = dp_core::seeded_rng(request.seed);
+        let (_, _, trace) = self.run_rounds(
+            &universe,
+            workload,
+            &ref_counts,
+            n,
+            &mut rng,
+            &mut |t, synth| {
+                if rounds.contains(&t) {
+                    history.push((t, synth.to_vec()));
+                }
+            },
+        )?;
+        let em = self.selection()?;
+        let eps1 = self.plan.select_epsilon;
+        let (sel_accounted, meas_loss) = match (self.plan.loss, self.plan.measurement) {
+            (PrivacyLoss::Zcdp { rho }, _) => (
+                em.zcdp_privacy(),
+                PrivacyLoss::zcdp(rho / (2.0 * t_total as f64))?,
+            ),
+            (_, MwemMeasurement::Laplace { .. }) => {
+                (PrivacyLoss::pure(eps1)?, PrivacyLoss::pure(eps1)?)
+            }
+            (loss, m) => {
+                return Err(MechanismError::Numerical {
+                    what: format!("MWEM plan with loss {loss} and measurement {m:?}"),
+                });
+            }
+        };
+        let m = workload.num_queries();
+        let mut steps = Vec::new();
+        for (t, synth) in history {
+            let (mech, w, synth2) = (self.clone(), workload.clone(), synth.clone());
+            steps.push(AuditedStep::new(
+                format!("mwem round {t}: exponential-mechanism selection"),
+                PrivacyLoss::pure(eps1)?,
+                sel_accounted,
+                (0..m).map(|q| format!("selected q{q}")).collect(),
+                Box::new(move |data, rng| {
+                    check_step_data(data, &w, n)?;
+                    let counts = w.count_all(data)?;
+                    let q = select_query(&mech.selection()?, &counts, n, &synth2, rng)?;
+                    Ok(one_hot(q, counts.len()))
+                }),
+            ));
+            let q = request
+                .measured_query
+                .unwrap_or(trace.selected[t - 1])
+                .min(m.saturating_sub(1));
+            let (w, measurement) = (workload.clone(), self.plan.measurement);
+            steps.push(AuditedStep::new(
+                format!("mwem round {t}: noisy measurement of q{q}"),
+                meas_loss,
+                meas_loss,
+                vec![format!("noisy count of q{q}")],
+                Box::new(move |data, rng| {
+                    check_step_data(data, &w, n)?;
+                    let counts = w.count_all(data)?;
+                    let noise = MeasurementNoise::new(&measurement)?;
+                    Ok(vec![measure(&counts, q, &noise, rng) as f64])
+                }),
+            ));
+        }
+        Ok(StepDecomposition {
+            steps,
+            losses: vec![
+                StepLoss {
+                    what: format!("exponential-mechanism selections, rounds 1..={t_total}"),
+                    count: t_total as u64,
+                    loss: sel_accounted,
+                },
+                StepLoss {
+                    what: format!("noisy measurements, rounds 1..={t_total}"),
+                    count: t_total as u64,
+                    loss: meas_loss,
+                },
+            ],
+            composition: StepComposition::Basic,
+            accounting: self.plan.loss,
+        })
     }
 }

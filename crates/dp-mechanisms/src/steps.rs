@@ -1,0 +1,334 @@
+//! White-box decomposition of a composed mechanism into its randomized steps, for the
+//! per-step privacy audit (dp-bench `audit::audit_steps`).
+//!
+//! An iterative mechanism (MWEM, IC-MW, DualQuery, chaining for worst-case error) is an
+//! *adaptive composition* of small steps: in every round an exponential-mechanism selection
+//! (or a DualQuery query sample) and a noisy measurement, each private **for any fixed value
+//! of the public history** before it (the state built from earlier outputs). Its guarantee is
+//! the composition of the per-step guarantees. A [`StepDecomposition`] makes both halves of
+//! that argument checkable:
+//!
+//! * [`AuditedStep`]: one step with its history fixed — a label, the per-step guarantee the
+//!   mechanism's analysis claims for it, and a runner `(data, rng) → scalars` that calls the
+//!   **same code** the release uses for that step (so the audit tests the product, not a
+//!   copy). The history is produced by running the earlier rounds on a public reference
+//!   dataset with a fixed seed ([`StepRequest`]); since the step is private for every fixed
+//!   history, fixing it this way is sound.
+//! * [`StepLoss`] entries: the per-step losses of the **whole** run, whose composition
+//!   ([`StepDecomposition::composed`], dp-core's composition functions) must not exceed the
+//!   certificate. A per-step audit cannot see a wrong budget split; this check can.
+
+use dp_core::{Neighbouring, PrivacyLoss, advanced_composition, compose_all};
+use dp_queries::{Dataset, MarginalWorkload};
+use rand::CryptoRng;
+
+use crate::{MechanismError, Result};
+
+/// The runner of one step: its output on `data` as scalar statistics (a selection → the
+/// one-hot indicator vector over the candidates; a noisy measurement → the noisy value).
+pub type StepRunner = Box<dyn Fn(&Dataset, &mut dyn CryptoRng) -> Result<Vec<f64>> + Send + Sync>;
+
+/// One randomized step of a composed mechanism, its public inputs (history) fixed.
+pub struct AuditedStep {
+    /// What the step is, e.g. `"mwem round 3: exponential-mechanism selection"`.
+    pub label: String,
+    /// The per-step guarantee the mechanism's analysis states for this step (the audited
+    /// claim), e.g. pure ε₁ for an exponential mechanism.
+    pub claimed: PrivacyLoss,
+    /// The step's share in the mechanism's accounting (an entry of
+    /// [`StepDecomposition::losses`]); implied by `claimed` (e.g. ε₁-DP exponential
+    /// mechanism ⇒ ε₁²/8-zCDP, bounded range, Cesar–Rogers 2021).
+    pub accounted: PrivacyLoss,
+    /// The neighbouring relation of the claim.
+    pub neighbouring: Neighbouring,
+    /// Names of the runner's output scalars (for reports).
+    pub outputs: Vec<String>,
+    runner: StepRunner,
+}
+
+impl std::fmt::Debug for AuditedStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuditedStep")
+            .field("label", &self.label)
+            .field("claimed", &self.claimed)
+            .field("accounted", &self.accounted)
+            .field("neighbouring", &self.neighbouring)
+            .field("outputs", &self.outputs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AuditedStep {
+    /// A step with its runner.
+    pub fn new(
+        label: impl Into<String>,
+        claimed: PrivacyLoss,
+        accounted: PrivacyLoss,
+        outputs: Vec<String>,
+        runner: StepRunner,
+    ) -> Self {
+        AuditedStep {
+            label: label.into(),
+            claimed,
+            accounted,
+            neighbouring: Neighbouring::ReplaceOne,
+            outputs,
+            runner,
+        }
+    }
+
+    /// Run the step once on `data`.
+    pub fn run(&self, data: &Dataset, rng: &mut dyn CryptoRng) -> Result<Vec<f64>> {
+        (self.runner)(data, rng)
+    }
+}
+
+/// `count` steps of the whole run, each with guarantee `loss`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepLoss {
+    /// What the steps are (e.g. `"selection, rounds 1..15"`).
+    pub what: String,
+    /// How many.
+    pub count: u64,
+    /// The guarantee of each.
+    pub loss: PrivacyLoss,
+}
+
+/// How a mechanism composes its steps.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StepComposition {
+    /// Basic composition ([`dp_core::compose_all`]): ε's add (pure, (ε, δ)), ρ's add (zCDP).
+    Basic,
+    /// Advanced composition ([`dp_core::advanced_composition`]) of all steps with positive
+    /// loss at the largest per-step ε (pure steps only), with this δ′.
+    Advanced {
+        /// δ′ of the theorem.
+        delta_prime: f64,
+    },
+}
+
+/// The audited steps of a mechanism and the per-step losses of its whole run.
+#[derive(Debug)]
+pub struct StepDecomposition {
+    /// The steps to audit (a few rounds), histories fixed.
+    pub steps: Vec<AuditedStep>,
+    /// Every step of the whole run, with its loss.
+    pub losses: Vec<StepLoss>,
+    /// How [`Self::losses`] compose.
+    pub composition: StepComposition,
+    /// The total the mechanism's own accounting states for this run (its plan), which the
+    /// composition must reproduce.
+    pub accounting: PrivacyLoss,
+}
+
+impl StepDecomposition {
+    /// The composition of [`Self::losses`] by [`Self::composition`].
+    pub fn composed(&self) -> Result<PrivacyLoss> {
+        match self.composition {
+            StepComposition::Basic => {
+                let mut total = PrivacyLoss::Pure { epsilon: 0.0 };
+                for l in &self.losses {
+                    // l.count copies, composed by doubling (exact sums, rounded up)
+                    let mut acc = PrivacyLoss::Pure { epsilon: 0.0 };
+                    let mut pow = l.loss;
+                    let mut k = l.count;
+                    while k > 0 {
+                        if k & 1 == 1 {
+                            acc = acc.compose(&pow)?;
+                        }
+                        k >>= 1;
+                        if k > 0 {
+                            pow = pow.compose(&pow)?;
+                        }
+                    }
+                    total = compose_all(&[total, acc])?;
+                }
+                Ok(total)
+            }
+            StepComposition::Advanced { delta_prime } => {
+                let mut eps0 = 0.0f64;
+                let mut k = 0u64;
+                for l in &self.losses {
+                    match l.loss.validate()? {
+                        PrivacyLoss::Pure { epsilon } => {
+                            if epsilon > 0.0 && l.count > 0 {
+                                eps0 = eps0.max(epsilon);
+                                k = k.saturating_add(l.count);
+                            }
+                        }
+                        other => {
+                            return Err(MechanismError::InvalidParameter {
+                                name: "step loss",
+                                value: other.to_string(),
+                                reason: "advanced composition is applied to pure steps".into(),
+                            });
+                        }
+                    }
+                }
+                if k == 0 {
+                    return Ok(PrivacyLoss::approx(0.0, delta_prime)?);
+                }
+                Ok(advanced_composition(eps0, 0.0, k, delta_prime)?)
+            }
+        }
+    }
+}
+
+/// How to fix the histories of the audited steps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepRequest {
+    /// Seed of the reference run that produces the histories.
+    pub seed: u64,
+    /// Rounds (1-based) to audit; empty: the mechanism's default (its first and last
+    /// round, or the first round with a positive per-step loss and the last).
+    pub rounds: Vec<usize>,
+    /// The query whose noisy measurement is audited in each audited round, in place of the
+    /// round's selection (any fixed choice is a valid history); `None`: the reference run's
+    /// selection.
+    pub measured_query: Option<usize>,
+}
+
+impl StepRequest {
+    /// Default rounds, the reference run's selections, seed `seed`.
+    pub fn new(seed: u64) -> Self {
+        StepRequest {
+            seed,
+            rounds: Vec::new(),
+            measured_query: None,
+        }
+    }
+}
+
+/// A mechanism that can be decomposed into audited steps (see the module docs).
+pub trait StepAudited: Send + Sync {
+    /// The decomposition of a release for `workload` on datasets of `reference.n()` records
+    /// (`n` is public under replace-one): histories from `reference` per `request`. The
+    /// runners refuse data of another size or domain.
+    fn step_decomposition(
+        &self,
+        reference: &Dataset,
+        workload: &MarginalWorkload,
+        request: &StepRequest,
+    ) -> Result<StepDecomposition>;
+}
+
+/// The one-hot indicator of `index` among `len` candidates.
+pub(crate) fn one_hot(index: usize, len: usize) -> Vec<f64> {
+    let mut v = vec![0.0; len];
+    if let Some(x) = v.get_mut(index) {
+        *x = 1.0;
+    }
+    v
+}
+
+/// Refuse data a runner was not built for (another domain or another public `n`).
+pub(crate) fn check_step_data(data: &Dataset, workload: &MarginalWorkload, n: usize) -> Result<()> {
+    if data.domain() != workload.domain() || data.n() != n {
+        return Err(MechanismError::Data {
+            reason: format!(
+                "a step runner built for n = {n} on the workload's domain got n = {}",
+                data.n()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The audited rounds: `requested` if non-empty (each in `1..=total`), else `defaults`.
+pub(crate) fn audited_rounds(
+    requested: &[usize],
+    defaults: &[usize],
+    total: usize,
+) -> Result<Vec<usize>> {
+    let r: Vec<usize> = if requested.is_empty() {
+        defaults.to_vec()
+    } else {
+        requested.to_vec()
+    };
+    if let Some(bad) = r.iter().find(|&&t| t == 0 || t > total) {
+        return Err(MechanismError::InvalidParameter {
+            name: "rounds",
+            value: bad.to_string(),
+            reason: format!("audited rounds must be in 1..={total}"),
+        });
+    }
+    let mut r = r;
+    r.sort_unstable();
+    r.dedup();
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dec(losses: Vec<StepLoss>, composition: StepComposition) -> StepDecomposition {
+        StepDecomposition {
+            steps: vec![],
+            losses,
+            composition,
+            accounting: PrivacyLoss::Pure { epsilon: 0.0 },
+        }
+    }
+
+    #[test]
+    fn basic_composition_by_hand() {
+        let l = |count, epsilon| StepLoss {
+            what: "x".into(),
+            count,
+            loss: PrivacyLoss::Pure { epsilon },
+        };
+        // 3 × 0.25 + 5 × 0.5 = 3.25 (dyadic, exact)
+        let c = dec(vec![l(3, 0.25), l(5, 0.5)], StepComposition::Basic)
+            .composed()
+            .unwrap();
+        assert_eq!(c, PrivacyLoss::Pure { epsilon: 3.25 });
+        // zCDP: 4 × 0.125 = 0.5
+        let z = dec(
+            vec![StepLoss {
+                what: "z".into(),
+                count: 4,
+                loss: PrivacyLoss::Zcdp { rho: 0.125 },
+            }],
+            StepComposition::Basic,
+        )
+        .composed()
+        .unwrap();
+        assert_eq!(z, PrivacyLoss::Zcdp { rho: 0.5 });
+    }
+
+    #[test]
+    fn advanced_uses_largest_epsilon_and_positive_count() {
+        let losses = vec![
+            StepLoss {
+                what: "free".into(),
+                count: 10,
+                loss: PrivacyLoss::Pure { epsilon: 0.0 },
+            },
+            StepLoss {
+                what: "a".into(),
+                count: 3,
+                loss: PrivacyLoss::Pure { epsilon: 0.1 },
+            },
+            StepLoss {
+                what: "b".into(),
+                count: 2,
+                loss: PrivacyLoss::Pure { epsilon: 0.2 },
+            },
+        ];
+        let got = dec(losses, StepComposition::Advanced { delta_prime: 1e-6 })
+            .composed()
+            .unwrap();
+        let want = advanced_composition(0.2, 0.0, 5, 1e-6).unwrap();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn rounds_and_one_hot() {
+        assert_eq!(audited_rounds(&[], &[1, 5], 5).unwrap(), vec![1, 5]);
+        assert_eq!(audited_rounds(&[3, 3], &[1], 5).unwrap(), vec![3]);
+        assert!(audited_rounds(&[6], &[1], 5).is_err());
+        assert!(audited_rounds(&[0], &[1], 5).is_err());
+        assert_eq!(one_hot(1, 3), vec![0.0, 1.0, 0.0]);
+    }
+}
