@@ -24,10 +24,11 @@
 //! The Cholesky factor of `s·eeᵀ + QᵀWQ` is updated in `O(|S|²)`: a new atom appends a row
 //! (one forward substitution), a leaving atom deletes its row and restores the triangle by
 //! Givens rotations. The Gram row of a new atom `j` costs one dense `W(a_j − y)` plus
-//! `|S|` calls of [`AtomicBody::atom_inner`] (`O(#tables)` each for marginal points). Each
-//! solve takes one step of iterative refinement against the stored matrix, and the factor
-//! is recomputed from that matrix when the residual grows or every [`REFACTOR_EVERY`]
-//! updates.
+//! `|S|` calls of [`AtomicBody::atom_inner`] (`O(#tables)` each for marginal points). Every
+//! [`CHECK_EVERY`]-th solve also computes its residual against the stored matrix and takes
+//! one step of iterative refinement; the factor is recomputed from that matrix when the
+//! residual is large and after `max(REFACTOR_EVERY, 4|S|)` updates (so the `O(|S|³)`
+//! refactorization costs `O(|S|²)` per update, like the updates themselves).
 //!
 //! Exact arithmetic never adds an atom twice or an affinely dependent one (the new atom is
 //! strictly on the far side of the hyperplane through `x` orthogonal to `x − y`). In floating
@@ -40,9 +41,13 @@ use crate::error::{GeometryError, Result, check_finite};
 use crate::frank_wolfe::{FrankWolfeResult, FrankWolfeSettings, SolveStatus};
 use crate::points::dot;
 
-/// Factor updates (appended or deleted atoms) between recomputations of the Cholesky factor
-/// from the stored matrix.
+/// Least number of factor updates (appended or deleted atoms) between recomputations of the
+/// Cholesky factor from the stored matrix (the actual interval is `max(REFACTOR_EVERY, 4k)`
+/// for a corral of `k` atoms).
 pub const REFACTOR_EVERY: usize = 1024;
+
+/// Solves between residual checks (each check is one more matrix–vector product and solve).
+pub const CHECK_EVERY: usize = 8;
 
 /// An atom is refused as affinely dependent on the corral when its pivot² in the Cholesky
 /// factor is at most this fraction of its diagonal entry (`k·ε_mach` is the round-off level
@@ -177,12 +182,15 @@ impl CholeskyFactor {
         }
     }
 
-    /// Solves `A μ = e` (all ones) with one step of iterative refinement; returns `μ` and
-    /// the residual `‖e − Aμ‖_∞` of the unrefined solve.
-    pub(crate) fn solve_ones(&self) -> (Vec<f64>, f64) {
+    /// Solves `A μ = e` (all ones); with `check`, also takes one step of iterative
+    /// refinement and returns the residual `‖e − Aμ‖_∞` of the unrefined solve (else 0).
+    pub(crate) fn solve_ones(&self, check: bool) -> (Vec<f64>, f64) {
         let k = self.len();
         let mut mu = vec![1.0; k];
         self.solve_in_place(&mut mu);
+        if !check {
+            return (mu, 0.0);
+        }
         let mut r = vec![0.0; k];
         self.mul(&mu, &mut r);
         let mut worst: f64 = 0.0;
@@ -213,6 +221,7 @@ struct Corral {
     member: Vec<bool>,
     chol: CholeskyFactor,
     updates: usize,
+    solves: usize,
 }
 
 impl Corral {
@@ -276,6 +285,7 @@ pub(crate) fn min_norm_point_project_atoms<B: AtomicBody + ?Sized>(
         member: vec![false; n],
         chol: CholeskyFactor::default(),
         updates: 0,
+        solves: 0,
     };
     corral.member[start] = true;
     if !corral.chol.push(gram_row(&[], start), 0.0) {
@@ -331,19 +341,21 @@ pub(crate) fn min_norm_point_project_atoms<B: AtomicBody + ?Sized>(
         // Minor cycles.
         let mut first = true;
         loop {
-            if corral.updates >= REFACTOR_EVERY {
+            if corral.updates >= REFACTOR_EVERY.max(4 * corral.atoms.len()) {
                 if !corral.chol.refactor(0.0) {
                     break 'major SolveStatus::Stalled;
                 }
                 corral.updates = 0;
             }
-            let (mut mu, residual) = corral.chol.solve_ones();
+            let check = corral.solves % CHECK_EVERY == 0;
+            corral.solves += 1;
+            let (mut mu, residual) = corral.chol.solve_ones(check);
             if residual > RESIDUAL_TOLERANCE {
                 if !corral.chol.refactor(0.0) {
                     break 'major SolveStatus::Stalled;
                 }
                 corral.updates = 0;
-                mu = corral.chol.solve_ones().0;
+                mu = corral.chol.solve_ones(true).0;
             }
             let total: f64 = mu.iter().sum();
             if !(total.is_finite() && total > 0.0) {
@@ -548,7 +560,7 @@ mod tests {
                 .collect();
             assert!(reconstruction_error(&f, &sub) < 1e-10, "step {step}");
             // A μ = e
-            let (mu, _) = f.solve_ones();
+            let (mu, _) = f.solve_ones(step % 2 == 0);
             for row in &sub {
                 let am: f64 = row.iter().zip(&mu).map(|(a, m)| a * m).sum();
                 assert!((am - 1.0).abs() < 1e-10);
