@@ -347,7 +347,7 @@ pub(crate) fn min_norm_point_project_atoms<B: AtomicBody + ?Sized>(
                 }
                 corral.updates = 0;
             }
-            let check = corral.solves % CHECK_EVERY == 0;
+            let check = corral.solves.is_multiple_of(CHECK_EVERY);
             corral.solves += 1;
             let (mut mu, residual) = corral.chol.solve_ones(check);
             if residual > RESIDUAL_TOLERANCE {
