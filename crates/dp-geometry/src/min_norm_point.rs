@@ -59,11 +59,14 @@ const RESIDUAL_TOLERANCE: f64 = 1e-8;
 
 /// A symmetric positive definite matrix `A` (lower triangle, row `i` holding `A[i][0..=i]`)
 /// together with its Cholesky factor `L` (`A = LLᵀ`, same layout, positive diagonal), with
-/// `O(k²)` appending of a row/column and deletion of one.
+/// `O(k²)` appending of a row/column and deletion of one. It also keeps `z = L⁻¹e` (`e` all
+/// ones), updated in `O(k)` per append or deletion, so that `A⁻¹e = L⁻ᵀz` costs one
+/// triangular solve.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CholeskyFactor {
     a: Vec<Vec<f64>>,
     l: Vec<Vec<f64>>,
+    z: Vec<f64>,
 }
 
 impl CholeskyFactor {
@@ -92,6 +95,8 @@ impl CholeskyFactor {
         let Some(l_row) = self.new_row(&row, rel_tol) else {
             return false;
         };
+        // the first k entries of L⁻¹e do not change
+        self.z.push((1.0 - dot(&l_row[..k], &self.z)) / l_row[k]);
         self.l.push(l_row);
         self.a.push(row);
         true
@@ -119,7 +124,9 @@ impl CholeskyFactor {
             row.remove(r);
         }
         // Without its row r, L is lower triangular plus one superdiagonal from column r on;
-        // rotating columns (j, j+1) zeroes entry (j, j+1) and keeps L·Lᵀ.
+        // rotating columns (j, j+1) zeroes entry (j, j+1) and keeps L·Lᵀ. z = L⁻¹e still
+        // solves the k − 1 remaining equations, and L·G·(Gᵀz) = e: z is rotated the same way
+        // (its last entry then multiplies the dropped zero column).
         self.l.remove(r);
         let k = self.l.len();
         for j in r..k {
@@ -132,7 +139,11 @@ impl CholeskyFactor {
                 self.l[i][j + 1] = c * z - s * x;
             }
             self.l[j].truncate(j + 1);
+            let (x, z) = (self.z[j], self.z[j + 1]);
+            self.z[j] = c * x + s * z;
+            self.z[j + 1] = c * z - s * x;
         }
+        self.z.truncate(k);
     }
 
     /// Recomputes `L` from the stored `A`; `false` (factor unusable) if `A` is not
@@ -151,22 +162,39 @@ impl CholeskyFactor {
             }
         }
         self.a = rows;
+        self.z = vec![1.0; self.l.len()];
+        self.forward_in_place_z();
         ok
     }
 
-    /// Solves `A x = b` in place with the factor.
-    fn solve_in_place(&self, x: &mut [f64]) {
-        let k = self.len();
-        for i in 0..k {
+    fn forward_in_place_z(&mut self) {
+        let mut z = std::mem::take(&mut self.z);
+        self.forward_in_place(&mut z);
+        self.z = z;
+    }
+
+    /// `x ← L⁻¹x`.
+    fn forward_in_place(&self, x: &mut [f64]) {
+        for i in 0..self.len() {
             x[i] = (x[i] - dot(&self.l[i][..i], &x[..i])) / self.l[i][i];
         }
-        for i in (0..k).rev() {
+    }
+
+    /// `x ← L⁻ᵀx`.
+    fn backward_in_place(&self, x: &mut [f64]) {
+        for i in (0..self.len()).rev() {
             x[i] /= self.l[i][i];
             let xi = x[i];
             for (xj, lij) in x[..i].iter_mut().zip(&self.l[i][..i]) {
                 *xj -= lij * xi;
             }
         }
+    }
+
+    /// Solves `A x = b` in place with the factor.
+    fn solve_in_place(&self, x: &mut [f64]) {
+        self.forward_in_place(x);
+        self.backward_in_place(x);
     }
 
     /// `out = A x` from the stored lower triangle.
@@ -186,8 +214,8 @@ impl CholeskyFactor {
     /// refinement and returns the residual `‖e − Aμ‖_∞` of the unrefined solve (else 0).
     pub(crate) fn solve_ones(&self, check: bool) -> (Vec<f64>, f64) {
         let k = self.len();
-        let mut mu = vec![1.0; k];
-        self.solve_in_place(&mut mu);
+        let mut mu = self.z.clone();
+        self.backward_in_place(&mut mu);
         if !check {
             return (mu, 0.0);
         }
@@ -530,6 +558,12 @@ mod tests {
                 assert_eq!(f.matrix(), lower(&current).as_slice());
                 assert!(reconstruction_error(&f, &current) < 1e-11 * k as f64);
                 assert!(factor_difference(&f, &reference_cholesky(&current)) < 1e-9);
+                // the maintained L⁻¹e gives A⁻¹e without a forward solve
+                let (mu, _) = f.solve_ones(false);
+                for row in &current {
+                    let am: f64 = row.iter().zip(&mu).map(|(a, m)| a * m).sum();
+                    assert!((am - 1.0).abs() < 1e-9);
+                }
             }
         }
     }
