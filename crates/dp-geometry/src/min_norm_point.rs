@@ -247,18 +247,82 @@ struct Corral {
     atoms: Vec<usize>,
     alpha: Vec<f64>,
     member: Vec<bool>,
+    sparse: Vec<Option<SparseAtom>>,
+    cached: usize,
     chol: CholeskyFactor,
     updates: usize,
     solves: usize,
 }
 
+/// The non-zero coordinates of an atom (kept for the corral's atoms when sparse).
+struct SparseAtom {
+    idx: Vec<usize>,
+    val: Vec<f64>,
+}
+
+impl SparseAtom {
+    /// The non-zeros of `p` if there are at most `dim / 2` of them.
+    fn of(p: &[f64]) -> Option<Self> {
+        let nnz = p.iter().filter(|v| **v != 0.0).count();
+        if 2 * nnz > p.len() {
+            return None;
+        }
+        let (idx, val) = p
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| **v != 0.0)
+            .map(|(k, &v)| (k, v))
+            .unzip();
+        Some(Self { idx, val })
+    }
+}
+
+/// Entries of sparse corral atoms kept in memory at most (16 bytes each); atoms beyond the
+/// budget, or with more than `dim / 2` non-zeros, go through the body's own kernels.
+pub const MAX_CACHED_ENTRIES: usize = 1 << 22;
+
 impl Corral {
+    fn push(&mut self, atom: usize, sparse: Option<SparseAtom>) {
+        self.member[atom] = true;
+        self.atoms.push(atom);
+        self.alpha.push(0.0);
+        let sparse = sparse.filter(|sp| self.cached + sp.idx.len() <= MAX_CACHED_ENTRIES);
+        self.cached += sparse.as_ref().map_or(0, |sp| sp.idx.len());
+        self.sparse.push(sparse);
+    }
+
     fn remove(&mut self, pos: usize) {
         self.member[self.atoms[pos]] = false;
         self.atoms.remove(pos);
         self.alpha.remove(pos);
+        if let Some(sp) = self.sparse.remove(pos) {
+            self.cached -= sp.idx.len();
+        }
         self.chol.remove(pos);
         self.updates += 1;
+    }
+
+    /// `⟨c, a⟩` for the corral's atom at `pos`.
+    fn inner<B: AtomicBody + ?Sized>(&self, body: &B, pos: usize, c: &[f64]) -> f64 {
+        match &self.sparse[pos] {
+            Some(sp) => sp.idx.iter().zip(&sp.val).map(|(&k, v)| v * c[k]).sum(),
+            None => body.atom_inner(self.atoms[pos], c),
+        }
+    }
+
+    /// `x = Σ α_i a_i`.
+    fn point<B: AtomicBody + ?Sized>(&self, body: &B, x: &mut [f64]) {
+        x.fill(0.0);
+        for (pos, (&a, &al)) in self.atoms.iter().zip(&self.alpha).enumerate() {
+            match &self.sparse[pos] {
+                Some(sp) => {
+                    for (&k, v) in sp.idx.iter().zip(&sp.val) {
+                        x[k] += al * v;
+                    }
+                }
+                None => body.add_atom_scaled(a, al, x),
+            }
+        }
     }
 }
 
@@ -290,45 +354,47 @@ pub(crate) fn min_norm_point_project_atoms<B: AtomicBody + ?Sized>(
     let s = if f0 > 0.0 { f0 } else { 1.0 };
     let mut q = vec![0.0; dim];
     let mut wq = vec![0.0; dim];
-    // Row of s·eeᵀ + QᵀWQ for atom j against the corral, diagonal last.
-    let mut gram_row = |atoms: &[usize], j: usize| -> Vec<f64> {
+    // Row of s·eeᵀ + QᵀWQ for atom j against the corral, diagonal last, and the atom's
+    // non-zeros if it is sparse.
+    let mut gram_row = |corral: &Corral, j: usize| -> (Vec<f64>, Option<SparseAtom>) {
         q.fill(0.0);
         body.add_atom_scaled(j, 1.0, &mut q);
+        let sparse = SparseAtom::of(&q);
         for k in 0..dim {
             q[k] -= y[k];
             wq[k] = w[k] * q[k];
         }
         let y_wq = dot(y, &wq);
-        let mut row: Vec<f64> = atoms
-            .iter()
-            .map(|&i| s + (body.atom_inner(i, &wq) - y_wq))
+        let mut row: Vec<f64> = (0..corral.atoms.len())
+            .map(|pos| s + (corral.inner(body, pos, &wq) - y_wq))
             .collect();
         row.push(s + dot(&q, &wq));
-        row
+        (row, sparse)
     };
 
     let mut corral = Corral {
-        atoms: vec![start],
-        alpha: vec![1.0],
+        atoms: Vec::new(),
+        alpha: Vec::new(),
         member: vec![false; n],
+        sparse: Vec::new(),
+        cached: 0,
         chol: CholeskyFactor::default(),
         updates: 0,
         solves: 0,
     };
-    corral.member[start] = true;
-    if !corral.chol.push(gram_row(&[], start), 0.0) {
+    let (row, sparse) = gram_row(&corral, start);
+    if !corral.chol.push(row, 0.0) {
         return Err(GeometryError::Oracle(
             "non-finite atom coordinates (overflow?)".into(),
         ));
     }
+    corral.push(start, sparse);
+    corral.alpha[0] = 1.0;
 
     let mut iterations = 0;
     let mut gap;
     let status = 'major: loop {
-        x.fill(0.0);
-        for (&a, &al) in corral.atoms.iter().zip(&corral.alpha) {
-            body.add_atom_scaled(a, al, &mut x);
-        }
+        corral.point(body, &mut x);
         for k in 0..dim {
             c[k] = w[k] * (y[k] - x[k]);
         }
@@ -353,7 +419,7 @@ pub(crate) fn min_norm_point_project_atoms<B: AtomicBody + ?Sized>(
         if corral.member[j] {
             break SolveStatus::Stalled;
         }
-        let row = gram_row(&corral.atoms, j);
+        let (row, sparse) = gram_row(&corral, j);
         if !corral.chol.push(row.clone(), PIVOT_TOLERANCE) {
             // numerically affinely dependent: retry once on a fresh factor
             if !(corral.chol.refactor(0.0) && corral.chol.push(row, PIVOT_TOLERANCE)) {
@@ -361,9 +427,7 @@ pub(crate) fn min_norm_point_project_atoms<B: AtomicBody + ?Sized>(
             }
         }
         corral.updates += 1;
-        corral.atoms.push(j);
-        corral.alpha.push(0.0);
-        corral.member[j] = true;
+        corral.push(j, sparse);
         iterations += 1;
 
         // Minor cycles.
@@ -430,10 +494,7 @@ pub(crate) fn min_norm_point_project_atoms<B: AtomicBody + ?Sized>(
     };
     if status == SolveStatus::Stalled {
         // the weights may have moved since the last gap: certify the returned point
-        x.fill(0.0);
-        for (&a, &al) in corral.atoms.iter().zip(&corral.alpha) {
-            body.add_atom_scaled(a, al, &mut x);
-        }
+        corral.point(body, &mut x);
         for k in 0..dim {
             c[k] = w[k] * (y[k] - x[k]);
         }

@@ -8,9 +8,9 @@ mod common;
 
 use common::{qp_projection, random_points, wdist2};
 use dp_geometry::{
-    AtomicBody, ConvexHull, DensePoints, FrankWolfeResult, FrankWolfeSettings, FrankWolfeVariant,
-    GeometryError, LinearOracle, OracleAnswer, Parallelism, SolveStatus, SymmetricHull,
-    frank_wolfe_project, frank_wolfe_project_atoms, frank_wolfe_project_hull,
+    AtomicBody, BlockOneHotPoints, ConvexHull, DensePoints, FrankWolfeResult, FrankWolfeSettings,
+    FrankWolfeVariant, GeometryError, LinearOracle, OracleAnswer, Parallelism, SolveStatus,
+    SymmetricHull, frank_wolfe_project, frank_wolfe_project_atoms, frank_wolfe_project_hull,
 };
 use proptest::prelude::*;
 use rand::{RngExt, SeedableRng};
@@ -211,6 +211,50 @@ fn affinely_dependent_point_sets() {
         // the exact projection is the clamp of y to [0, 3]²
         let clamp = [y[0].clamp(0.0, 3.0), y[1].clamp(0.0, 3.0)];
         assert!(wdist2(&res.point, &clamp, &[1.0, 1.0]) < 1e-18);
+    }
+}
+
+#[test]
+fn sparse_one_hot_and_mixed_atoms() {
+    // Marginal-like points: blocks of sizes 2, 3, 2 with one 1 per block (all 12 records),
+    // through BlockOneHotPoints and as dense points (same QP optimum).
+    let sizes = [2usize, 3, 2];
+    let mut cells = Vec::new();
+    let mut dense = Vec::new();
+    for a in 0..2u16 {
+        for b in 0..3u16 {
+            for c in 0..2u16 {
+                cells.extend([a, b, c]);
+                let mut p = vec![0.0; 7];
+                p[usize::from(a)] = 1.0;
+                p[2 + usize::from(b)] = 1.0;
+                p[5 + usize::from(c)] = 1.0;
+                dense.push(p);
+            }
+        }
+    }
+    let one_hot = ConvexHull::new(BlockOneHotPoints::new(&sizes, &cells).unwrap()).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(61);
+    for seed in 0..10 {
+        let y: Vec<f64> = (0..7).map(|_| rng.random_range(-0.5..1.5)).collect();
+        let w = random_weights(&mut rng, 7, seed % 2 == 0);
+        let res = check_instance(&dense, &y, &w, &format!("one-hot dense {seed}"));
+        let res2 = frank_wolfe_project_hull(&one_hot, &y, &mnp(1e-12, 1_000, &w)).unwrap();
+        check_weights(&res2, &dense, &y, &w);
+        assert!((res.objective - res2.objective).abs() < 1e-10);
+    }
+    // Half the points sparse (one non-zero), half dense: both kinds in one corral.
+    for seed in 0..10 {
+        let dim = rng.random_range(3..=8usize);
+        let mut points = random_points(&mut rng, 6, dim);
+        for k in 0..6 {
+            let mut p = vec![0.0; dim];
+            p[k % dim] = rng.random_range(-2.0..2.0);
+            points.push(p);
+        }
+        let y: Vec<f64> = (0..dim).map(|_| rng.random_range(-2.0..2.0)).collect();
+        let w = random_weights(&mut rng, dim, true);
+        check_instance(&points, &y, &w, &format!("mixed {seed}"));
     }
 }
 
