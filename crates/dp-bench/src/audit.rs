@@ -36,7 +36,7 @@ use crate::registry::{AuditSettings, audit_settings, build_mechanism};
 use crate::stats::{clopper_pearson_lower, clopper_pearson_upper};
 use crate::{BenchError, Result};
 use dp_core::{Neighbouring, PrivacyLoss, stream_rng};
-use dp_mechanisms::{Mechanism, PostProcessing, PrivacyCertificate};
+use dp_mechanisms::{AuditedStep, Mechanism, PostProcessing, PrivacyCertificate, StepRequest};
 use dp_queries::{Dataset, Domain, MarginalWorkload};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -358,23 +358,85 @@ pub fn audit_with(
         z @ PrivacyLoss::Zcdp { .. } => (z.epsilon_at(settings.delta)?, settings.delta),
     };
     let pair = AuditPair::adversarial(config.n, config.neighbouring)?;
-    // run: index i < runs on D1, the rest on D2; stream i of the seed for each
-    let runs = config.runs;
-    let stats: Vec<[f64; 3]> = (0..2 * runs)
+    let names: Vec<String> = [
+        "projection onto q(D1) − q(D2)",
+        "most-raised cell",
+        "−(most-lowered cell)",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let outcome = run_and_bound(config.runs, config.alpha, delta, &names, |on_d1, stream| {
+        let data = if on_d1 { &pair.d1 } else { &pair.d2 };
+        let mut rng = stream_rng(config.seed, stream);
+        let release = mechanism.release(data, &pair.workload, &mut rng)?;
+        Ok(pair.statistics(&release.answers).to_vec())
+    })?;
+    Ok(AuditReport {
+        mechanism: name.to_string(),
+        certificate: claimed,
+        claimed_epsilon,
+        delta,
+        epsilon_lower: outcome.epsilon_lower,
+        confidence: 1.0 - config.alpha,
+        event: outcome.event,
+        favoured: outcome.favoured,
+        other: outcome.other,
+        runs: config.runs,
+        noise_factor: config.noise_factor,
+        passed: outcome.epsilon_lower <= claimed_epsilon,
+    })
+}
+
+/// The statistical core shared by the black-box and the step audit.
+struct Outcome {
+    epsilon_lower: f64,
+    event: String,
+    favoured: (u64, u64),
+    other: (u64, u64),
+}
+
+/// Steps 2–4 of the module docs for any "run → statistics" closure: `run(on_d1, stream)`
+/// is one run on `D1` (`on_d1`) or `D2` with ChaCha20 stream `stream` of the caller's
+/// seed (streams `0..runs` on D1, `runs..2·runs` on D2), reduced to the scalars `names`.
+/// The bound is at total failure probability `alpha` (α/2 per one-sided bound).
+fn run_and_bound<F>(
+    runs: usize,
+    alpha: f64,
+    delta: f64,
+    names: &[String],
+    run: F,
+) -> Result<Outcome>
+where
+    F: Fn(bool, u64) -> Result<Vec<f64>> + Sync,
+{
+    if runs < 20 {
+        return Err(BenchError::Usage(format!(
+            "an audit needs at least 20 runs per dataset, got {runs}"
+        )));
+    }
+    if !(alpha > 0.0 && alpha < 1.0) {
+        return Err(BenchError::Usage(format!(
+            "alpha must be in (0, 1), got {alpha}"
+        )));
+    }
+    let stats: Vec<Vec<f64>> = (0..2 * runs)
         .into_par_iter()
-        .map(|i| {
-            let data = if i < runs { &pair.d1 } else { &pair.d2 };
-            let mut rng = stream_rng(config.seed, i as u64);
-            let release = mechanism.release(data, &pair.workload, &mut rng)?;
-            Ok(pair.statistics(&release.answers))
-        })
+        .map(|i| run(i < runs, i as u64))
         .collect::<Result<Vec<_>>>()?;
+    let width = names.len();
+    if let Some(bad) = stats.iter().find(|s| s.len() != width) {
+        return Err(BenchError::Usage(format!(
+            "audit: a run gave {} statistics, expected {width}",
+            bad.len()
+        )));
+    }
     let (s1, s2) = stats.split_at(runs);
     let half = runs / 2;
-    let a = config.alpha / 2.0;
+    let a = alpha / 2.0;
     // selection on the first half of each
     let mut best: Option<(f64, Event)> = None;
-    for stat in 0..3 {
+    for stat in 0..width {
         let mut sel1: Vec<f64> = s1[..half].iter().map(|s| s[stat]).collect();
         let mut sel2: Vec<f64> = s2[..half].iter().map(|s| s[stat]).collect();
         sel1.sort_by(f64::total_cmp);
@@ -403,20 +465,300 @@ pub fn audit_with(
     let n_eval = (runs - half) as u64;
     let (k1, k2) = (event.count(&eval1), event.count(&eval2));
     let (ka, kb) = if event.upper { (k1, k2) } else { (k2, k1) };
-    let eps_lower = epsilon_lower(ka, n_eval, kb, n_eval, delta, a)?;
-    Ok(AuditReport {
-        mechanism: name.to_string(),
-        certificate: claimed,
-        claimed_epsilon,
-        delta,
-        epsilon_lower: eps_lower,
-        confidence: 1.0 - config.alpha,
-        event: event.describe(),
+    Ok(Outcome {
+        epsilon_lower: epsilon_lower(ka, n_eval, kb, n_eval, delta, a)?,
+        event: event.describe(&names[event.stat]),
         favoured: (ka, n_eval),
         other: (kb, n_eval),
-        runs,
+    })
+}
+
+/// The step audit's neighbouring pair and public reference dataset (module docs, "Step
+/// audit"): on the 2×2 table with n = 20, `D0` has 5 records in cell 00, 3 in 01, 3 in 10
+/// and 8 in 11; `D1 = D0 + (0,0)`, `D2 = D0 + (1,1)` (counts 6, 3, 3, 8 against 5, 3, 3,
+/// 9). Against the uniform state (5 per cell) the selection scores `|c − 5|` are (1, 2, 2,
+/// 3) on `D1` and (0, 2, 2, 4) on `D2`: the dominant candidate (cell 11) falls and an
+/// unlikely one (cell 00) rises by the full sensitivity, so the exponential mechanism
+/// realises most of its ε on the event "cell 00 selected". The reference dataset (5 records
+/// per cell) keeps the later rounds' public state near uniform, so they see the same shape.
+pub fn step_audit_pair() -> Result<(AuditPair, Dataset)> {
+    let domain = Domain::new(vec![("a".into(), 2), ("b".into(), 2)])?;
+    let workload = MarginalWorkload::all_kway(&domain, 2)?;
+    let cells: [[u32; 2]; 4] = [[0, 0], [0, 1], [1, 0], [1, 1]];
+    let build = |counts: [usize; 4]| -> Result<Dataset> {
+        let mut cols = vec![Vec::new(), Vec::new()];
+        for (cell, &k) in cells.iter().zip(&counts) {
+            for _ in 0..k {
+                cols[0].push(cell[0]);
+                cols[1].push(cell[1]);
+            }
+        }
+        Ok(Dataset::from_columns(domain.clone(), cols)?)
+    };
+    let d1 = build([6, 3, 3, 8])?;
+    let d2 = build([5, 3, 3, 9])?;
+    let reference = build([5, 5, 5, 5])?;
+    let a1 = workload.answers(&d1)?;
+    let a2 = workload.answers(&d2)?;
+    let direction = a1.iter().zip(&a2).map(|(x, y)| x - y).collect();
+    Ok((
+        AuditPair {
+            d1,
+            d2,
+            workload,
+            direction,
+        },
+        reference,
+    ))
+}
+
+/// The step-audit canary of `name`: the mechanism with `factor` times its noise scale. For
+/// every mechanism but DualQuery this is the [`scale_budget`] build; DualQuery derives its
+/// rounds T (not its noise) from the budget, so its canary samples at temperature η/f
+/// (f = 1/2: twice the step size, i.e. twice every per-sample ε) with the scaled budget,
+/// which leaves T unchanged.
+pub fn step_canary(name: &str, budget: PrivacyLoss, factor: f64) -> Result<Box<dyn Mechanism>> {
+    let scaled = scale_budget(budget, factor)?;
+    if name == "dualquery" {
+        return Ok(Box::new(
+            dp_mechanisms::DualQueryParams::new(scaled)
+                .eta(dp_mechanisms::iterative::DEFAULT_ETA / factor)
+                .check()?,
+        ));
+    }
+    build_mechanism(name, scaled, Neighbouring::ReplaceOne, PostProcessing::None)
+}
+
+/// The audit of one step.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepReport {
+    /// The step's label.
+    pub label: String,
+    /// The per-step guarantee claimed (the honest mechanism's, for a canary).
+    pub claimed: PrivacyLoss,
+    /// The claimed ε at [`Self::delta`].
+    pub claimed_epsilon: f64,
+    /// The δ of the step's audit (0 for pure ε-DP).
+    pub delta: f64,
+    /// Lower confidence bound on the step's ε (confidence 1 − α/K).
+    pub epsilon_lower: f64,
+    /// The tested event.
+    pub event: String,
+    /// Runs on the favoured dataset in the event / evaluation runs.
+    pub favoured: (u64, u64),
+    /// Runs on the other dataset in the event / evaluation runs.
+    pub other: (u64, u64),
+    /// `epsilon_lower <= claimed_epsilon`.
+    pub passed: bool,
+}
+
+/// The outcome of a step audit.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepAuditReport {
+    /// Mechanism name.
+    pub mechanism: String,
+    /// The guarantee of the (honest) mechanism as built for the step audit.
+    pub certificate: PrivacyCertificate,
+    /// The composition of the honest per-step losses of the whole run.
+    pub composed: PrivacyLoss,
+    /// The mechanism's own accounting of the run.
+    pub accounting: PrivacyLoss,
+    /// `composed` is within the certificate and equals `accounting` (relative 1e-6).
+    pub composition_ok: bool,
+    /// The audited steps.
+    pub steps: Vec<StepReport>,
+    /// Canary steps without an honest counterpart (not audited).
+    pub unmatched: Vec<String>,
+    /// Total failure probability (α/K per step).
+    pub alpha: f64,
+    /// Runs per dataset and step.
+    pub runs: usize,
+    /// The canary's noise factor, if this was a canary audit.
+    pub noise_factor: Option<f64>,
+    /// The composition check and every step passed.
+    pub passed: bool,
+}
+
+impl StepAuditReport {
+    /// The step with the largest `epsilon_lower / claimed_epsilon`.
+    pub fn worst(&self) -> Option<&StepReport> {
+        self.steps.iter().max_by(|a, b| {
+            let r = |s: &StepReport| s.epsilon_lower / s.claimed_epsilon.max(f64::MIN_POSITIVE);
+            r(a).total_cmp(&r(b))
+        })
+    }
+
+    /// One line per step.
+    pub fn step_lines(&self) -> Vec<String> {
+        self.steps
+            .iter()
+            .map(|s| {
+                format!(
+                    "step {}: epsilon_lower={:.4} claimed={:.4} (δ = {:e}) {} — event {} ({}/{} vs {}/{})",
+                    s.label,
+                    s.epsilon_lower,
+                    s.claimed_epsilon,
+                    s.delta,
+                    if s.passed { "pass" } else { "FAIL" },
+                    s.event,
+                    s.favoured.0,
+                    s.favoured.1,
+                    s.other.0,
+                    s.other.1
+                )
+            })
+            .collect()
+    }
+}
+
+/// `a` is within `b` (relative slack `tol` for floating-point rounding of the sums).
+fn loss_within(a: &PrivacyLoss, b: &PrivacyLoss, tol: f64) -> Result<bool> {
+    use PrivacyLoss::*;
+    let le = |x: f64, y: f64| x <= y * (1.0 + tol);
+    Ok(match (a.validate()?, b.validate()?) {
+        (Pure { epsilon: x }, Pure { epsilon: y }) => le(x, y),
+        (Pure { epsilon: x }, Approx { epsilon: y, .. }) => le(x, y),
+        (
+            Approx {
+                epsilon: x,
+                delta: dx,
+            },
+            Approx {
+                epsilon: y,
+                delta: dy,
+            },
+        ) => le(x, y) && le(dx, dy),
+        (Zcdp { rho: x }, Zcdp { rho: y }) => le(x, y),
+        (p @ Pure { .. }, z @ Zcdp { .. }) => return loss_within(&p.to_zcdp()?, &z, tol),
+        (
+            z @ Zcdp { .. },
+            Approx {
+                epsilon: y,
+                delta: dy,
+            },
+        ) => le(z.epsilon_at(dy)?, y),
+        _ => false,
+    })
+}
+
+/// The white-box per-step audit of a composed mechanism (module docs, "Step audit").
+pub fn audit_steps(
+    name: &str,
+    settings: &AuditSettings,
+    config: &AuditConfig,
+) -> Result<StepAuditReport> {
+    let Some(step_settings) = settings.steps else {
+        return Err(BenchError::Usage(format!(
+            "{name} has no step audit (only the composed mechanisms do)"
+        )));
+    };
+    if config.neighbouring != Neighbouring::ReplaceOne {
+        return Err(BenchError::Usage(
+            "the step audit is stated for replace-one neighbours".into(),
+        ));
+    }
+    let honest = build_mechanism(
+        name,
+        step_settings.budget,
+        Neighbouring::ReplaceOne,
+        PostProcessing::None,
+    )?;
+    let certificate = honest.certificate();
+    let no_steps = || BenchError::Usage(format!("{name} cannot be decomposed into steps"));
+    let (pair, reference) = step_audit_pair()?;
+    let most_raised = (0..pair.direction.len())
+        .max_by(|&a, &b| pair.direction[a].total_cmp(&pair.direction[b]))
+        .unwrap_or(0);
+    let request = StepRequest {
+        seed: config.seed,
+        rounds: Vec::new(),
+        measured_query: Some(most_raised),
+    };
+    let honest_dec = honest
+        .step_audited()
+        .ok_or_else(no_steps)?
+        .step_decomposition(&reference, &pair.workload, &request)?;
+    // the composition of the honest per-step losses: within the certificate, and equal to
+    // the mechanism's own accounting
+    let composed = honest_dec.composed()?;
+    let composition_ok = loss_within(&composed, &certificate.loss, 1e-9)?
+        && loss_within(&composed, &honest_dec.accounting, 1e-6)?
+        && loss_within(&honest_dec.accounting, &composed, 1e-6)?;
+    // the audited steps and their claims
+    let canary;
+    let mut unmatched = Vec::new();
+    let audited: Vec<(&AuditedStep, PrivacyLoss)> = match config.noise_factor {
+        None => honest_dec.steps.iter().map(|s| (s, s.claimed)).collect(),
+        Some(f) => {
+            let m = step_canary(name, step_settings.budget, f)?;
+            // the honest audit's rounds, so that labels match
+            let canary_request = StepRequest {
+                rounds: honest_dec.rounds.clone(),
+                ..request.clone()
+            };
+            canary = m.step_audited().ok_or_else(no_steps)?.step_decomposition(
+                &reference,
+                &pair.workload,
+                &canary_request,
+            )?;
+            let mut v = Vec::new();
+            for s in &canary.steps {
+                match honest_dec.steps.iter().find(|h| h.label == s.label) {
+                    Some(h) => v.push((s, h.claimed)),
+                    None => unmatched.push(s.label.clone()),
+                }
+            }
+            v
+        }
+    };
+    if audited.is_empty() {
+        return Err(BenchError::Usage(format!("{name}: no step to audit")));
+    }
+    let alpha_k = config.alpha / audited.len() as f64;
+    let mut steps = Vec::new();
+    for (k, (step, claim)) in audited.iter().enumerate() {
+        let (claimed_epsilon, delta) = match claim.validate()? {
+            PrivacyLoss::Pure { epsilon } => (epsilon, 0.0),
+            PrivacyLoss::Approx { epsilon, delta } => (epsilon, delta),
+            z @ PrivacyLoss::Zcdp { .. } => (z.epsilon_at(settings.delta)?, settings.delta),
+        };
+        let base = (k as u64 + 1) << 40;
+        let outcome = run_and_bound(
+            config.runs,
+            alpha_k,
+            delta,
+            &step.outputs,
+            |on_d1, stream| {
+                let data = if on_d1 { &pair.d1 } else { &pair.d2 };
+                let mut rng = stream_rng(config.seed, base | stream);
+                Ok(step.run(data, &mut rng)?)
+            },
+        )?;
+        steps.push(StepReport {
+            label: step.label.clone(),
+            claimed: *claim,
+            claimed_epsilon,
+            delta,
+            epsilon_lower: outcome.epsilon_lower,
+            event: outcome.event,
+            favoured: outcome.favoured,
+            other: outcome.other,
+            passed: outcome.epsilon_lower <= claimed_epsilon,
+        });
+    }
+    let passed = composition_ok && steps.iter().all(|s| s.passed);
+    Ok(StepAuditReport {
+        mechanism: name.to_string(),
+        certificate,
+        composed,
+        accounting: honest_dec.accounting,
+        composition_ok,
+        steps,
+        unmatched,
+        alpha: config.alpha,
+        runs: config.runs,
         noise_factor: config.noise_factor,
-        passed: eps_lower <= claimed_epsilon,
+        passed,
     })
 }
 
@@ -455,12 +797,7 @@ impl Event {
             at_or_below as u64
         }
     }
-    fn describe(&self) -> String {
-        let name = [
-            "projection onto q(D1) − q(D2)",
-            "most-raised cell",
-            "−(most-lowered cell)",
-        ][self.stat.min(2)];
+    fn describe(&self, name: &str) -> String {
         if self.upper {
             format!("{name} ≥ {:.6e} (favours D1)", self.t)
         } else {
@@ -521,6 +858,38 @@ mod tests {
         assert_eq!(differing, 1);
         let q = AuditPair::adversarial(20, Neighbouring::AddRemove).unwrap();
         assert_eq!((q.d1.n(), q.d2.n()), (20, 19));
+    }
+
+    #[test]
+    fn loss_within_by_hand() {
+        let p = |e| PrivacyLoss::Pure { epsilon: e };
+        let z = |r| PrivacyLoss::Zcdp { rho: r };
+        assert!(loss_within(&p(1.0), &p(1.0), 1e-9).unwrap());
+        // a budget split that spends twice the certificate is refused
+        assert!(!loss_within(&p(2.0), &p(1.0), 1e-9).unwrap());
+        // rounding slack only
+        assert!(loss_within(&p(1.0 + 1e-12), &p(1.0), 1e-9).unwrap());
+        assert!(!loss_within(&p(1.0 + 1e-6), &p(1.0), 1e-9).unwrap());
+        // pure ε = 1 is ρ = 1/2 (Bun–Steinke Prop. 1.4)
+        assert!(loss_within(&p(1.0), &z(0.5), 1e-9).unwrap());
+        assert!(!loss_within(&p(1.0), &z(0.4), 1e-9).unwrap());
+        // (ε, δ) never fits a zCDP certificate
+        let a = PrivacyLoss::Approx {
+            epsilon: 0.1,
+            delta: 1e-9,
+        };
+        assert!(!loss_within(&a, &z(100.0), 1e-9).unwrap());
+    }
+
+    /// The step-audit pair is what its docs say (counts by hand) and a replace-one pair.
+    #[test]
+    fn step_pair_by_hand() {
+        let (p, r) = step_audit_pair().unwrap();
+        assert_eq!((p.d1.n(), p.d2.n(), r.n()), (20, 20, 20));
+        let c1 = p.workload.count_all(&p.d1).unwrap();
+        let c2 = p.workload.count_all(&p.d2).unwrap();
+        assert_eq!((c1, c2), (vec![6, 3, 3, 8], vec![5, 3, 3, 9]));
+        assert_eq!(p.workload.count_all(&r).unwrap(), vec![5, 5, 5, 5]);
     }
 
     #[test]

@@ -185,36 +185,60 @@ pub fn check_budget_is_meaningful(loss: &PrivacyLoss) -> Result<()> {
 /// without touching the audit.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AuditSettings {
-    /// The budget the audited mechanism is built with.
+    /// The budget the mechanism is built with for the black-box audit.
     pub budget: PrivacyLoss,
     /// The δ at which a ρ-zCDP guarantee is converted to the audited (ε, δ).
     pub delta: f64,
-    /// Runs per neighbouring dataset in the CI audit test.
+    /// Runs per neighbouring dataset in the CI black-box audit.
     pub ci_runs: usize,
-    /// Whether the half-noise canary is expected to be caught at `ci_runs`. `false` for
-    /// mechanisms whose accounting is far from tight on the audit's tiny data (MWEM,
-    /// IC-MW, DualQuery and chaining-worst-case compose many steps; DualQuery's first
-    /// round is data-independent): the honest audit still runs, only the canary's power check is skipped.
-    pub canary_detectable: bool,
+    /// The white-box per-step audit ([`crate::audit::audit_steps`]) of a composed
+    /// mechanism, `None` for the others. When present, the half-noise canary must be caught
+    /// by the step audit (the black-box audit has no power against it: the end-to-end
+    /// accounting of these mechanisms is far from tight); otherwise by the black-box audit.
+    pub steps: Option<StepAuditSettings>,
+}
+
+/// The per-step audit's build of a composed mechanism.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepAuditSettings {
+    /// The total budget, chosen so that every audited step has a per-step ε of about 1 on
+    /// the step audit's n = 20 records (the calibration code under test is
+    /// budget-generic; a per-step ε far below 1 would leave the audit without power).
+    pub budget: PrivacyLoss,
+    /// Runs per neighbouring dataset and step in CI.
+    pub ci_runs: usize,
 }
 
 /// The audit settings of `name`. Mechanisms without an entry get the first of pure ε = 1,
 /// ρ = 0.125 (at δ = 1e-3) and (ε, δ) = (1, 1e-3) that [`build_mechanism`] accepts, and
 /// 20 000 CI runs; add an entry when a mechanism needs another budget or is slow.
+///
+/// Step-audit budgets (per-step ε ≈ 1 at n = 20, see docs/privacy.md "Empirical audit"):
+/// MWEM pure ε = 30 (T = 15 rounds of ε/(2T) = 1 per selection and per measurement);
+/// chaining-worst-case ρ = 3.75 (T = 15, one non-trivial level: selection ε₁ = 2√(ρ/T) = 1,
+/// measurement ρ/(2T) = 0.125, the Gaussian baseline's audited ρ); IC-MW pure ε = 46
+/// (α = 1, B(α/2) = 23 rounds of two ε₀ = 1 steps); DualQuery pure ε = 651 (η = 0.4,
+/// s = 50: T = 26 rounds, the last round's per-sample ε = 2η(T − 1)/n = 1).
 pub fn audit_settings(name: &str) -> Result<AuditSettings> {
     const DELTA: f64 = 1e-3;
+    let steps = |budget: PrivacyLoss| {
+        Some(StepAuditSettings {
+            budget,
+            ci_runs: 100_000,
+        })
+    };
     Ok(match name {
         "laplace" => AuditSettings {
             budget: PrivacyLoss::pure(1.0)?,
             delta: DELTA,
             ci_runs: 100_000,
-            canary_detectable: true,
+            steps: None,
         },
         "gaussian" => AuditSettings {
             budget: PrivacyLoss::zcdp(0.125)?,
             delta: DELTA,
             ci_runs: 100_000,
-            canary_detectable: true,
+            steps: None,
         },
         // Gaussian noise then a projection (post-processing): the half-noise canary is
         // caught with a wide margin at 100 000 runs, only narrowly at 20 000 (measured,
@@ -223,7 +247,23 @@ pub fn audit_settings(name: &str) -> Result<AuditSettings> {
             budget: PrivacyLoss::zcdp(0.125)?,
             delta: DELTA,
             ci_runs: 100_000,
-            canary_detectable: true,
+            steps: None,
+        },
+        "mwem" | "ic-mw" | "dualquery" => AuditSettings {
+            budget: PrivacyLoss::pure(1.0)?,
+            delta: DELTA,
+            ci_runs: 20_000,
+            steps: steps(PrivacyLoss::pure(match name {
+                "mwem" => 30.0,
+                "ic-mw" => 46.0,
+                _ => 651.0,
+            })?),
+        },
+        "chaining-worst-case" => AuditSettings {
+            budget: PrivacyLoss::zcdp(0.125)?,
+            delta: DELTA,
+            ci_runs: 20_000,
+            steps: steps(PrivacyLoss::zcdp(3.75)?),
         },
         _ => {
             let candidates = [
@@ -240,10 +280,7 @@ pub fn audit_settings(name: &str) -> Result<AuditSettings> {
                             budget,
                             delta: DELTA,
                             ci_runs: 20_000,
-                            canary_detectable: !matches!(
-                                name,
-                                "mwem" | "ic-mw" | "dualquery" | "chaining-worst-case"
-                            ),
+                            steps: None,
                         });
                     }
                     Err(e) => last = Some(e),

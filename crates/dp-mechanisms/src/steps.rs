@@ -110,6 +110,8 @@ pub enum StepComposition {
 /// The audited steps of a mechanism and the per-step losses of its whole run.
 #[derive(Debug)]
 pub struct StepDecomposition {
+    /// The audited rounds (1-based).
+    pub rounds: Vec<usize>,
     /// The steps to audit (a few rounds), histories fixed.
     pub steps: Vec<AuditedStep>,
     /// Every step of the whole run, with its loss.
@@ -264,6 +266,7 @@ mod tests {
 
     fn dec(losses: Vec<StepLoss>, composition: StepComposition) -> StepDecomposition {
         StepDecomposition {
+            rounds: vec![],
             steps: vec![],
             losses,
             composition,

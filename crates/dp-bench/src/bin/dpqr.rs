@@ -12,7 +12,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use dp_bench::answers::{read_answers, write_answers_file};
-use dp_bench::audit::{AuditConfig, audit_with};
+use dp_bench::audit::{AuditConfig, audit_steps, audit_with};
 use dp_bench::ledger_file::{self, LockedLedger};
 use dp_bench::registry::{
     BudgetArgs, MECHANISMS, audit_settings, build_mechanism, check_budget_is_meaningful,
@@ -424,14 +424,24 @@ fn audit(args: &AuditArgs) -> Result<bool> {
         (true, None) => Some(0.5),
         (false, None) => None,
     };
+    let neighbouring = match args.neighbouring {
+        NeighbouringArg::ReplaceOne => Neighbouring::ReplaceOne,
+        NeighbouringArg::AddRemove => Neighbouring::AddRemove,
+    };
+    // composed mechanisms: black-box and step audit, α/2 each (union bound)
+    let steps = settings
+        .steps
+        .filter(|_| neighbouring == Neighbouring::ReplaceOne);
+    let alpha = if steps.is_some() {
+        args.alpha / 2.0
+    } else {
+        args.alpha
+    };
     let config = AuditConfig {
         runs: args.runs.unwrap_or(settings.ci_runs),
         seed: args.seed,
-        alpha: args.alpha,
-        neighbouring: match args.neighbouring {
-            NeighbouringArg::ReplaceOne => Neighbouring::ReplaceOne,
-            NeighbouringArg::AddRemove => Neighbouring::AddRemove,
-        },
+        alpha,
+        neighbouring,
         noise_factor,
         ..AuditConfig::new(0, 0)
     };
@@ -441,6 +451,9 @@ fn audit(args: &AuditArgs) -> Result<bool> {
             "CANARY: {} run with {f} times its noise scale, claiming the original guarantee",
             args.mechanism
         );
+    }
+    if steps.is_some() {
+        println!("== black-box audit (α = {alpha:e}) ==");
     }
     println!("claimed: {}", r.certificate.statement());
     println!(
@@ -456,8 +469,52 @@ fn audit(args: &AuditArgs) -> Result<bool> {
         "ε lower bound {:.4} at confidence {}",
         r.epsilon_lower, r.confidence
     );
-    println!("{}", r.verdict_line());
-    Ok(r.passed)
+    let ratio = |lower: f64, claimed: f64| lower / claimed.max(f64::MIN_POSITIVE);
+    let mut worst = (r.epsilon_lower, r.claimed_epsilon);
+    let mut passed = r.passed;
+    if let Some(st) = steps {
+        let step_config = AuditConfig {
+            runs: args.runs.unwrap_or(st.ci_runs),
+            ..config.clone()
+        };
+        let s = audit_steps(&args.mechanism, &settings, &step_config)?;
+        println!(
+            "== step audit (α = {alpha:e} over {} steps, {} runs per dataset and step) ==",
+            s.steps.len(),
+            s.runs
+        );
+        println!("claimed: {}", s.certificate.statement());
+        println!(
+            "composition of the per-step losses: {} (mechanism's accounting {}): {}",
+            s.composed,
+            s.accounting,
+            if s.composition_ok {
+                "within the certificate"
+            } else {
+                "FAIL (exceeds the certificate or differs from the accounting)"
+            }
+        );
+        for line in s.step_lines() {
+            println!("{line}");
+        }
+        for u in &s.unmatched {
+            println!("canary step without an honest counterpart (not audited): {u}");
+        }
+        // the part with the largest ε_lower / claimed (a failing step has ratio > 1)
+        if let Some(w) = s.worst()
+            && ratio(w.epsilon_lower, w.claimed_epsilon) > ratio(worst.0, worst.1)
+        {
+            worst = (w.epsilon_lower, w.claimed_epsilon);
+        }
+        passed &= s.passed;
+    }
+    println!(
+        "epsilon_lower={:.4} claimed={:.4} verdict={}",
+        worst.0,
+        worst.1,
+        if passed { "pass" } else { "FAIL" }
+    );
+    Ok(passed)
 }
 
 fn ledger(cmd: &LedgerCommand) -> Result<()> {

@@ -292,9 +292,18 @@ impl ChainingWorstCase {
     ) -> Result<(Universe, WorstCasePlan, Vec<Vec<f64>>)> {
         let universe = prepare(data, workload, &self.settings)?;
         let plan = self.plan(&universe, workload, data.n())?;
-        let h = count_histogram(&universe, data)?;
-        let level_h = Self::level_histograms(&plan, &h);
+        let level_h = Self::data_levels(&universe, &plan, data)?;
         Ok((universe, plan, level_h))
+    }
+
+    /// The exact level histograms of `data` for a public universe and plan.
+    fn data_levels(
+        universe: &Universe,
+        plan: &WorstCasePlan,
+        data: &Dataset,
+    ) -> Result<Vec<Vec<f64>>> {
+        let h = count_histogram(universe, data)?;
+        Ok(Self::level_histograms(plan, &h))
     }
 
     /// Runs the release and also returns every level's measurements `(query, noisy count)`
@@ -541,21 +550,30 @@ impl crate::StepAudited for ChainingWorstCase {
         let m = workload.num_queries();
         let sigma2 = plan.sigma2(j).unwrap_or(f64::NAN);
         let mut steps = Vec::new();
-        // What a runner recomputes from `data`: the level's exact counts (public plan).
+        // What a runner recomputes from `data`: the level's exact counts (the universe and
+        // plan are public: fixed by the domain, the workload and n).
+        let (universe, _, _) = self.level_setup(reference, workload)?;
+        let inc = plan.decomposition.increments(j);
         let counts_of = {
-            let (mech, w) = (self.clone(), workload.clone());
-            move |data: &Dataset| -> Result<(Vec<f64>, Vec<(usize, Option<usize>)>, Universe)> {
+            let (universe, plan, w, inc) = (
+                universe.clone(),
+                plan.clone(),
+                workload.clone(),
+                inc.clone(),
+            );
+            move |data: &Dataset| -> Result<Vec<f64>> {
                 check_step_data(data, &w, n)?;
-                let (universe, plan, level_h) = mech.level_setup(data, &w)?;
-                let inc = plan.decomposition.increments(j);
+                let level_h = Self::data_levels(&universe, &plan, data)?;
                 let points = MarginalPoints::new(&universe, &w)?;
-                let counts = level_counts(&points, &inc, w.num_queries(), &level_h[j]);
-                Ok((counts, inc, universe))
+                Ok(level_counts(&points, &inc, w.num_queries(), &level_h[j]))
             }
         };
+        let points = MarginalPoints::new(&universe, workload)?;
         let counts_of = std::sync::Arc::new(counts_of);
         for (t, weights) in history {
-            let (w, em, c) = (workload.clone(), em.clone(), counts_of.clone());
+            // the public state's level estimate
+            let est = level_answers(&points, &inc, m, &weights);
+            let (em, c) = (em.clone(), counts_of.clone());
             steps.push(AuditedStep::new(
                 format!(
                     "chaining-worst-case level {} round {t}: exponential-mechanism selection",
@@ -565,9 +583,7 @@ impl crate::StepAudited for ChainingWorstCase {
                 sel_accounted,
                 (0..m).map(|q| format!("selected q{q}")).collect(),
                 Box::new(move |data, rng| {
-                    let (counts, inc, universe) = c(data)?;
-                    let points = MarginalPoints::new(&universe, &w)?;
-                    let est = level_answers(&points, &inc, counts.len(), &weights);
+                    let counts = c(data)?;
                     let q = select_level_query(&em, &counts, n, &est, rng)?;
                     Ok(one_hot(q, counts.len()))
                 }),
@@ -587,7 +603,7 @@ impl crate::StepAudited for ChainingWorstCase {
                 meas,
                 vec![format!("noisy count of q{q}")],
                 Box::new(move |data, rng| {
-                    let (counts, _, _) = c(data)?;
+                    let counts = c(data)?;
                     let gauss = DiscreteGaussian::new(sigma2)?;
                     Ok(vec![measure_level(&counts, q, &gauss, rng) as f64])
                 }),
@@ -609,6 +625,7 @@ impl crate::StepAudited for ChainingWorstCase {
             });
         }
         Ok(StepDecomposition {
+            rounds: rounds.clone(),
             steps,
             losses,
             composition: StepComposition::Basic,

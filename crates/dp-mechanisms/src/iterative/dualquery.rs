@@ -642,7 +642,7 @@ impl crate::StepAudited for DualQuery {
         let k = queries.len();
         let eta = self.p.eta;
         let mut steps = Vec::new();
-        for t in rounds {
+        for &t in &rounds {
             let history: Vec<Vec<u32>> = out.records[..t - 1].to_vec();
             let (w, q) = (workload.clone(), queries.clone());
             let e = PrivacyLoss::pure(dualquery_sample_epsilon(eta, t, n))?;
@@ -686,6 +686,7 @@ impl crate::StepAudited for DualQuery {
             _ => StepComposition::Basic,
         };
         Ok(StepDecomposition {
+            rounds: rounds.clone(),
             steps,
             losses,
             composition,

@@ -644,6 +644,7 @@ impl crate::StepAudited for IterativeConstruction {
             _ => StepComposition::Basic,
         };
         Ok(StepDecomposition {
+            rounds: rounds.clone(),
             steps,
             losses: vec![StepLoss {
                 what: format!(

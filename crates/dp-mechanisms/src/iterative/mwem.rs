@@ -501,6 +501,7 @@ impl crate::StepAudited for Mwem {
             ));
         }
         Ok(StepDecomposition {
+            rounds: rounds.clone(),
             steps,
             losses: vec![
                 StepLoss {
