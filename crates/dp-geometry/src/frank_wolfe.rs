@@ -77,7 +77,9 @@ pub enum FrankWolfeVariant {
     /// polytope"): fully corrective — after each oracle call the objective is minimized
     /// exactly over the hull of the active atoms (affinely independent, at most `dim + 1`),
     /// through an incrementally updated Cholesky factor of their Gram matrix. Needs atoms;
-    /// see [`crate::min_norm_point`].
+    /// see [`crate::min_norm_point`]. [`FrankWolfeResult::iterations`] counts major cycles
+    /// (one oracle call and one new atom each); memory is `O(k²)` for `k` active atoms,
+    /// `k ≤ min(iterations, dim) + 1`.
     MinNormPoint,
 }
 
