@@ -326,6 +326,52 @@ mod tests {
         assert_eq!(got, want);
     }
 
+    /// The round-1 selection step is the release's own round-1 selection: with the same
+    /// seed, the step runner picks the query the release's trace records (MWEM and IC-MW
+    /// draw their round-1 selection first). Checked over 30 seeds on a small dataset.
+    #[test]
+    fn round_one_selection_step_is_the_release_code() {
+        use crate::{IcParams, MwemParams};
+        use dp_queries::Domain;
+        let domain = Domain::new(vec![("a".into(), 2), ("b".into(), 3)]).unwrap();
+        let w = MarginalWorkload::all_kway(&domain, 2).unwrap();
+        let cols = vec![vec![0, 1, 1, 0, 1, 1, 0, 1], vec![0, 2, 2, 1, 2, 0, 2, 2]];
+        let data = Dataset::from_columns(domain, cols).unwrap();
+        let request = StepRequest {
+            rounds: vec![1],
+            ..StepRequest::new(5)
+        };
+        let mwem = MwemParams::new(PrivacyLoss::Pure { epsilon: 6.0 })
+            .check()
+            .unwrap();
+        let ic = IcParams::new(PrivacyLoss::Pure { epsilon: 20.0 })
+            .check()
+            .unwrap();
+        let d_mwem = mwem.step_decomposition(&data, &w, &request).unwrap();
+        let d_ic = ic.step_decomposition(&data, &w, &request).unwrap();
+        let argmax = |v: Vec<f64>| v.iter().position(|&x| x == 1.0).unwrap();
+        for seed in 0..30 {
+            let mut r1 = dp_core::seeded_rng(seed);
+            let (_, trace) = mwem.release_with_trace(&data, &w, &mut r1).unwrap();
+            let mut r2 = dp_core::seeded_rng(seed);
+            let q = argmax(d_mwem.steps[0].run(&data, &mut r2).unwrap());
+            assert_eq!(q, trace.selected[0], "mwem seed {seed}");
+            let mut r1 = dp_core::seeded_rng(seed);
+            let (_, trace, _) = ic.release_with_trace(&data, &w, &mut r1).unwrap();
+            let mut r2 = dp_core::seeded_rng(seed);
+            let q = argmax(d_ic.steps[0].run(&data, &mut r2).unwrap());
+            assert_eq!(q, trace.queries[0], "ic seed {seed}");
+        }
+        // runners refuse another n (n is public under replace-one)
+        let small =
+            Dataset::from_columns(w.domain().clone(), vec![vec![0, 1], vec![0, 2]]).unwrap();
+        assert!(
+            d_mwem.steps[0]
+                .run(&small, &mut dp_core::seeded_rng(0))
+                .is_err()
+        );
+    }
+
     #[test]
     fn rounds_and_one_hot() {
         assert_eq!(audited_rounds(&[], &[1, 5], 5).unwrap(), vec![1, 5]);
