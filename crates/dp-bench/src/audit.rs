@@ -31,6 +31,35 @@
 //! the same mechanism built with the budget that gives `f` times its noise scale
 //! (ε/f for pure and (ε, δ) budgets, ρ/f² for zCDP; f = 1/2 is 2ε or 4ρ) while still
 //! claiming the original guarantee: the audit must flag it, or it proves nothing.
+//!
+//! ## Step audit (white box, composed mechanisms)
+//!
+//! MWEM, IC-MW, DualQuery and chaining-worst-case compose many small steps; their
+//! end-to-end accounting is far from tight, so the black-box audit cannot catch their
+//! canary. [`audit_steps`] audits their steps one by one through
+//! [`dp_mechanisms::StepAudited`]:
+//!
+//! * **Decomposition.** The mechanism (built with the step budget of
+//!   [`crate::registry::StepAuditSettings`], per-step ε ≈ 1) returns a few audited steps —
+//!   selection and measurement of its first and last round (DualQuery: one query sample of
+//!   round 2 and of round T) — each with its public history fixed by a run on a public
+//!   reference dataset with the audit's seed, and runners that call the release's own code.
+//!   *Soundness:* every step is private for **any** fixed history (that is the adaptive
+//!   composition argument the mechanisms' proofs use), so a step's ε lower bound above its
+//!   claim is a bug regardless of the history chosen.
+//! * **Pair** ([`step_audit_pair`]): chosen so that an exponential-mechanism step realises
+//!   most of its ε (a dominant candidate falls, an unlikely one rises by the full
+//!   sensitivity); the measured query is the most-raised cell.
+//! * **Statistics and bound:** each step's scalar outputs go through the same held-out
+//!   event selection and Clopper–Pearson bound as the black-box audit, at `α/K` for each
+//!   of the `K` steps (union bound: the whole step audit fails a correct mechanism with
+//!   probability at most α). Pure claims are audited at δ = 0, zCDP ones at the audit δ.
+//! * **Composition check:** the per-step losses of the whole run, composed by dp-core
+//!   (basic, zCDP additivity, or advanced composition as the mechanism's analysis uses), must
+//!   be within the certificate and equal the mechanism's own accounting (relative 1e-6): a
+//!   per-step audit cannot see a wrong budget split, this check can.
+//! * **Canary:** [`step_canary`] (half the noise scale; DualQuery: twice its step size η)
+//!   runs its steps, each claiming the honest mechanism's per-step loss of the same label.
 
 use crate::registry::{AuditSettings, audit_settings, build_mechanism};
 use crate::stats::{clopper_pearson_lower, clopper_pearson_upper};
