@@ -463,7 +463,8 @@ pub(crate) fn min_norm_point_project_atoms<B: AtomicBody + ?Sized>(
             let mut hit = 0;
             for (i, (&al, &be)) in corral.alpha.iter().zip(&beta).enumerate() {
                 if be <= 0.0 {
-                    let t = al / (al - be);
+                    // α_i = β_i = 0 (a new atom with no weight yet): it leaves at θ = 0
+                    let t = if al - be > 0.0 { al / (al - be) } else { 0.0 };
                     if t < theta {
                         theta = t;
                         hit = i;
@@ -477,19 +478,27 @@ pub(crate) fn min_norm_point_project_atoms<B: AtomicBody + ?Sized>(
                 break 'major SolveStatus::Stalled;
             }
             first = false;
-            for (al, &be) in corral.alpha.iter_mut().zip(&beta) {
-                *al += theta * (be - *al);
-            }
-            corral.alpha[hit] = 0.0;
+            let mut moved: Vec<f64> = corral
+                .alpha
+                .iter()
+                .zip(&beta)
+                .map(|(&al, &be)| (al + theta * (be - al)).max(0.0))
+                .collect();
+            moved[hit] = 0.0;
             // (the heaviest atom always stays, so the corral never empties by round-off)
-            let keep = argmax(&corral.alpha).unwrap_or(0);
+            let keep = argmax(&moved).unwrap_or(0);
+            let sum: f64 = moved.iter().sum();
+            if !(theta.is_finite() && sum.is_finite() && sum > 0.0) || keep == hit {
+                // round-off broke the step: keep the last convex weights
+                break 'major SolveStatus::Stalled;
+            }
+            moved.iter_mut().for_each(|a| *a /= sum);
+            corral.alpha = moved;
             for pos in (0..corral.atoms.len()).rev() {
                 if corral.alpha[pos] <= 0.0 && pos != keep {
                     corral.remove(pos);
                 }
             }
-            let sum: f64 = corral.alpha.iter().sum();
-            corral.alpha.iter_mut().for_each(|a| *a /= sum);
         }
     };
     if status == SolveStatus::Stalled {
