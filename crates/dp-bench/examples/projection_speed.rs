@@ -12,16 +12,6 @@ use dp_mechanisms::{ProjectionParams, ProjectionSettings};
 use dp_queries::{MarginalPoints, MarginalWorkload, Universe};
 use std::time::Instant;
 
-fn variant(name: &str) -> FrankWolfeVariant {
-    match name {
-        "pairwise" => FrankWolfeVariant::Pairwise,
-        "away-step" => FrankWolfeVariant::AwayStep,
-        "classic" => FrankWolfeVariant::Classic,
-        "min-norm-point" => FrankWolfeVariant::MinNormPoint,
-        _ => FrankWolfeVariant::Accelerated,
-    }
-}
-
 fn main() -> dp_bench::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let dataset = args.get(1).map_or("nltcs", String::as_str);
@@ -49,7 +39,9 @@ fn main() -> dp_bench::Result<()> {
         let mut settings = ProjectionSettings::default();
         settings.frank_wolfe.max_iterations = max_iterations;
         settings.frank_wolfe.relative_gap_tolerance = tolerance;
-        settings.frank_wolfe.variant = variant(solver);
+        settings.frank_wolfe.variant = solver
+            .parse::<FrankWolfeVariant>()
+            .map_err(dp_mechanisms::MechanismError::from)?;
         let mech = ProjectionParams::new(budget).settings(settings).check()?;
         let noisy = mech.noisy_counts(&data, &workload, &mut seeded_rng(1))?;
         let y = noisy.answers();

@@ -112,6 +112,61 @@ pub struct FrankWolfeSettings {
     pub parallelism: Parallelism,
 }
 
+impl FrankWolfeVariant {
+    /// Every variant with its command-line name (`classic`, `away-step`, `pairwise`,
+    /// `accelerated`, `min-norm-point`).
+    pub const NAMES: [(&'static str, FrankWolfeVariant); 5] = [
+        ("classic", FrankWolfeVariant::Classic),
+        ("away-step", FrankWolfeVariant::AwayStep),
+        ("pairwise", FrankWolfeVariant::Pairwise),
+        ("accelerated", FrankWolfeVariant::Accelerated),
+        ("min-norm-point", FrankWolfeVariant::MinNormPoint),
+    ];
+
+    /// The command-line name of this variant.
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(_, v)| *v == self)
+            .map_or("classic", |(n, _)| n)
+    }
+}
+
+impl std::str::FromStr for FrankWolfeVariant {
+    type Err = GeometryError;
+
+    /// Parses a name of [`FrankWolfeVariant::NAMES`]; anything else is an
+    /// [`GeometryError::InvalidSettings`] listing the names.
+    fn from_str(s: &str) -> Result<Self> {
+        Self::NAMES
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, v)| *v)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::NAMES.iter().map(|(n, _)| *n).collect();
+                GeometryError::InvalidSettings(format!(
+                    "unknown Frank–Wolfe variant {s:?}; expected one of {}",
+                    names.join(", ")
+                ))
+            })
+    }
+}
+
+#[cfg(test)]
+mod variant_name_tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_unknown_is_an_error() {
+        for (name, v) in FrankWolfeVariant::NAMES {
+            assert_eq!(name.parse::<FrankWolfeVariant>().unwrap(), v);
+            assert_eq!(v.name(), name);
+        }
+        let err = "pairwize".parse::<FrankWolfeVariant>().unwrap_err();
+        assert!(err.to_string().contains("min-norm-point"), "{err}");
+    }
+}
+
 impl Default for FrankWolfeSettings {
     fn default() -> Self {
         Self {
