@@ -32,7 +32,7 @@
 //! As for the coarse mechanism: the target error α defaults to the projection mechanism's
 //! guarantee ([`super::coarse::projection_error_bound`]); it only sets `k`.
 
-use super::coarse::{check_alpha, projection_error_bound};
+use super::coarse::{CoverParams, projection_error_bound};
 use super::metric::MarginalMetric;
 use super::points::GatheredPoints;
 use super::{
@@ -43,7 +43,7 @@ use crate::sensitivity::{
     CountSensitivity, chain_increment_count_sensitivity, marginal_count_sensitivity,
 };
 use crate::{Diagnostics, Mechanism, MechanismError, PrivacyCertificate, Release, Result};
-use dp_core::{Neighbouring, PrivacyLoss};
+use dp_core::Neighbouring;
 use dp_geometry::{MultiscaleDecomposition, PointSet};
 use dp_queries::{Dataset, MarginalPoints, MarginalWorkload, Universe};
 use rand::CryptoRng;
@@ -151,56 +151,18 @@ pub struct ChainingPlan {
     pub noise: Vec<Option<(f64, CountSensitivity, f64)>>,
 }
 
-/// Parameters of the [`ChainingMechanism`], before validation.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ChainingParams {
-    /// The budget (ρ, or (ε, δ) converted to the largest ρ within it).
-    pub budget: PrivacyLoss,
-    /// Neighbouring relation; only replace-one is accepted.
-    pub neighbouring: Neighbouring,
-    /// Target error α ∈ (0, 1]; `None`: [`projection_error_bound`]. Sets `k = ⌈log₂(2/α)⌉`.
-    pub alpha: Option<f64>,
-    /// Solver and universe settings.
-    pub settings: ProjectionSettings,
-}
+/// Parameters of the [`ChainingMechanism`], before validation (α sets
+/// `k = ⌈log₂(2/α)⌉` levels).
+pub type ChainingParams = CoverParams<ChainingMechanism>;
 
-impl ChainingParams {
-    /// Replace-one neighbours, automatic α, default settings.
-    pub fn new(budget: PrivacyLoss) -> Self {
-        ChainingParams {
-            budget,
-            neighbouring: Neighbouring::ReplaceOne,
-            alpha: None,
-            settings: ProjectionSettings::default(),
-        }
-    }
-
-    /// Set the neighbouring relation (only replace-one passes [`Self::check`]).
-    pub fn neighbouring(mut self, neighbouring: Neighbouring) -> Self {
-        self.neighbouring = neighbouring;
-        self
-    }
-
-    /// Set the target error α.
-    pub fn alpha(mut self, alpha: f64) -> Self {
-        self.alpha = Some(alpha);
-        self
-    }
-
-    /// Set the solver and universe settings.
-    pub fn settings(mut self, settings: ProjectionSettings) -> Self {
-        self.settings = settings;
-        self
-    }
-
+impl CoverParams<ChainingMechanism> {
     /// Validate.
     pub fn check(&self) -> Result<ChainingMechanism> {
-        self.settings.check()?;
-        check_alpha(self.alpha)?;
+        let (budget, alpha, settings) = self.validated()?;
         Ok(ChainingMechanism {
-            budget: ZcdpBudget::new(self.budget, self.neighbouring)?,
-            alpha: self.alpha,
-            settings: self.settings.clone(),
+            budget,
+            alpha,
+            settings,
         })
     }
 }

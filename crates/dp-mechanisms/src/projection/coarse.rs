@@ -53,9 +53,12 @@ pub struct Cover {
     pub map: Vec<usize>,
 }
 
-/// Parameters of the [`CoarseProjectionMechanism`], before validation.
+/// Parameters of the cover-based mechanisms of seed 004 §4 ([`CoarseProjectionParams`],
+/// [`super::ChainingParams`]), before validation: the budget, the neighbouring relation
+/// (only replace-one passes `check`), the target error α (`None`: [`projection_error_bound`])
+/// and the solver and universe settings. `M` is the mechanism `check` builds.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CoarseProjectionParams {
+pub struct CoverParams<M> {
     /// The budget (ρ, or (ε, δ) converted to the largest ρ within it).
     pub budget: PrivacyLoss,
     /// Neighbouring relation; only replace-one is accepted.
@@ -64,20 +67,22 @@ pub struct CoarseProjectionParams {
     pub alpha: Option<f64>,
     /// Solver and universe settings.
     pub settings: ProjectionSettings,
+    mechanism: std::marker::PhantomData<fn() -> M>,
 }
 
-impl CoarseProjectionParams {
+impl<M> CoverParams<M> {
     /// Replace-one neighbours, automatic α, default settings.
     pub fn new(budget: PrivacyLoss) -> Self {
-        CoarseProjectionParams {
+        CoverParams {
             budget,
             neighbouring: Neighbouring::ReplaceOne,
             alpha: None,
             settings: ProjectionSettings::default(),
+            mechanism: std::marker::PhantomData,
         }
     }
 
-    /// Set the neighbouring relation (only replace-one passes [`Self::check`]).
+    /// Set the neighbouring relation (only replace-one passes `check`).
     pub fn neighbouring(mut self, neighbouring: Neighbouring) -> Self {
         self.neighbouring = neighbouring;
         self
@@ -95,14 +100,29 @@ impl CoarseProjectionParams {
         self
     }
 
-    /// Validate.
-    pub fn check(&self) -> Result<CoarseProjectionMechanism> {
+    /// The validated parts every cover-based mechanism is built from.
+    pub(crate) fn validated(&self) -> Result<(ZcdpBudget, Option<f64>, ProjectionSettings)> {
         self.settings.check()?;
         check_alpha(self.alpha)?;
+        Ok((
+            ZcdpBudget::new(self.budget, self.neighbouring)?,
+            self.alpha,
+            self.settings.clone(),
+        ))
+    }
+}
+
+/// Parameters of the [`CoarseProjectionMechanism`], before validation.
+pub type CoarseProjectionParams = CoverParams<CoarseProjectionMechanism>;
+
+impl CoverParams<CoarseProjectionMechanism> {
+    /// Validate.
+    pub fn check(&self) -> Result<CoarseProjectionMechanism> {
+        let (budget, alpha, settings) = self.validated()?;
         Ok(CoarseProjectionMechanism {
-            budget: ZcdpBudget::new(self.budget, self.neighbouring)?,
-            alpha: self.alpha,
-            settings: self.settings.clone(),
+            budget,
+            alpha,
+            settings,
         })
     }
 }

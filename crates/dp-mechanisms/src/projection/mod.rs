@@ -44,7 +44,7 @@ pub mod metric;
 pub mod points;
 
 pub use chaining::{ChainingMechanism, ChainingParams};
-pub use coarse::{CoarseProjectionMechanism, CoarseProjectionParams};
+pub use coarse::{CoarseProjectionMechanism, CoarseProjectionParams, CoverParams};
 
 use crate::sensitivity::{CountSensitivity, marginal_count_sensitivity};
 use crate::{
