@@ -59,6 +59,7 @@ use dp_queries::{ConjunctionWorkload, Dataset, MarginalWorkload, QueryKind};
 use rand::{CryptoRng, Rng};
 use rayon::prelude::*;
 
+use super::ilp::IlpOracle;
 use super::mw::MultiplicativeWeights;
 use super::oracle::{
     BestResponseOracle, BestResponseProblem, Clause, ClauseKind, ExhaustiveOracle, FreeAttributes,
@@ -449,12 +450,16 @@ pub enum OracleChoice {
     Exhaustive,
     /// Always the MAX-CSP heuristic.
     MaxCsp,
+    /// Always the integer-programming oracle ([`IlpOracle`]: LP-based branch and bound,
+    /// conjunction workloads only — parities are refused).
+    Ilp,
 }
 
 /// Oracle that picks exhaustive enumeration when it is cheap.
 struct AutoOracle {
     exhaustive: ExhaustiveOracle,
     maxcsp: MaxCspOracle,
+    ilp: IlpOracle,
 }
 
 impl BestResponseOracle for AutoOracle {
@@ -587,12 +592,13 @@ impl DualQuery {
 }
 
 impl DualQuery {
-    /// The oracle of [`DualQueryParams::oracle`] (`auto` holds the two concrete ones).
+    /// The oracle of [`DualQueryParams::oracle`] (`auto` holds the concrete ones).
     fn oracle<'a>(&self, auto: &'a AutoOracle) -> &'a dyn BestResponseOracle {
         match self.p.oracle {
             OracleChoice::Auto => auto,
             OracleChoice::Exhaustive => &auto.exhaustive,
             OracleChoice::MaxCsp => &auto.maxcsp,
+            OracleChoice::Ilp => &auto.ilp,
         }
     }
 
@@ -629,6 +635,7 @@ impl crate::StepAudited for DualQuery {
         let auto = AutoOracle {
             exhaustive: ExhaustiveOracle::default(),
             maxcsp: MaxCspOracle::default(),
+            ilp: IlpOracle::default(),
         };
         let mut rng = dp_core::seeded_rng(request.seed);
         let out = dual_query(
@@ -736,6 +743,7 @@ impl Mechanism for DualQuery {
         let auto = AutoOracle {
             exhaustive: ExhaustiveOracle::default(),
             maxcsp: MaxCspOracle::default(),
+            ilp: IlpOracle::default(),
         };
         let oracle = self.oracle(&auto);
         let config = self.config(rounds);

@@ -5,6 +5,7 @@
 //! |---|---|
 //! | [`mw`] | [`MultiplicativeWeights`] in log space, its regret bound (seed 003 Alg. 1) |
 //! | [`oracle`] | DualQuery's best-response MAX-CSP: [`BestResponseOracle`], exact [`ExhaustiveOracle`], heuristic [`MaxCspOracle`] (local search + branch and bound) |
+//! | [`ilp`] | [`IlpOracle`]: the best response as seed 003 §5's integer program, branch and bound over `microlp`'s LP relaxation with a node limit |
 //! | [`universe_mw`] | MW over an explicit universe for marginal cells (the DUA of IC and MWEM) |
 //! | [`ic`] | the Iterative Construction (seed 001 Alg. 1): [`DatabaseUpdate`], [`Distinguisher`], [`MwDua`], [`EmDistinguisher`], Thm 4/5 formulas, the `ic-mw` mechanism |
 //! | [`mwem`] | MWEM (Hardt–Ligett–McSherry 2012), pure ε or zCDP accounting, the `mwem` mechanism |
@@ -17,6 +18,7 @@
 pub mod chaining_worst_case;
 pub mod dualquery;
 pub mod ic;
+pub mod ilp;
 pub mod mw;
 pub mod mwem;
 pub mod oracle;
@@ -36,6 +38,7 @@ pub use ic::{
     IterativeConstruction, MwDua, ic_accuracy_requirement, ic_epsilon0, ic_epsilon0_thm4,
     iterative_construction, mw_dua_bound,
 };
+pub use ilp::IlpOracle;
 pub use mw::{MultiplicativeWeights, regret_bound};
 pub use mwem::{Mwem, MwemMeasurement, MwemOutput, MwemParams, MwemPlan, MwemTrace};
 pub use oracle::{

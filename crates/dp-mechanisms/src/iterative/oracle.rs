@@ -168,7 +168,7 @@ impl BestResponseProblem {
 
     /// A full record: the involved attributes from `partial` (indexed like `sizes`), the
     /// free ones by the policy.
-    fn fill_free(&self, record: &mut [u32], seed: u64) {
+    pub(crate) fn fill_free(&self, record: &mut [u32], seed: u64) {
         let mut rng = seeded_rng(seed ^ 0x5eed_f2ee);
         for ((r, occ), &size) in record.iter_mut().zip(&self.occurrences).zip(&self.sizes) {
             if occ.is_empty() {
