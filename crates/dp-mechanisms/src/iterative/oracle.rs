@@ -13,7 +13,8 @@
 //! * [`MaxCspOracle`]: greedy + local search with restarts, then a depth-first
 //!   branch-and-bound with a node limit that either proves the incumbent optimal or gives
 //!   up; [`BestResponse::provably_optimal`] says which. The paper uses CPLEX with a 20 s
-//!   timeout (§7 "Implementation details"); no integer-programming backend is used here.
+//!   timeout (§7 "Implementation details"); the integer-programming oracle here is
+//!   [`super::ilp::IlpOracle`] (branch and bound over a pure-Rust LP relaxation).
 //!
 //! Attributes in no clause are *free* (§7 "Setting free attributes"): they are set by the
 //! problem's [`FreeAttributes`] policy after solving.
