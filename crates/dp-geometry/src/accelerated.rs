@@ -20,8 +20,10 @@
 //! the starting point).
 
 use crate::bodies::{AtomicBody, argmax};
-use crate::error::{GeometryError, Result, check_finite};
-use crate::frank_wolfe::{FrankWolfeResult, FrankWolfeSettings, SolveStatus};
+use crate::error::{GeometryError, Result};
+use crate::frank_wolfe::{
+    BestVertexStart, FrankWolfeResult, FrankWolfeSettings, SolveStatus, best_vertex_start, wdist,
+};
 use crate::points::dot;
 
 /// Iterations between duality-gap evaluations (each costs one extra oracle call).
@@ -55,14 +57,6 @@ pub(crate) fn project_simplex(v: &mut [f64], idx: &mut Vec<usize>) {
     }
 }
 
-fn wdist(v: &[f64], y: &[f64], w: &[f64]) -> f64 {
-    v.iter()
-        .zip(y)
-        .zip(w)
-        .map(|((a, b), wk)| wk * (a - b) * (a - b))
-        .sum()
-}
-
 /// The accelerated solver behind [`crate::frank_wolfe_project_atoms`] with
 /// [`crate::FrankWolfeVariant::Accelerated`]; `w` are the validated norm weights and `y`
 /// the validated target. `iterations` counts gradient steps (accepted or restarted),
@@ -77,17 +71,16 @@ pub(crate) fn accelerated_project_atoms<B: AtomicBody + ?Sized>(
     let dim = body.dim();
     let n = body.num_atoms();
     let par = settings.parallelism;
-    let mut scores = vec![0.0; n];
-    let mut c: Vec<f64> = y.iter().zip(w).map(|(yk, wk)| wk * yk).collect();
-    check_finite(&c, "weighted target W·y")?;
-    body.atom_scores(&c, &mut scores, par);
+    let BestVertexStart {
+        mut c,
+        mut scores,
+        start,
+        vertex: mut vx,
+        f0,
+    } = best_vertex_start(body, y, w, par)?;
     let mut oracle_calls = 1;
-    let start = argmax(&scores).ok_or(GeometryError::Empty("the body has no atoms"))?;
     let mut x = vec![0.0; n];
     x[start] = 1.0;
-    let mut vx = vec![0.0; dim];
-    body.add_atom_scaled(start, 1.0, &mut vx);
-    let f0 = wdist(&vx, y, w);
     let threshold = settings.relative_gap_tolerance * f0;
 
     // Step size: L ≥ 2·λ_max(AᵀWA) on sum-zero directions (projection onto the simplex

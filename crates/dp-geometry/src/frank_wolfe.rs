@@ -112,6 +112,54 @@ pub struct FrankWolfeSettings {
     pub parallelism: Parallelism,
 }
 
+/// `‖v − y‖²_W` for a diagonal `W = diag(w)`.
+pub(crate) fn wdist(v: &[f64], y: &[f64], w: &[f64]) -> f64 {
+    v.iter()
+        .zip(y)
+        .zip(w)
+        .map(|((a, b), wk)| wk * (a - b) * (a - b))
+        .sum()
+}
+
+/// The common start of the atom-based solvers: the atom maximising `⟨W·y, a⟩` (one oracle
+/// call) and the buffers of that call.
+pub(crate) struct BestVertexStart {
+    /// `W·y` (checked finite); the solvers reuse it as their direction buffer.
+    pub c: Vec<f64>,
+    /// The atoms' scores against `c`.
+    pub scores: Vec<f64>,
+    /// The starting atom.
+    pub start: usize,
+    /// The starting atom as a dense point.
+    pub vertex: Vec<f64>,
+    /// `f(v₀) = ‖vertex − y‖²_W`, the scale of the relative gap.
+    pub f0: f64,
+}
+
+/// The oracle's best vertex for `W·y`: the start of the accelerated and min-norm-point solvers.
+pub(crate) fn best_vertex_start<B: AtomicBody + ?Sized>(
+    body: &B,
+    y: &[f64],
+    w: &[f64],
+    par: Parallelism,
+) -> Result<BestVertexStart> {
+    let mut scores = vec![0.0; body.num_atoms()];
+    let c: Vec<f64> = y.iter().zip(w).map(|(yk, wk)| wk * yk).collect();
+    check_finite(&c, "weighted target W·y")?;
+    body.atom_scores(&c, &mut scores, par);
+    let start = argmax(&scores).ok_or(GeometryError::Empty("the body has no atoms"))?;
+    let mut vertex = vec![0.0; body.dim()];
+    body.add_atom_scaled(start, 1.0, &mut vertex);
+    let f0 = wdist(&vertex, y, w);
+    Ok(BestVertexStart {
+        c,
+        scores,
+        start,
+        vertex,
+        f0,
+    })
+}
+
 impl FrankWolfeVariant {
     /// Every variant with its command-line name (`classic`, `away-step`, `pairwise`,
     /// `accelerated`, `min-norm-point`).

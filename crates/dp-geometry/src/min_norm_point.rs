@@ -37,8 +37,10 @@
 //! always.
 
 use crate::bodies::{AtomicBody, argmax};
-use crate::error::{GeometryError, Result, check_finite};
-use crate::frank_wolfe::{FrankWolfeResult, FrankWolfeSettings, SolveStatus};
+use crate::error::{GeometryError, Result};
+use crate::frank_wolfe::{
+    BestVertexStart, FrankWolfeResult, FrankWolfeSettings, SolveStatus, best_vertex_start, wdist,
+};
 use crate::points::dot;
 
 /// Least number of factor updates (appended or deleted atoms) between recomputations of the
@@ -234,14 +236,6 @@ impl CholeskyFactor {
     }
 }
 
-fn wdist(v: &[f64], y: &[f64], w: &[f64]) -> f64 {
-    v.iter()
-        .zip(y)
-        .zip(w)
-        .map(|((a, b), wk)| wk * (a - b) * (a - b))
-        .sum()
-}
-
 /// The corral: atoms, their convex weights and the factored matrix `s·eeᵀ + QᵀWQ`.
 struct Corral {
     atoms: Vec<usize>,
@@ -339,15 +333,14 @@ pub(crate) fn min_norm_point_project_atoms<B: AtomicBody + ?Sized>(
     let dim = body.dim();
     let n = body.num_atoms();
     let par = settings.parallelism;
-    let mut scores = vec![0.0; n];
-    let mut c: Vec<f64> = y.iter().zip(w).map(|(yk, wk)| wk * yk).collect();
-    check_finite(&c, "weighted target W·y")?;
-    body.atom_scores(&c, &mut scores, par);
+    let BestVertexStart {
+        mut c,
+        mut scores,
+        start,
+        vertex: mut x,
+        f0,
+    } = best_vertex_start(body, y, w, par)?;
     let mut oracle_calls = 1;
-    let start = argmax(&scores).ok_or(GeometryError::Empty("the body has no atoms"))?;
-    let mut x = vec![0.0; dim];
-    body.add_atom_scaled(start, 1.0, &mut x);
-    let f0 = wdist(&x, y, w);
     let threshold = settings.relative_gap_tolerance * f0;
     // weight of the eeᵀ term: any s > 0 gives the same β; f(v_0) = ‖q_start‖²_W is on the
     // scale of the Gram entries
