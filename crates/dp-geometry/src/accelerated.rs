@@ -227,5 +227,6 @@ pub(crate) fn accelerated_project_atoms<B: AtomicBody + ?Sized>(
         iterations,
         oracle_calls,
         status,
+        gap_certified: true,
     })
 }

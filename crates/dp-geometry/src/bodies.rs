@@ -63,6 +63,81 @@ pub trait AtomicBody: LinearOracle {
     }
 }
 
+/// The answer of an [`AtomOracle`]: the atom it chose for a direction `c`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AtomChoice {
+    /// The atom's identifier (stable for the oracle's lifetime).
+    pub atom: usize,
+    /// `⟨c, a_atom⟩`.
+    pub score: f64,
+    /// Whether the choice is a certified maximiser of `⟨c, ·⟩` over all atoms. When it is
+    /// not (a heuristic oracle), a Frank–Wolfe gap computed from it is only the gap towards
+    /// the best atom found — a lower bound on the true gap, no certificate.
+    pub exact: bool,
+}
+
+/// A polytope `conv{a_0, a_1, …}` whose atoms may be far too many to list: the solver asks
+/// for the best atom of a direction, and the oracle hands out identifiers for the atoms it
+/// has produced (e.g. the records of a universe of 10¹⁸ elements found by a MAX-CSP search,
+/// the implicit universes of the projection family). Every [`AtomicBody`] is one through
+/// [`EnumeratedAtoms`] (an exact oracle that scores every atom).
+///
+/// This is what Wolfe's minimum-norm-point method needs
+/// ([`crate::min_norm_point_project_generated`]): one oracle call per major cycle, inner
+/// products with the active atoms, and their coordinates.
+pub trait AtomOracle {
+    /// Dimension of the ambient space.
+    fn dim(&self) -> usize;
+    /// An atom (approximately, see [`AtomChoice::exact`]) maximising `⟨c, a⟩`
+    /// (`c.len() == dim()`, finite).
+    fn best_atom(&mut self, c: &[f64], par: Parallelism) -> Result<AtomChoice>;
+    /// `⟨c, a_atom⟩` for an atom returned earlier.
+    fn atom_inner(&self, atom: usize, c: &[f64]) -> f64;
+    /// `out += scale · a_atom` for an atom returned earlier.
+    fn add_atom_scaled(&self, atom: usize, scale: f64, out: &mut [f64]);
+}
+
+/// An [`AtomicBody`] as an exact [`AtomOracle`]: every oracle call scores all atoms (into a
+/// buffer kept between calls) and returns the first best one.
+pub struct EnumeratedAtoms<'a, B: AtomicBody + ?Sized> {
+    body: &'a B,
+    scores: Vec<f64>,
+}
+
+impl<'a, B: AtomicBody + ?Sized> EnumeratedAtoms<'a, B> {
+    /// The oracle of `body` (fails on a body without atoms).
+    pub fn new(body: &'a B) -> Result<Self> {
+        if body.num_atoms() == 0 {
+            return Err(GeometryError::Empty("the body has no atoms"));
+        }
+        Ok(EnumeratedAtoms {
+            body,
+            scores: vec![0.0; body.num_atoms()],
+        })
+    }
+}
+
+impl<B: AtomicBody + ?Sized> AtomOracle for EnumeratedAtoms<'_, B> {
+    fn dim(&self) -> usize {
+        self.body.dim()
+    }
+    fn best_atom(&mut self, c: &[f64], par: Parallelism) -> Result<AtomChoice> {
+        self.body.atom_scores(c, &mut self.scores, par);
+        let atom = argmax(&self.scores).ok_or(GeometryError::Empty("the body has no atoms"))?;
+        Ok(AtomChoice {
+            atom,
+            score: self.scores[atom],
+            exact: true,
+        })
+    }
+    fn atom_inner(&self, atom: usize, c: &[f64]) -> f64 {
+        self.body.atom_inner(atom, c)
+    }
+    fn add_atom_scaled(&self, atom: usize, scale: f64, out: &mut [f64]) {
+        self.body.add_atom_scaled(atom, scale, out)
+    }
+}
+
 /// Index of the largest entry (the first one on ties); NaN entries are never chosen
 /// unless all are NaN. `None` only for an empty slice.
 pub(crate) fn argmax(v: &[f64]) -> Option<usize> {

@@ -334,6 +334,16 @@ pub struct FrankWolfeResult {
     pub oracle_calls: usize,
     /// How the solve ended.
     pub status: SolveStatus,
+    /// Whether [`Self::gap`] is a certificate: true when the oracle call that computed it
+    /// was exact (every solver on an [`AtomicBody`] or a [`LinearOracle`] with its stated
+    /// slack); false after a heuristic [`crate::AtomOracle`] call, when the gap is only the
+    /// gap towards the best atom found.
+    #[serde(default = "certified_by_default")]
+    pub gap_certified: bool,
+}
+
+fn certified_by_default() -> bool {
+    true
 }
 
 fn weighted_sq_dist(v: &[f64], y: &[f64], w: &[f64]) -> f64 {
@@ -537,6 +547,7 @@ pub fn frank_wolfe_project<O: LinearOracle + ?Sized>(
         iterations,
         oracle_calls,
         status,
+        gap_certified: true,
     })
 }
 
@@ -713,5 +724,6 @@ pub fn frank_wolfe_project_atoms<B: AtomicBody + ?Sized>(
         iterations,
         oracle_calls,
         status,
+        gap_certified: true,
     })
 }

@@ -32,7 +32,10 @@ pub mod multiscale;
 pub mod parallel;
 pub mod points;
 
-pub use bodies::{AtomicBody, Ball, ConvexHull, LinearOracle, OracleAnswer, SymmetricHull};
+pub use bodies::{
+    AtomChoice, AtomOracle, AtomicBody, Ball, ConvexHull, EnumeratedAtoms, LinearOracle,
+    OracleAnswer, SymmetricHull,
+};
 pub use covers::{Metric, extend_separated_subset, maximal_separated_subset, nearest_point_map};
 pub use error::{GeometryError, Result};
 pub use frank_wolfe::{
@@ -41,6 +44,7 @@ pub use frank_wolfe::{
 };
 pub use gaussian::{fill_standard_normal, gaussian_mean_width};
 pub use jl::{JlEntries, JohnsonLindenstrauss};
+pub use min_norm_point::min_norm_point_project_generated;
 pub use multiscale::{Chain, Increment, MultiscaleDecomposition, MultiscaleLevel};
 pub use parallel::Parallelism;
 pub use points::{BlockOneHotPoints, DensePoints, PointSet, SubsetPoints};

@@ -36,11 +36,11 @@
 //! with [`SolveStatus::Stalled`], and the reported gap belongs to the returned point, as
 //! always.
 
-use crate::bodies::{AtomicBody, argmax};
-use crate::error::{GeometryError, Result};
-use crate::frank_wolfe::{
-    BestVertexStart, FrankWolfeResult, FrankWolfeSettings, SolveStatus, best_vertex_start, wdist,
-};
+use std::collections::HashSet;
+
+use crate::bodies::{AtomOracle, AtomicBody, EnumeratedAtoms, argmax};
+use crate::error::{GeometryError, Result, check_dim, check_finite};
+use crate::frank_wolfe::{FrankWolfeResult, FrankWolfeSettings, SolveStatus, wdist};
 use crate::points::dot;
 
 /// Least number of factor updates (appended or deleted atoms) between recomputations of the
@@ -240,7 +240,7 @@ impl CholeskyFactor {
 struct Corral {
     atoms: Vec<usize>,
     alpha: Vec<f64>,
-    member: Vec<bool>,
+    member: HashSet<usize>,
     sparse: Vec<Option<SparseAtom>>,
     cached: usize,
     chol: CholeskyFactor,
@@ -277,7 +277,7 @@ pub const MAX_CACHED_ENTRIES: usize = 1 << 22;
 
 impl Corral {
     fn push(&mut self, atom: usize, sparse: Option<SparseAtom>) {
-        self.member[atom] = true;
+        self.member.insert(atom);
         self.atoms.push(atom);
         self.alpha.push(0.0);
         let sparse = sparse.filter(|sp| self.cached + sp.idx.len() <= MAX_CACHED_ENTRIES);
@@ -286,7 +286,7 @@ impl Corral {
     }
 
     fn remove(&mut self, pos: usize) {
-        self.member[self.atoms[pos]] = false;
+        self.member.remove(&self.atoms[pos]);
         self.atoms.remove(pos);
         self.alpha.remove(pos);
         if let Some(sp) = self.sparse.remove(pos) {
@@ -297,7 +297,7 @@ impl Corral {
     }
 
     /// `⟨c, a⟩` for the corral's atom at `pos`.
-    fn inner<B: AtomicBody + ?Sized>(&self, body: &B, pos: usize, c: &[f64]) -> f64 {
+    fn inner<B: AtomOracle + ?Sized>(&self, body: &B, pos: usize, c: &[f64]) -> f64 {
         match &self.sparse[pos] {
             Some(sp) => sp.idx.iter().zip(&sp.val).map(|(&k, v)| v * c[k]).sum(),
             None => body.atom_inner(self.atoms[pos], c),
@@ -305,7 +305,7 @@ impl Corral {
     }
 
     /// `x = Σ α_i a_i`.
-    fn point<B: AtomicBody + ?Sized>(&self, body: &B, x: &mut [f64]) {
+    fn point<B: AtomOracle + ?Sized>(&self, body: &B, x: &mut [f64]) {
         x.fill(0.0);
         for (pos, (&a, &al)) in self.atoms.iter().zip(&self.alpha).enumerate() {
             match &self.sparse[pos] {
@@ -330,16 +330,47 @@ pub(crate) fn min_norm_point_project_atoms<B: AtomicBody + ?Sized>(
     w: &[f64],
     settings: &FrankWolfeSettings,
 ) -> Result<FrankWolfeResult> {
+    let mut oracle = EnumeratedAtoms::new(body)?;
+    min_norm_point_core(&mut oracle, y, w, settings)
+}
+
+/// Wolfe's minimum-norm-point projection of `y` onto `conv` of the atoms an [`AtomOracle`]
+/// generates — the same algorithm, stopping rule and result as
+/// [`crate::FrankWolfeVariant::MinNormPoint`] on an [`AtomicBody`], for polytopes whose atoms
+/// cannot be listed (one oracle call per major cycle; the corral holds the atoms' ids).
+///
+/// With a heuristic oracle ([`crate::AtomChoice::exact`] false on the last call) the
+/// reported gap is the gap towards the best atom *found*, not a certificate:
+/// [`FrankWolfeResult::gap_certified`] says which. The projection is then approximate in a
+/// way the gap cannot bound (the iterate is still a point of the polytope).
+pub fn min_norm_point_project_generated<G: AtomOracle + ?Sized>(
+    oracle: &mut G,
+    y: &[f64],
+    settings: &FrankWolfeSettings,
+) -> Result<FrankWolfeResult> {
+    let dim = oracle.dim();
+    let w = settings.check_for_dim(dim)?;
+    check_dim("target y", dim, y.len())?;
+    check_finite(y, "target y")?;
+    min_norm_point_core(oracle, y, &w, settings)
+}
+
+fn min_norm_point_core<G: AtomOracle + ?Sized>(
+    body: &mut G,
+    y: &[f64],
+    w: &[f64],
+    settings: &FrankWolfeSettings,
+) -> Result<FrankWolfeResult> {
     let dim = body.dim();
-    let n = body.num_atoms();
     let par = settings.parallelism;
-    let BestVertexStart {
-        mut c,
-        mut scores,
-        start,
-        vertex: mut x,
-        f0,
-    } = best_vertex_start(body, y, w, par)?;
+    let mut c: Vec<f64> = y.iter().zip(w).map(|(yk, wk)| wk * yk).collect();
+    check_finite(&c, "weighted target W·y")?;
+    let first = body.best_atom(&c, par)?;
+    let start = first.atom;
+    let mut x = vec![0.0; dim];
+    body.add_atom_scaled(start, 1.0, &mut x);
+    let f0 = wdist(&x, y, w);
+    let mut certified: bool;
     let mut oracle_calls = 1;
     let threshold = settings.relative_gap_tolerance * f0;
     // weight of the eeᵀ term: any s > 0 gives the same β; f(v_0) = ‖q_start‖²_W is on the
@@ -349,33 +380,33 @@ pub(crate) fn min_norm_point_project_atoms<B: AtomicBody + ?Sized>(
     let mut wq = vec![0.0; dim];
     // Row of s·eeᵀ + QᵀWQ for atom j against the corral, diagonal last, and the atom's
     // non-zeros if it is sparse.
-    let mut gram_row = |corral: &Corral, j: usize| -> (Vec<f64>, Option<SparseAtom>) {
+    let gram_row = |body: &G, corral: &Corral, q: &mut Vec<f64>, wq: &mut Vec<f64>, j: usize| {
         q.fill(0.0);
-        body.add_atom_scaled(j, 1.0, &mut q);
-        let sparse = SparseAtom::of(&q);
+        body.add_atom_scaled(j, 1.0, q);
+        let sparse = SparseAtom::of(q);
         for k in 0..dim {
             q[k] -= y[k];
             wq[k] = w[k] * q[k];
         }
-        let y_wq = dot(y, &wq);
+        let y_wq = dot(y, wq);
         let mut row: Vec<f64> = (0..corral.atoms.len())
-            .map(|pos| s + (corral.inner(body, pos, &wq) - y_wq))
+            .map(|pos| s + (corral.inner(body, pos, wq) - y_wq))
             .collect();
-        row.push(s + dot(&q, &wq));
+        row.push(s + dot(q, wq));
         (row, sparse)
     };
 
     let mut corral = Corral {
         atoms: Vec::new(),
         alpha: Vec::new(),
-        member: vec![false; n],
+        member: HashSet::new(),
         sparse: Vec::new(),
         cached: 0,
         chol: CholeskyFactor::default(),
         updates: 0,
         solves: 0,
     };
-    let (row, sparse) = gram_row(&corral, start);
+    let (row, sparse) = gram_row(body, &corral, &mut q, &mut wq, start);
     if !corral.chol.push(row, 0.0) {
         return Err(GeometryError::Oracle(
             "non-finite atom coordinates (overflow?)".into(),
@@ -391,10 +422,11 @@ pub(crate) fn min_norm_point_project_atoms<B: AtomicBody + ?Sized>(
         for k in 0..dim {
             c[k] = w[k] * (y[k] - x[k]);
         }
-        body.atom_scores(&c, &mut scores, par);
+        let choice = body.best_atom(&c, par)?;
         oracle_calls += 1;
-        let j = argmax(&scores).unwrap_or(start);
-        let g = 2.0 * (scores[j] - dot(&c, &x));
+        certified = choice.exact;
+        let j = choice.atom;
+        let g = 2.0 * (choice.score - dot(&c, &x));
         if !g.is_finite() {
             return Err(GeometryError::Oracle(
                 "non-finite atom scores (overflow?)".into(),
@@ -409,10 +441,10 @@ pub(crate) fn min_norm_point_project_atoms<B: AtomicBody + ?Sized>(
         }
         // j in the corral: x is already the minimizer over the corral's hull, so a positive
         // gap towards one of its atoms is round-off
-        if corral.member[j] {
+        if corral.member.contains(&j) {
             break SolveStatus::Stalled;
         }
-        let (row, sparse) = gram_row(&corral, j);
+        let (row, sparse) = gram_row(body, &corral, &mut q, &mut wq, j);
         if !corral.chol.push(row.clone(), PIVOT_TOLERANCE) {
             // numerically affinely dependent: retry once on a fresh factor
             if !(corral.chol.refactor(0.0) && corral.chol.push(row, PIVOT_TOLERANCE)) {
@@ -500,10 +532,10 @@ pub(crate) fn min_norm_point_project_atoms<B: AtomicBody + ?Sized>(
         for k in 0..dim {
             c[k] = w[k] * (y[k] - x[k]);
         }
-        body.atom_scores(&c, &mut scores, par);
+        let choice = body.best_atom(&c, par)?;
         oracle_calls += 1;
-        let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        gap = (2.0 * (best - dot(&c, &x))).max(0.0);
+        certified = choice.exact;
+        gap = (2.0 * (choice.score - dot(&c, &x))).max(0.0);
     }
     let mut atoms: Vec<(usize, f64)> = corral
         .atoms
@@ -521,6 +553,7 @@ pub(crate) fn min_norm_point_project_atoms<B: AtomicBody + ?Sized>(
         iterations,
         oracle_calls,
         status,
+        gap_certified: certified,
     })
 }
 
