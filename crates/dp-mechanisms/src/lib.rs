@@ -48,7 +48,7 @@ pub use perturbation::{
 pub use postprocess::PostProcessing;
 pub use projection::{
     ChainingMechanism, ChainingParams, CoarseProjectionMechanism, CoarseProjectionParams,
-    ProjectionMechanism, ProjectionParams, ProjectionSettings,
+    ProjectionMechanism, ProjectionParams, ProjectionSettings, UniverseChoice,
 };
 pub use release::{
     Diagnostics, NoiseDescription, NoiseDistribution, PrivacyCertificate, Release, SyntheticData,

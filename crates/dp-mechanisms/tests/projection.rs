@@ -14,7 +14,7 @@ use dp_mechanisms::projection::lower_bounds::{
 use dp_mechanisms::projection::metric::MarginalMetric;
 use dp_mechanisms::{
     ChainingParams, CoarseProjectionParams, Mechanism, MechanismError, ProjectionParams,
-    ProjectionSettings,
+    ProjectionSettings, UniverseChoice,
 };
 use dp_queries::{Dataset, Domain, MarginalWorkload, QueryError, Universe};
 use rand::{RngExt, SeedableRng};
@@ -461,6 +461,7 @@ fn refusals() {
     let data = dataset(&d, 20, 5);
     let settings = ProjectionSettings {
         max_universe: 10,
+        universe: UniverseChoice::Explicit,
         ..ProjectionSettings::default()
     };
     let mechs: Vec<Box<dyn Mechanism>> = vec![
@@ -493,15 +494,28 @@ fn refusals() {
             m.name()
         );
     }
-    // A 20-attribute domain of size-8 attributes is far above the default cap.
+    // A 20-attribute domain of size-8 attributes is far above the default cap: refused
+    // when the universe must be explicit, projected over the implicit one by default.
     let big = domain(&[8; 20]);
     let wb = MarginalWorkload::all_kway(&big, 1).unwrap();
     let db = dataset(&big, 5, 6);
+    let explicit = ProjectionSettings {
+        universe: UniverseChoice::Explicit,
+        ..ProjectionSettings::default()
+    };
+    let p = ProjectionParams::new(rho_budget(1.0))
+        .settings(explicit)
+        .check()
+        .unwrap();
+    assert!(matches!(
+        p.release(&db, &wb, &mut ChaCha20Rng::seed_from_u64(0)),
+        Err(MechanismError::Query(QueryError::TooLarge { .. }))
+    ));
     let p = ProjectionParams::new(rho_budget(1.0)).check().unwrap();
-    assert!(
-        p.release(&db, &wb, &mut ChaCha20Rng::seed_from_u64(0))
-            .is_err()
-    );
+    let r = p
+        .release(&db, &wb, &mut ChaCha20Rng::seed_from_u64(0))
+        .unwrap();
+    assert!(r.synthetic.is_some());
     // add/remove and pure ε refused
     assert!(
         ProjectionParams::new(rho_budget(1.0))
