@@ -130,7 +130,10 @@ fn implicit_heuristic_projection_is_feasible_and_close_on_nltcs() {
     let fh = objective(&heuristic.answers);
     let ge = explicit.diagnostics.frank_wolfe_gap.unwrap();
     // feasibility: no point of the hull beats the certified minimum by more than its gap
-    assert!(fh >= fe - ge, "heuristic {fh} below the certified minimum {fe} − {ge}");
+    assert!(
+        fh >= fe - ge,
+        "heuristic {fh} below the certified minimum {fe} − {ge}"
+    );
     // closeness (a measured property of the ascent, with a wide margin: see
     // docs/mechanisms/projection.md for the measured ratio)
     assert!(fh <= 1.05 * fe, "heuristic objective {fh} vs exact {fe}");

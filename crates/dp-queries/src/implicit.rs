@@ -326,7 +326,8 @@ impl<'w> MarginalRecordOracle<'w> {
             for idx in 0..len {
                 vals.fill(0.0);
                 for (st, vs, table, offset) in &input_strides {
-                    let base: usize = offset + assign.iter().zip(st).map(|(a, s)| a * s).sum::<usize>();
+                    let base: usize =
+                        offset + assign.iter().zip(st).map(|(a, s)| a * s).sum::<usize>();
                     for (x, val) in vals.iter_mut().enumerate() {
                         *val += table[base + x * vs];
                     }
@@ -371,8 +372,8 @@ impl<'w> MarginalRecordOracle<'w> {
         let mut gains = Vec::new();
         for _ in 0..self.settings.max_sweeps {
             let mut improved = false;
-            for v in 0..self.sizes.len() {
-                let size = self.sizes[v] as usize;
+            for (v, &size) in self.sizes.iter().enumerate() {
+                let size = size as usize;
                 gains.clear();
                 gains.resize(size, 0.0);
                 let cur = record[v] as usize;
@@ -435,7 +436,11 @@ impl<'w> MarginalRecordOracle<'w> {
                 best = i;
             }
         }
-        results.into_iter().nth(best).map(|r| r.1).unwrap_or_default()
+        results
+            .into_iter()
+            .nth(best)
+            .map(|r| r.1)
+            .unwrap_or_default()
     }
 }
 
@@ -485,7 +490,8 @@ fn plan_elimination(sizes: &[u32], factors: &[Factor]) -> (Vec<EliminationStep>,
                 .collect();
             nb.sort_unstable();
             nb.dedup();
-            let weight = nb.iter().map(|&u| f64::from(sizes[u])).product::<f64>() * f64::from(sizes[v]);
+            let weight =
+                nb.iter().map(|&u| f64::from(sizes[u])).product::<f64>() * f64::from(sizes[v]);
             if best.as_ref().is_none_or(|b| weight < b.0) {
                 best = Some((weight, v, nb));
             }
@@ -626,7 +632,8 @@ mod tests {
         for seed in 0..300 {
             let (domain, tables) = random_case(seed);
             let w = workload_of(&domain, &tables);
-            let mut oracle = MarginalRecordOracle::new(&w, RecordOracleSettings::default()).unwrap();
+            let mut oracle =
+                MarginalRecordOracle::new(&w, RecordOracleSettings::default()).unwrap();
             assert!(oracle.is_exact(), "small case {seed} must be exact");
             for t in 0..3 {
                 let c = direction(w.num_queries(), seed * 7 + t);
@@ -673,7 +680,11 @@ mod tests {
             let got = oracle.best_atom(&c, Parallelism::None).unwrap();
             assert!(!got.exact);
             for r in randoms {
-                assert!(got.score >= r - 1e-12, "case {seed}: {} < random {r}", got.score);
+                assert!(
+                    got.score >= r - 1e-12,
+                    "case {seed}: {} < random {r}",
+                    got.score
+                );
             }
             assert!(got.score <= truth + 1e-9);
             total += 1;

@@ -56,21 +56,20 @@ pub mod points;
 pub use chaining::{ChainingMechanism, ChainingParams};
 pub use coarse::{CoarseProjectionMechanism, CoarseProjectionParams, CoverParams};
 
-
 use crate::sensitivity::{CountSensitivity, marginal_count_sensitivity};
 use crate::{
     Diagnostics, GaussianParams, Mechanism, MechanismError, NoiseDescription, NoiseDistribution,
     PrivacyCertificate, Release, Result, SyntheticData,
 };
 use dp_core::{DiscreteGaussian, Neighbouring, PrivacyLoss};
+use dp_geometry::min_norm_point_project_generated;
 use dp_geometry::{
     ConvexHull, FrankWolfeResult, FrankWolfeSettings, FrankWolfeVariant, Parallelism, PointSet,
     SolveStatus, frank_wolfe_project_hull,
 };
-use dp_geometry::min_norm_point_project_generated;
 use dp_queries::{
-    Dataset, MarginalPoints, MarginalRecordOracle, MarginalWorkload, OracleStrategy,
-    QueryError, RecordOracleSettings, Universe,
+    Dataset, MarginalPoints, MarginalRecordOracle, MarginalWorkload, OracleStrategy, QueryError,
+    RecordOracleSettings, Universe,
 };
 use rand::CryptoRng;
 use std::time::Instant;
@@ -460,9 +459,10 @@ impl ProjectionMechanism {
         };
         match self.settings.universe {
             UniverseChoice::Implicit => implicit(),
-            UniverseChoice::Explicit => {
-                Ok(Some(Universe::new(workload.domain(), self.settings.max_universe)?))
-            }
+            UniverseChoice::Explicit => Ok(Some(Universe::new(
+                workload.domain(),
+                self.settings.max_universe,
+            )?)),
             UniverseChoice::Auto => {
                 match Universe::new(workload.domain(), self.settings.max_universe) {
                     Ok(u) => Ok(Some(u)),
@@ -482,8 +482,7 @@ impl ProjectionMechanism {
         rng: &mut dyn CryptoRng,
         start: Instant,
     ) -> Result<Release> {
-        let mut oracle =
-            MarginalRecordOracle::new(workload, self.settings.record_oracle.clone())?;
+        let mut oracle = MarginalRecordOracle::new(workload, self.settings.record_oracle.clone())?;
         let noisy = self.noisy_counts_of(data, workload, rng)?;
         let y = noisy.answers();
         let t = Instant::now();
