@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{chi2_critical, ALPHA};
+use common::{ALPHA, chi2_critical};
 use dp_core::*;
 
 const TOL: f64 = 1e-12;
@@ -146,16 +146,31 @@ fn issue_counterexample_is_within_each_selectors_charge() -> Result<()> {
     let (p, q) = (pf_enumerated(&d, 0.5), pf_enumerated(&d2, 0.5));
     let kl = renyi(&p, &q, 1.0);
     let want = -0.5 * (2.0 * (-eps).exp() - (-2.0 * eps).exp()).ln();
-    assert!((kl - want).abs() < 1e-12 && (kl - 0.25506).abs() < 1e-5, "{kl}");
+    assert!(
+        (kl - want).abs() < 1e-12 && (kl - 0.25506).abs() < 1e-5,
+        "{kl}"
+    );
     assert!(kl > eps * eps / 8.0); // ε²/8 would be a violation
-    check_pair(&p, &q, zcdp_rho(pf.zcdp_privacy()), eps, "pf counterexample");
+    check_pair(
+        &p,
+        &q,
+        zcdp_rho(pf.zcdp_privacy()),
+        eps,
+        "pf counterexample",
+    );
 
     let em = ExponentialMechanism::new(eps, 1.0, false)?;
     let (p, q) = (em_closed_form(&d, 0.5), em_closed_form(&d2, 0.5));
     // KL = ln cosh(ε/2) here, just below ε²/8.
     let kl = renyi(&p, &q, 1.0);
     assert!((kl - (eps / 2.0).cosh().ln()).abs() < 1e-12, "{kl}");
-    check_pair(&p, &q, zcdp_rho(em.zcdp_privacy()), eps, "em counterexample");
+    check_pair(
+        &p,
+        &q,
+        zcdp_rho(em.zcdp_privacy()),
+        eps,
+        "em counterexample",
+    );
     Ok(())
 }
 
@@ -194,7 +209,10 @@ fn brute_force_neighbours_within_charge() -> Result<()> {
                 }
             }
             // the EM charge is nearly attained (the bounded-range bound is tight)
-            assert!(worst_em > 0.9 * rho_em, "ε = {eps}: worst {worst_em} vs ρ {rho_em}");
+            assert!(
+                worst_em > 0.9 * rho_em,
+                "ε = {eps}: worst {worst_em} vs ρ {rho_em}"
+            );
         }
     }
     Ok(())
@@ -286,7 +304,13 @@ fn charges_by_hand() -> Result<()> {
     assert_eq!(em.privacy(), PrivacyLoss::Pure { epsilon: 0.8 });
     assert_eq!(pf.privacy(), PrivacyLoss::Pure { epsilon: 0.8 });
     let (re, rp) = (zcdp_rho(em.zcdp_privacy()), zcdp_rho(pf.zcdp_privacy()));
-    assert!((0.08..=0.08 * (1.0 + 4.0 * f64::EPSILON)).contains(&re), "{re}");
-    assert!((0.32..=0.32 * (1.0 + 4.0 * f64::EPSILON)).contains(&rp), "{rp}");
+    assert!(
+        (0.08..=0.08 * (1.0 + 4.0 * f64::EPSILON)).contains(&re),
+        "{re}"
+    );
+    assert!(
+        (0.32..=0.32 * (1.0 + 4.0 * f64::EPSILON)).contains(&rp),
+        "{rp}"
+    );
     Ok(())
 }
