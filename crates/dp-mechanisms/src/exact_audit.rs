@@ -138,7 +138,7 @@ pub fn renyi_divergence(p: &[f64], q: &[f64], alpha: f64) -> f64 {
 
 fn log_sum_exp(logs: &[f64]) -> f64 {
     let m = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if m == f64::NEG_INFINITY || m == f64::INFINITY {
+    if m.is_infinite() {
         return m;
     }
     m + logs.iter().map(|l| (l - m).exp()).sum::<f64>().ln()
@@ -208,10 +208,10 @@ pub fn exact_check(
 ) -> Result<ExactStepCheck> {
     let mut trackers = Vec::new();
     for c in claims {
-        if let Some(t) = Tracker::new(*c)? {
-            if !trackers.iter().any(|x: &Tracker| x.claim == t.claim) {
-                trackers.push(t);
-            }
+        if let Some(t) = Tracker::new(*c)?
+            && !trackers.iter().any(|x: &Tracker| x.claim == t.claim)
+        {
+            trackers.push(t);
         }
     }
     let instances = match primitive {
