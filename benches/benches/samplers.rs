@@ -6,7 +6,8 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use dp_core::{
-    DiscreteGaussian, DiscreteLaplace, ExponentialMechanism, Gaussian, Laplace, seeded_rng,
+    DiscreteGaussian, DiscreteLaplace, ExponentialMechanism, Gaussian, Laplace, PermuteAndFlip,
+    seeded_rng,
 };
 
 /// Samples drawn per benchmark iteration (throughput is reported per sample).
@@ -106,6 +107,7 @@ fn exponential_mechanism(c: &mut Criterion) {
     // 1000 scores spread over [0, 100) (integer-valued, like counts) and a
     // real-valued variant; ε = 1, Δ = 1.
     let em = ExponentialMechanism::new(1.0, 1.0, false).expect("valid parameters");
+    let pf = PermuteAndFlip::new(1.0, 1.0, false).expect("valid parameters");
     let mut x = 12345u64;
     let mut next = || {
         x = x
@@ -123,6 +125,12 @@ fn exponential_mechanism(c: &mut Criterion) {
     });
     group.bench_function("select/1000_real_scores", |b| {
         b.iter(|| black_box(em.select(&real_scores, &mut rng).expect("valid scores")))
+    });
+    group.bench_function("permute_and_flip/1000_integer_scores", |b| {
+        b.iter(|| black_box(pf.select(&int_scores, &mut rng).expect("valid scores")))
+    });
+    group.bench_function("permute_and_flip/1000_real_scores", |b| {
+        b.iter(|| black_box(pf.select(&real_scores, &mut rng).expect("valid scores")))
     });
     group.finish();
 }

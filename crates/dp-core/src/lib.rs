@@ -11,7 +11,7 @@
 //! | [`composition`] | [`compose_all`] (basic), [`advanced_composition`] and its inverse [`advanced_composition_epsilon0`] (Dwork–Rothblum–Vadhan; seed 003 Lemma 2.4, seed 001 Thm 4) |
 //! | [`ledger`] | [`Ledger`] / [`Spend`]: an odometer that refuses to overspend before noise is drawn |
 //! | [`samplers`] | exact [`sample_uniform_below`], [`sample_bernoulli_exp`], [`DiscreteLaplace`], [`DiscreteGaussian`] (CKS 2020) on exact rationals ([`exact_rational`]); continuous [`Laplace`], [`Gaussian`] with the floating-point caveat |
-//! | [`exponential`] | [`ExponentialMechanism`]: permute-and-flip with exact Bernoulli coins (ε-DP, ε²/8-zCDP) |
+//! | [`exponential`] | [`ExponentialMechanism`] (exact rejection sampling ∝ exp(ε q/(2Δ)); ε-DP, ε²/8-zCDP by bounded range) and [`PermuteAndFlip`] (ε-DP, charged ε²/2-zCDP), [`Selector`] (either); exact Bernoulli coins, exact output distributions for audits |
 //! | [`rng`] | [`seeded_rng`], [`os_seeded_rng`], [`stream_rng`]: ChaCha20, no global state |
 //!
 //! Accounting rounds in the safe direction: every privacy parameter that is reported
@@ -38,7 +38,7 @@ pub mod samplers;
 pub use composition::{advanced_composition, advanced_composition_epsilon0, compose_all};
 pub use conversions::{pure_to_zcdp, rho_for_epsilon_delta, zcdp_delta, zcdp_epsilon};
 pub use error::{CoreError, Result};
-pub use exponential::ExponentialMechanism;
+pub use exponential::{ExponentialMechanism, PermuteAndFlip, Selector};
 pub use ledger::{Ledger, Spend};
 pub use loss::PrivacyLoss;
 pub use neighbouring::Neighbouring;

@@ -239,7 +239,7 @@ fn permute_and_flip_frequencies_match_exact_probabilities() -> Result<()> {
         (&[1e-10, 1e-40, -3.0], 1.0, 1.0, false),
     ];
     for (case, (scores, eps, sens, mono)) in cases.into_iter().enumerate() {
-        let em = ExponentialMechanism::new(eps, sens, mono)?;
+        let em = PermuteAndFlip::new(eps, sens, mono)?;
         let best = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let denom = if mono { sens } else { 2.0 * sens };
         let p: Vec<f64> = scores

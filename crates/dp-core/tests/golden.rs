@@ -261,7 +261,7 @@ fn same_seed_same_sequence_different_seed_different() -> Result<()> {
     let dl = DiscreteLaplace::new(3.0)?;
     let lap = Laplace::new(2.0)?;
     let gau = Gaussian::new(2.0)?;
-    let em = ExponentialMechanism::new(1.0, 1.0, false)?;
+    let em = PermuteAndFlip::new(1.0, 1.0, false)?;
     let scores: Vec<f64> = (0..50).map(|i| (i % 7) as f64).collect();
     let run = |seed: u64| -> Result<Vec<String>> {
         let mut rng = seeded_rng(seed);

@@ -109,6 +109,8 @@ fn sampler_constructors() {
             invalid(ExponentialMechanism::new(1.0, x, true)),
             "EM sens {x}"
         );
+        assert!(invalid(PermuteAndFlip::new(x, 1.0, false)), "PF eps {x}");
+        assert!(invalid(PermuteAndFlip::new(1.0, x, true)), "PF sens {x}");
     }
     assert!(invalid(DiscreteLaplace::new(
         DiscreteLaplace::MAX_SCALE * 2.0
@@ -133,8 +135,15 @@ fn sampler_functions_and_selection() -> Result<()> {
     }
     let em = ExponentialMechanism::new(1.0, 1.0, false)?;
     assert!(invalid(em.select(&[], &mut rng)));
+    let pf = PermuteAndFlip::new(1.0, 1.0, false)?;
+    assert!(invalid(pf.select(&[], &mut rng)));
+    assert!(invalid(em.probabilities(&[])));
+    assert!(invalid(pf.probabilities(&[])));
     for x in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
         assert!(invalid(em.select(&[1.0, x, 2.0], &mut rng)));
+        assert!(invalid(pf.select(&[1.0, x, 2.0], &mut rng)));
+        assert!(invalid(em.probabilities(&[1.0, x])));
+        assert!(invalid(pf.probabilities(&[1.0, x])));
     }
     Ok(())
 }
@@ -175,5 +184,6 @@ fn public_types_are_send_and_sync() {
     check::<Laplace>();
     check::<Gaussian>();
     check::<ExponentialMechanism>();
+    check::<PermuteAndFlip>();
     check::<CoreError>();
 }

@@ -18,6 +18,7 @@
 //! | [`projection`] | projection, coarse projection and chaining (seed 004), packing lower bounds |
 //! | [`noise_stats`] | exact noise moments and tails, for predicted error |
 //! | [`steps`] | white-box decomposition of composed mechanisms into audited steps ([`StepAudited`]) |
+//! | [`exact_audit`] | exact Rényi-divergence audit of the discrete steps against their claims ([`exact_check_step`]) |
 //!
 //! This crate does no I/O and no printing.
 #![forbid(unsafe_code)]
@@ -25,6 +26,7 @@
 
 pub mod calibration;
 pub mod error;
+pub mod exact_audit;
 pub mod iterative;
 pub mod mechanism;
 pub mod noise_stats;
@@ -36,6 +38,9 @@ pub mod sensitivity;
 pub mod steps;
 
 pub use error::{MechanismError, Result};
+pub use exact_audit::{
+    ExactClaimCheck, ExactStepCheck, StepPrimitive, exact_check, exact_check_step,
+};
 pub use iterative::{
     ChainingWorstCase, ChainingWorstCaseParams, DualQuery, DualQueryParams, IcParams,
     IterativeConstruction, Mwem, MwemParams,

@@ -22,6 +22,7 @@ use dp_core::{Neighbouring, PrivacyLoss, advanced_composition, compose_all};
 use dp_queries::{Dataset, MarginalWorkload};
 use rand::CryptoRng;
 
+use crate::exact_audit::StepPrimitive;
 use crate::{MechanismError, Result};
 
 /// The runner of one step: its output on `data` as scalar statistics (a selection → the
@@ -36,13 +37,19 @@ pub struct AuditedStep {
     /// claim), e.g. pure ε₁ for an exponential mechanism.
     pub claimed: PrivacyLoss,
     /// The step's share in the mechanism's accounting (an entry of
-    /// [`StepDecomposition::losses`]); implied by `claimed` (e.g. ε₁-DP exponential
-    /// mechanism ⇒ ε₁²/8-zCDP, bounded range, Cesar–Rogers 2021).
+    /// [`StepDecomposition::losses`]); implied by `claimed` for the step's primitive: e.g. an
+    /// ε₁-DP **exponential mechanism** is ε₁²/8-zCDP (ε₁-bounded range, Cesar–Rogers 2021
+    /// Lemma 3.2), but an ε₁-DP **permute-and-flip** only ε₁²/2-zCDP (pure ⇒ zCDP, Bun–Steinke
+    /// 2016 Prop. 1.4; it is not bounded range, issue #9). Checked exactly for discrete steps
+    /// by [`crate::exact_audit`].
     pub accounted: PrivacyLoss,
     /// The neighbouring relation of the claim.
     pub neighbouring: Neighbouring,
     /// Names of the runner's output scalars (for reports).
     pub outputs: Vec<String>,
+    /// The step's randomized primitive with the parameters the release uses, for the exact
+    /// divergence audit ([`crate::exact_audit`]); `None` if it has no exact check.
+    pub primitive: Option<StepPrimitive>,
     runner: StepRunner,
 }
 
@@ -54,6 +61,7 @@ impl std::fmt::Debug for AuditedStep {
             .field("accounted", &self.accounted)
             .field("neighbouring", &self.neighbouring)
             .field("outputs", &self.outputs)
+            .field("primitive", &self.primitive)
             .finish_non_exhaustive()
     }
 }
@@ -73,8 +81,15 @@ impl AuditedStep {
             accounted,
             neighbouring: Neighbouring::ReplaceOne,
             outputs,
+            primitive: None,
             runner,
         }
+    }
+
+    /// The same step with its primitive for the exact audit.
+    pub fn with_primitive(mut self, primitive: StepPrimitive) -> Self {
+        self.primitive = Some(primitive);
+        self
     }
 
     /// Run the step once on `data`.

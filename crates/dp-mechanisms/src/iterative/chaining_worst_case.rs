@@ -23,7 +23,10 @@
 //! `c_j = Σ_records v_{x_j}` (integers: marginal answers are 0/1). Private multiplicative
 //! weights in MWEM's practical form (the `MWEM-style` choice of the issue; seed 004
 //! Lemma 2.3 is HR10's PMW), over a distribution `A` on `S_j`, `T` rounds:
-//! 1. select a query `i` by the exponential mechanism on `|c_{j,i} − n·A_i|`,
+//! 1. select a query `i` by the exponential mechanism proper (exact rejection sampling,
+//!    `dp_core::ExponentialMechanism`, not permute-and-flip: the accounting is zCDP and
+//!    needs the bounded-range ε₁²/8, which permute-and-flip lacks, issue #9) on
+//!    `|c_{j,i} − n·A_i|`,
 //!    `A_i = Σ_z A(z) v_z(i)`;
 //! 2. measure `m = c_{j,i} + Z`, `Z` discrete Gaussian;
 //! 3. `passes` MW passes over all measurements: `A(z) ∝ A(z)·exp(v_z(i)(m/n − A_i)/2)`.
@@ -38,7 +41,7 @@
 //! in {−1, 0, 1}). Each round of level `j` is calibrated by [`MwemPlan`] for
 //! `ρ_j`-zCDP over `T` rounds with unit sensitivity, scaled by `s_j`: the exponential
 //! mechanism at `ε₁ = 2√(ρ_j/T)` with score sensitivity `s_j` (`ε₁²/8 = ρ_j/(2T)`-zCDP,
-//! bounded range) and the discrete Gaussian of variance `σ_j² = s_j²·T/ρ_j`
+//! ε₁-bounded range, Cesar–Rogers 2021 Lemma 3.2) and the discrete Gaussian of variance `σ_j² = s_j²·T/ρ_j`
 //! (`s_j²/(2σ_j²) = ρ_j/(2T)`). Composition over rounds and levels (seed 004 Lemma 2.1):
 //! `Σ_j ρ_j = ρ`. Trivial levels have one-point universes and spend nothing.
 //! (ε, δ) budgets are converted to the largest ρ within them, as for the projection family.
@@ -574,40 +577,53 @@ impl crate::StepAudited for ChainingWorstCase {
             // the public state's level estimate
             let est = level_answers(&points, &inc, m, &weights);
             let (em, c) = (em.clone(), counts_of.clone());
-            steps.push(AuditedStep::new(
-                format!(
-                    "chaining-worst-case level {} round {t}: exponential-mechanism selection",
-                    j + 1
-                ),
-                sel_claim,
-                sel_accounted,
-                (0..m).map(|q| format!("selected q{q}")).collect(),
-                Box::new(move |data, rng| {
-                    let counts = c(data)?;
-                    let q = select_level_query(&em, &counts, n, &est, rng)?;
-                    Ok(one_hot(q, counts.len()))
+            let selector = dp_core::Selector::Exponential(em.clone());
+            steps.push(
+                AuditedStep::new(
+                    format!(
+                        "chaining-worst-case level {} round {t}: exponential-mechanism selection",
+                        j + 1
+                    ),
+                    sel_claim,
+                    sel_accounted,
+                    (0..m).map(|q| format!("selected q{q}")).collect(),
+                    Box::new(move |data, rng| {
+                        let counts = c(data)?;
+                        let q = select_level_query(&em, &counts, n, &est, rng)?;
+                        Ok(one_hot(q, counts.len()))
+                    }),
+                )
+                .with_primitive(crate::StepPrimitive::Selection {
+                    selector,
+                    candidates: m,
                 }),
-            ));
+            );
             let q = request
                 .measured_query
                 .or_else(|| noises.get(j)?.get(t - 1).map(|x| x.0))
                 .unwrap_or(0)
                 .min(m.saturating_sub(1));
             let c = counts_of.clone();
-            steps.push(AuditedStep::new(
-                format!(
-                    "chaining-worst-case level {} round {t}: Gaussian measurement of q{q}",
-                    j + 1
-                ),
-                meas,
-                meas,
-                vec![format!("noisy count of q{q}")],
-                Box::new(move |data, rng| {
-                    let counts = c(data)?;
-                    let gauss = DiscreteGaussian::new(sigma2)?;
-                    Ok(vec![measure_level(&counts, q, &gauss, rng) as f64])
+            steps.push(
+                AuditedStep::new(
+                    format!(
+                        "chaining-worst-case level {} round {t}: Gaussian measurement of q{q}",
+                        j + 1
+                    ),
+                    meas,
+                    meas,
+                    vec![format!("noisy count of q{q}")],
+                    Box::new(move |data, rng| {
+                        let counts = c(data)?;
+                        let gauss = DiscreteGaussian::new(sigma2)?;
+                        Ok(vec![measure_level(&counts, q, &gauss, rng) as f64])
+                    }),
+                )
+                .with_primitive(crate::StepPrimitive::DiscreteGaussian {
+                    sigma2: DiscreteGaussian::new(sigma2)?.sigma2(),
+                    sensitivity: s,
                 }),
-            ));
+            );
         }
         let mut losses = Vec::new();
         for (jj, l) in plan.levels.iter().enumerate() {

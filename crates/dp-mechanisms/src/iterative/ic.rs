@@ -21,10 +21,14 @@
 //!   `v̂ > Q(Dᵗ)`. Potential argument: the relative entropy `KL(D‖Dᵗ) ≤ ln|𝒳|` drops by at
 //!   least `η·α − η² = α²/4` per update with `|Q(D) − Q(Dᵗ)| ≥ α`, hence at most
 //!   `4 ln|𝒳|/α²` updates.
-//! * [`EmDistinguisher`]: the exponential mechanism (exact permute-and-flip) on the score
-//!   `|Q(D) − Q(Dᵗ)|`, sensitivity `1/n` (count units: 1,
-//!   [`crate::sensitivity::distinguisher_score_sensitivity`]); Thm 6:
-//!   `F(ε) = (2/(nε)) ln(|𝒞|/γ)`.
+//! * [`EmDistinguisher`]: the exponential-mechanism distinguisher of Thm 6, run as exact
+//!   **permute-and-flip** (`dp_core::PermuteAndFlip`) on the score `|Q(D) − Q(Dᵗ)|`,
+//!   sensitivity `1/n` (count units: 1, [`crate::sensitivity::distinguisher_score_sensitivity`]).
+//!   IC's accounting uses only the distinguisher's pure ε₀ (basic or advanced composition of
+//!   pure steps), which permute-and-flip satisfies; its accuracy is never worse than the
+//!   exponential mechanism's (McKenna–Sheldon 2020), so Thm 6's
+//!   `F(ε) = (2/(nε)) ln(|𝒞|/γ)` still applies. (No zCDP charge is taken for it, so its lack
+//!   of the bounded-range property, issue #9, does not matter here.)
 //! * The Laplace noise is the **discrete** Laplace of scale `1/ε₀` on the count (sensitivity
 //!   1, [`crate::sensitivity::counting_query_sensitivity`]), i.e. `Lap(1/(ε₀ n))` on the
 //!   normalised answer, sampled exactly. Its tail is `Pr[|Z| ≥ k] ≤ e^{−(k−1)ε₀}`, one count
@@ -48,7 +52,8 @@
 use std::time::Instant;
 
 use dp_core::{
-    DiscreteLaplace, ExponentialMechanism, Neighbouring, PrivacyLoss, advanced_composition_epsilon0,
+    DiscreteLaplace, Neighbouring, PermuteAndFlip, PrivacyLoss, Selector,
+    advanced_composition_epsilon0,
 };
 use dp_queries::{Dataset, MarginalWorkload, Universe};
 use rand::{CryptoRng, Rng};
@@ -212,26 +217,23 @@ impl DatabaseUpdate for MwDua<'_> {
     }
 }
 
-/// The exponential mechanism as a distinguisher (seed 001 Thm 6), exact permute-and-flip
-/// on the count-unit score `|c_Q(D) − n·Q(Dᵗ)|` (sensitivity 1).
+/// The exponential mechanism as a distinguisher (seed 001 Thm 6), run as exact
+/// permute-and-flip (pure ε₀; module docs) on the count-unit score `|c_Q(D) − n·Q(Dᵗ)|`
+/// (sensitivity 1).
 #[derive(Clone, Debug)]
 pub struct EmDistinguisher {
-    em: ExponentialMechanism,
+    em: PermuteAndFlip,
 }
 
 impl EmDistinguisher {
     /// ε₀-DP distinguisher.
     pub fn new(epsilon0: f64) -> Result<Self> {
         Ok(EmDistinguisher {
-            em: ExponentialMechanism::new(
-                epsilon0,
-                distinguisher_score_sensitivity() as f64,
-                false,
-            )?,
+            em: PermuteAndFlip::new(epsilon0, distinguisher_score_sensitivity() as f64, false)?,
         })
     }
     /// The mechanism (for tests of its parameters).
-    pub fn mechanism(&self) -> &ExponentialMechanism {
+    pub fn mechanism(&self) -> &PermuteAndFlip {
         &self.em
     }
 }
@@ -608,34 +610,54 @@ impl crate::StepAudited for IterativeConstruction {
         let mut steps = Vec::new();
         for (t, answers) in history {
             let (w, d) = (workload.clone(), dist.clone());
-            steps.push(AuditedStep::new(
-                format!("ic-mw round {t}: exponential-mechanism distinguisher"),
-                eps0,
-                eps0,
-                (0..m).map(|q| format!("selected q{q}")).collect(),
-                Box::new(move |data, rng| {
-                    check_step_data(data, &w, n)?;
-                    let counts = w.count_all(data)?;
-                    let q = d.distinguish(&counts, n, &answers, rng)?;
-                    Ok(one_hot(q, counts.len()))
+            let selector = Selector::PermuteAndFlip(dist.mechanism().clone());
+            steps.push(
+                AuditedStep::new(
+                    format!("ic-mw round {t}: permute-and-flip distinguisher"),
+                    eps0,
+                    eps0,
+                    (0..m).map(|q| format!("selected q{q}")).collect(),
+                    Box::new(move |data, rng| {
+                        check_step_data(data, &w, n)?;
+                        let counts = w.count_all(data)?;
+                        let q = d.distinguish(&counts, n, &answers, rng)?;
+                        Ok(one_hot(q, counts.len()))
+                    }),
+                )
+                .with_primitive(crate::StepPrimitive::Selection {
+                    selector,
+                    candidates: m,
                 }),
-            ));
+            );
             let q = request
                 .measured_query
                 .unwrap_or(trace.queries[t - 1])
                 .min(m.saturating_sub(1));
             let (w, e0) = (workload.clone(), plan.epsilon0);
-            steps.push(AuditedStep::new(
-                format!("ic-mw round {t}: Laplace answer of q{q}"),
-                eps0,
-                eps0,
-                vec![format!("noisy count of q{q}")],
-                Box::new(move |data, rng| {
-                    check_step_data(data, &w, n)?;
-                    let counts = w.count_all(data)?;
-                    Ok(vec![measure(&counts, q, &ic_noise(e0)?, rng) as f64])
-                }),
-            ));
+            let primitive = match ic_noise(e0)? {
+                MeasurementNoise::Laplace(l) => crate::StepPrimitive::DiscreteLaplace {
+                    scale: l.scale(),
+                    sensitivity: counting_query_sensitivity(Neighbouring::ReplaceOne),
+                },
+                MeasurementNoise::Gaussian(g) => crate::StepPrimitive::DiscreteGaussian {
+                    sigma2: g.sigma2(),
+                    sensitivity: counting_query_sensitivity(Neighbouring::ReplaceOne),
+                },
+            };
+            steps.push(
+                AuditedStep::new(
+                    format!("ic-mw round {t}: Laplace answer of q{q}"),
+                    eps0,
+                    eps0,
+                    vec![format!("noisy count of q{q}")],
+                    Box::new(move |data, rng| {
+                        check_step_data(data, &w, n)?;
+                        let counts = w.count_all(data)?;
+                        Ok(vec![measure(&counts, q, &ic_noise(e0)?, rng) as f64])
+                    }),
+                )
+                .with_primitive(primitive),
+            );
         }
         let composition = match self.budget {
             PrivacyLoss::Approx { delta, .. } if delta > 0.0 => {

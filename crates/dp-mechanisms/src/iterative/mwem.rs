@@ -18,20 +18,25 @@
 //!
 //! ## Privacy (replace-one neighbours)
 //!
-//! * **Pure** budget ε: each round spends `ε/(2T)` on selection (exact permute-and-flip,
-//!   `dp_core::ExponentialMechanism`) and `ε/(2T)` on the measurement — discrete Laplace of
-//!   scale `2T/ε` on the count. Total ε by basic composition.
+//! * **Pure** budget ε: each round spends `ε/(2T)` on selection and `ε/(2T)` on the
+//!   measurement — discrete Laplace of scale `2T/ε` on the count. Total ε by basic
+//!   composition. Selector: **permute-and-flip** (`dp_core::PermuteAndFlip`, exact coins):
+//!   only its pure ε₁ is used, which it satisfies, and it is never worse in expected score
+//!   than the exponential mechanism.
 //! * **zCDP** budget ρ (or (ε, δ), converted to the largest ρ whose tight conversion fits):
-//!   each round spends `ρ/(2T)` on selection — the exponential mechanism at `ε₁ = 2√(ρ/T)` is
-//!   `ε₁²/8 = ρ/(2T)`-zCDP (bounded range, Cesar–Rogers 2021) — and `ρ/(2T)` on the
-//!   measurement: discrete Gaussian of variance `σ² = T/ρ` (`Δ²/(2σ²) = ρ/(2T)` with Δ = 1).
-//!   Total ρ by zCDP composition.
+//!   each round spends `ρ/(2T)` on selection and `ρ/(2T)` on the measurement: discrete
+//!   Gaussian of variance `σ² = T/ρ` (`Δ²/(2σ²) = ρ/(2T)` with Δ = 1). Total ρ by zCDP
+//!   composition. Selector: the **exponential mechanism proper** (`dp_core::ExponentialMechanism`,
+//!   exact rejection sampling ∝ `exp(ε₁·score/2)`) at `ε₁ = 2√(ρ/T)`, which is
+//!   `ε₁²/8 = ρ/(2T)`-zCDP (ε₁-bounded range, Cesar–Rogers 2021 Lemma 3.2). Permute-and-flip
+//!   would **not** do here: it is not ε₁²/8-zCDP (issue #9: KL 0.2551 > 0.125 at ε₁ = 1;
+//!   until issue #9 MWEM used it here, which overspent its zCDP budget).
 
 use std::time::Instant;
 
 use dp_core::{
-    DiscreteGaussian, DiscreteLaplace, ExponentialMechanism, Neighbouring, PrivacyLoss,
-    rho_for_epsilon_delta,
+    DiscreteGaussian, DiscreteLaplace, ExponentialMechanism, Neighbouring, PermuteAndFlip,
+    PrivacyLoss, Selector, rho_for_epsilon_delta,
 };
 use dp_queries::{Dataset, MarginalWorkload, Universe};
 use rand::CryptoRng;
@@ -218,13 +223,18 @@ impl Mwem {
         &self.plan
     }
 
-    /// The selection step's exponential mechanism (ε₁, score sensitivity 1).
-    fn selection(&self) -> Result<ExponentialMechanism> {
-        Ok(ExponentialMechanism::new(
+    /// The selection step's selector (ε₁, score sensitivity 1): permute-and-flip under a
+    /// pure budget, the exponential mechanism (ε₁²/8-zCDP) under a zCDP or (ε, δ) budget
+    /// (module docs).
+    pub fn selection(&self) -> Result<Selector> {
+        let (e, d) = (
             self.plan.select_epsilon,
             distinguisher_score_sensitivity() as f64,
-            false,
-        )?)
+        );
+        Ok(match self.plan.loss {
+            PrivacyLoss::Pure { .. } => Selector::PermuteAndFlip(PermuteAndFlip::new(e, d, false)?),
+            _ => Selector::Exponential(ExponentialMechanism::new(e, d, false)?),
+        })
     }
 
     /// The `T` rounds on exact `counts` of `n` records: returns the last distribution, the
@@ -345,11 +355,11 @@ impl MeasurementNoise {
     }
 }
 
-/// MWEM's selection step: the exponential mechanism `em` on the scores
+/// MWEM's selection step: the selector `em` on the scores
 /// `|c_q(D) − n·q(A)|` of the exact counts against the synthetic answers `synth` (the
 /// public state). Called by the release and by the step audit.
 pub(crate) fn select_query<R: rand::Rng + CryptoRng + ?Sized>(
-    em: &ExponentialMechanism,
+    em: &Selector,
     counts: &[u64],
     n: usize,
     synth: &[f64],
@@ -418,8 +428,9 @@ impl Mechanism for Mwem {
 }
 
 impl crate::StepAudited for Mwem {
-    /// Per audited round (default: the first and the last): the exponential-mechanism
-    /// selection (claimed pure ε₁; accounted ε₁ or ε₁²/8-zCDP) and the noisy measurement
+    /// Per audited round (default: the first and the last): the selection (claimed pure ε₁;
+    /// accounted ε₁ (permute-and-flip, pure budget) or ε₁²/8-zCDP (exponential mechanism,
+    /// zCDP budget)) and the noisy measurement
     /// of `request.measured_query` (default: the reference run's selection), claimed ε₁
     /// (Laplace) or ρ/(2T)-zCDP (Gaussian). The whole run: `T` of each, basic composition.
     fn step_decomposition(
@@ -467,45 +478,64 @@ impl crate::StepAudited for Mwem {
             }
         };
         let m = workload.num_queries();
+        let meas_primitive = match self.plan.measurement {
+            MwemMeasurement::Laplace { scale } => crate::StepPrimitive::DiscreteLaplace {
+                scale: DiscreteLaplace::new(scale)?.scale(),
+                sensitivity: counting_query_sensitivity(Neighbouring::ReplaceOne),
+            },
+            MwemMeasurement::Gaussian { sigma2 } => crate::StepPrimitive::DiscreteGaussian {
+                sigma2: DiscreteGaussian::new(sigma2)?.sigma2(),
+                sensitivity: counting_query_sensitivity(Neighbouring::ReplaceOne),
+            },
+        };
         let mut steps = Vec::new();
         for (t, synth) in history {
             let (mech, w, synth2) = (self.clone(), workload.clone(), synth.clone());
-            steps.push(AuditedStep::new(
-                format!("mwem round {t}: exponential-mechanism selection"),
-                PrivacyLoss::pure(eps1)?,
-                sel_accounted,
-                (0..m).map(|q| format!("selected q{q}")).collect(),
-                Box::new(move |data, rng| {
-                    check_step_data(data, &w, n)?;
-                    let counts = w.count_all(data)?;
-                    let q = select_query(&mech.selection()?, &counts, n, &synth2, rng)?;
-                    Ok(one_hot(q, counts.len()))
+            steps.push(
+                AuditedStep::new(
+                    format!("mwem round {t}: {} selection", em.name()),
+                    PrivacyLoss::pure(eps1)?,
+                    sel_accounted,
+                    (0..m).map(|q| format!("selected q{q}")).collect(),
+                    Box::new(move |data, rng| {
+                        check_step_data(data, &w, n)?;
+                        let counts = w.count_all(data)?;
+                        let q = select_query(&mech.selection()?, &counts, n, &synth2, rng)?;
+                        Ok(one_hot(q, counts.len()))
+                    }),
+                )
+                .with_primitive(crate::StepPrimitive::Selection {
+                    selector: em.clone(),
+                    candidates: m,
                 }),
-            ));
+            );
             let q = request
                 .measured_query
                 .unwrap_or(trace.selected[t - 1])
                 .min(m.saturating_sub(1));
             let (w, measurement) = (workload.clone(), self.plan.measurement);
-            steps.push(AuditedStep::new(
-                format!("mwem round {t}: noisy measurement of q{q}"),
-                meas_loss,
-                meas_loss,
-                vec![format!("noisy count of q{q}")],
-                Box::new(move |data, rng| {
-                    check_step_data(data, &w, n)?;
-                    let counts = w.count_all(data)?;
-                    let noise = MeasurementNoise::new(&measurement)?;
-                    Ok(vec![measure(&counts, q, &noise, rng) as f64])
-                }),
-            ));
+            steps.push(
+                AuditedStep::new(
+                    format!("mwem round {t}: noisy measurement of q{q}"),
+                    meas_loss,
+                    meas_loss,
+                    vec![format!("noisy count of q{q}")],
+                    Box::new(move |data, rng| {
+                        check_step_data(data, &w, n)?;
+                        let counts = w.count_all(data)?;
+                        let noise = MeasurementNoise::new(&measurement)?;
+                        Ok(vec![measure(&counts, q, &noise, rng) as f64])
+                    }),
+                )
+                .with_primitive(meas_primitive.clone()),
+            );
         }
         Ok(StepDecomposition {
             rounds: rounds.clone(),
             steps,
             losses: vec![
                 StepLoss {
-                    what: format!("exponential-mechanism selections, rounds 1..={t_total}"),
+                    what: format!("{} selections, rounds 1..={t_total}", em.name()),
                     count: t_total as u64,
                     loss: sel_accounted,
                 },
