@@ -44,6 +44,9 @@ pub struct MarginalMetric {
     m: usize,
     /// Every field is one bit at shift = attribute index: the XOR is the mask.
     single_bits: bool,
+    /// The bits of the fields of the attributes some table uses: two elements have the same
+    /// answer vector iff their codes agree on these bits.
+    class_bits: u64,
 }
 
 impl MarginalMetric {
@@ -100,7 +103,13 @@ impl MarginalMetric {
             .iter()
             .enumerate()
             .all(|(i, &(shift, m))| shift as usize == i && m == 1);
+        let class_bits = fields
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| table_masks.iter().any(|&t| t & (1u64 << i) != 0))
+            .fold(0u64, |acc, (_, &(shift, m))| acc | (m << shift));
         Ok(MarginalMetric {
+            class_bits,
             single_bits,
             codes,
             fields,
@@ -198,6 +207,43 @@ impl MarginalMetric {
             .min()
     }
 
+    /// The smallest `D` between two elements with *different* answer vectors, attained:
+    /// such elements differ on some attribute `a` that a table uses, so `D ≥ #tables ∋ a`,
+    /// with equality for records differing in `a` alone. `None` when every element has the
+    /// same answer vector. Unlike [`Self::min_positive_distance`]'s `D`, attributes no
+    /// table uses are ignored (elements differing only there are at distance 0).
+    pub fn min_distinct_d(&self) -> Option<u32> {
+        self.fields
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.has_two_values(*i))
+            .map(|(i, _)| self.tables_meeting(1 << i))
+            .filter(|&d| d > 0)
+            .min()
+    }
+
+    /// Whether every two elements are either at distance 0 (same answer vector) or more
+    /// than `t` apart, so that a `t`-separated set holds one element per answer vector and
+    /// the maximal one holds every answer vector.
+    pub fn separates_every_answer_vector(&self, t: f64) -> bool {
+        let thr = self.threshold(t);
+        self.min_distinct_d().is_none_or(|d| d as f64 > thr)
+    }
+
+    /// The answer-vector class of an element: equal iff the answer vectors are equal.
+    #[inline]
+    fn class_of(&self, x: usize) -> u64 {
+        self.codes[x] & self.class_bits
+    }
+
+    /// Number of distinct answer vectors.
+    pub fn num_answer_vectors(&self) -> usize {
+        let mut seen = std::collections::HashSet::with_capacity(self.len().min(1 << 20));
+        (0..self.len())
+            .filter(|&x| seen.insert(self.class_of(x)))
+            .count()
+    }
+
     fn has_two_values(&self, attr: usize) -> bool {
         let (shift, m) = self.fields[attr];
         let first = (self.codes[0] >> shift) & m;
@@ -262,8 +308,39 @@ impl MarginalMetric {
         if all_separated {
             return Ok((0..n).collect());
         }
+        if self.separates_every_answer_vector(t) {
+            // Every two elements are at distance 0 or > t: the greedy scan keeps exactly
+            // the first element of each answer vector not already represented (an initial
+            // element represents its own, and no other, since it is > t from the rest).
+            let mut seen: std::collections::HashSet<u64> =
+                chosen.iter().map(|&i| self.class_of(i)).collect();
+            for (i, taken) in is_chosen.iter().enumerate() {
+                if !taken && seen.insert(self.class_of(i)) {
+                    chosen.push(i);
+                }
+            }
+            chosen.sort_unstable();
+            return Ok(chosen);
+        }
+        // Elements with equal answer vectors have equal distances to everything, so only
+        // the first element of each answer vector (in scan order) can be kept: a later one
+        // is at distance 0 from it if it was kept, and within t of the element that
+        // excluded it otherwise. Skipping them saves the scans when some attribute is in
+        // no table (otherwise every class is a single element and the set stays empty).
+        let all_bits = self
+            .fields
+            .iter()
+            .fold(0u64, |acc, &(shift, m)| acc | (m << shift));
+        let mut decided: std::collections::HashSet<u64> = std::collections::HashSet::new();
+        let track_classes = self.class_bits != all_bits;
+        if track_classes {
+            decided.extend(chosen.iter().map(|&i| self.class_of(i)));
+        }
         for (i, taken) in is_chosen.iter_mut().enumerate() {
             if *taken {
+                continue;
+            }
+            if track_classes && !decided.insert(self.class_of(i)) {
                 continue;
             }
             let c = self.codes[i];
@@ -305,23 +382,26 @@ impl MarginalMetric {
                 reason: format!("index out of range for {n} points"),
             });
         }
-        let mut is_center = vec![false; n];
+        let min_d = self.min_distinct_d().unwrap_or(0);
+        // The first center (in `centers` order) of every answer vector: an element whose
+        // answer vector has a center is at distance 0 from it, the minimum, and it is the
+        // first center at that distance. O(|X|) in total instead of O(|X|·|centers|).
+        let mut first_of_class: std::collections::HashMap<u64, usize> =
+            std::collections::HashMap::with_capacity(centers.len());
         for &c in centers {
-            is_center[c] = true;
+            first_of_class.entry(self.class_of(c)).or_insert(c);
         }
-        let min_d = self.min_positive_d().unwrap_or(0);
         let center_codes: Vec<u64> = centers.iter().map(|&c| self.codes[c]).collect();
         let map = (0..n)
             .into_par_iter()
             .map(|x| {
-                // Scanning in `centers` order and stopping at the smallest possible
-                // distance keeps the first nearest center: 0 for a center itself, else
-                // the lower bound of `min_positive_d`.
-                if is_center[x] && min_d > 0 {
-                    // distinct records are at positive distance: x is its only nearest
-                    return x;
+                if let Some(&c) = first_of_class.get(&self.class_of(x)) {
+                    return c;
                 }
-                let stop = if is_center[x] { 0 } else { min_d };
+                // Scanning in `centers` order and stopping at the smallest possible
+                // positive distance (no center has x's answer vector) keeps the first
+                // nearest center.
+                let stop = min_d;
                 let cx = self.codes[x];
                 let mut best = (0usize, u32::MAX);
                 for (k, &cc) in center_codes.iter().enumerate() {
