@@ -396,6 +396,8 @@ fn fast_covers_match_dp_geometry_and_are_covers() {
                     .map(|k| fast[k])
                     .collect();
             assert_eq!(map, slow_map, "sizes {sizes:?} t {t}");
+            let by_ball = metric.nearest_point_map_cover(&fast, t).unwrap();
+            assert_eq!(by_ball, slow_map, "sizes {sizes:?} t {t} (ball search)");
             for (x, &c) in map.iter().enumerate() {
                 assert!(metric.distance(x, c) <= t + 1e-12);
             }

@@ -89,7 +89,7 @@ impl ChainDecomposition {
                 None => metric.maximal_separated_subset(scale)?,
                 Some(prev) => metric.extend_separated_subset(scale, prev.centers.clone())?,
             };
-            let map = metric.nearest_point_map(&centers)?;
+            let map = metric.nearest_point_map_cover(&centers, scale)?;
             out.push(ChainLevel {
                 scale,
                 centers,

@@ -25,6 +25,7 @@
 use crate::{MechanismError, Result};
 use dp_queries::{MarginalWorkload, Universe};
 use rayon::prelude::*;
+use std::collections::{HashMap, HashSet};
 
 /// Up to this many attributes, `D(A)` is a table lookup (`2^d` entries of 4 bytes).
 pub const LOOKUP_MAX_ATTRIBUTES: usize = 20;
@@ -47,6 +48,16 @@ pub struct MarginalMetric {
     /// The bits of the fields of the attributes some table uses: two elements have the same
     /// answer vector iff their codes agree on these bits.
     class_bits: u64,
+    /// Domain size of every attribute.
+    sizes: Vec<u64>,
+}
+
+/// A ball as attribute sets (see [`MarginalMetric::ball`]).
+struct Ball {
+    /// `(D(A), A)`, increasing.
+    sets: Vec<(u32, u64)>,
+    /// Number of neighbours.
+    size: u64,
 }
 
 impl MarginalMetric {
@@ -109,6 +120,7 @@ impl MarginalMetric {
             .filter(|(i, _)| table_masks.iter().any(|&t| t & (1u64 << i) != 0))
             .fold(0u64, |acc, (_, &(shift, m))| acc | (m << shift));
         Ok(MarginalMetric {
+            sizes,
             class_bits,
             single_bits,
             codes,
@@ -238,16 +250,95 @@ impl MarginalMetric {
 
     /// Number of distinct answer vectors.
     pub fn num_answer_vectors(&self) -> usize {
-        let mut seen = std::collections::HashSet::with_capacity(self.len().min(1 << 20));
+        let mut seen = HashSet::with_capacity(self.len().min(1 << 20));
         (0..self.len())
             .filter(|&x| seen.insert(self.class_of(x)))
             .count()
     }
 
+    /// The ball of radius `t` around any element, by the attribute sets where a neighbour
+    /// differs: every non-empty set `A` of attributes that some table uses with
+    /// `D(A) ≤ t²m/2`, sorted by `D(A)` (then `A`), and the number of neighbours
+    /// `Σ_A Π_{a∈A} (size_a − 1)` it describes. Elements with the element's own answer
+    /// vector (`A` of unused attributes only) are not in it. `None` without the lookup table
+    /// or when the ball has more than `limit` neighbours.
+    fn ball(&self, t: f64, limit: u64) -> Option<Ball> {
+        let lookup = self.lookup.as_ref()?;
+        let thr = self.threshold(t);
+        let eligible = (0..self.fields.len())
+            .filter(|&i| self.has_two_values(i) && self.tables_meeting(1 << i) > 0)
+            .fold(0u64, |acc, i| acc | (1 << i));
+        let mut sets = Vec::new();
+        let mut size = 0u64;
+        // every non-empty submask A of `eligible`
+        let mut a = eligible;
+        while a != 0 {
+            let d = lookup[a as usize];
+            if d as f64 <= thr {
+                let combos = (0..self.fields.len())
+                    .filter(|i| a & (1 << i) != 0)
+                    .fold(1u64, |acc, i| {
+                        acc.saturating_mul(self.sizes[i].saturating_sub(1))
+                    });
+                size = size.saturating_add(combos);
+                if size > limit {
+                    return None;
+                }
+                sets.push((d, a));
+            }
+            a = (a - 1) & eligible;
+        }
+        sets.sort_unstable();
+        Some(Ball { sets, size })
+    }
+
+    /// Calls `f` with the code of every element that differs from `code` exactly on the
+    /// attributes of `set`, until `f` returns `true` (then returns `true`).
+    fn any_neighbour(&self, code: u64, set: u64, f: &mut impl FnMut(u64) -> bool) -> bool {
+        let attrs: Vec<usize> = (0..self.fields.len())
+            .filter(|i| set & (1 << i) != 0)
+            .collect();
+        let own: Vec<u64> = attrs
+            .iter()
+            .map(|&i| (code >> self.fields[i].0) & self.fields[i].1)
+            .collect();
+        // odometer over the other values of each attribute (value 0 or 1 first)
+        let first = |k: usize| if own[k] == 0 { 1 } else { 0 };
+        let mut vals: Vec<u64> = (0..attrs.len()).map(first).collect();
+        let clear = attrs.iter().fold(!0u64, |acc, &i| {
+            let (shift, m) = self.fields[i];
+            acc & !(m << shift)
+        });
+        loop {
+            let y = attrs
+                .iter()
+                .zip(&vals)
+                .fold(code & clear, |acc, (&i, &v)| acc | (v << self.fields[i].0));
+            if f(y) {
+                return true;
+            }
+            let mut k = 0;
+            loop {
+                if k == attrs.len() {
+                    return false;
+                }
+                let mut v = vals[k] + 1;
+                if v == own[k] {
+                    v += 1;
+                }
+                if v < self.sizes[attrs[k]] {
+                    vals[k] = v;
+                    break;
+                }
+                vals[k] = first(k);
+                k += 1;
+            }
+        }
+    }
+
     fn has_two_values(&self, attr: usize) -> bool {
-        let (shift, m) = self.fields[attr];
-        let first = (self.codes[0] >> shift) & m;
-        self.codes.iter().any(|c| (c >> shift) & m != first)
+        // The universe is the whole product of the domain.
+        self.sizes[attr] >= 2
     }
 
     /// Largest `D` with `√(2D/m) ≤ t`, i.e. `x, y` are more than `t` apart iff `D > threshold`.
@@ -280,6 +371,31 @@ impl MarginalMetric {
         let all_separated = self.min_positive_d().is_none_or(|d| d as f64 > thr);
         let mut chosen_codes: Vec<u64> = Vec::with_capacity(initial.len());
         let mut chosen = Vec::with_capacity(initial.len());
+        // The ball of radius t, when it is smaller than the universe: then "is a chosen
+        // element within t of x" is answered by looking x's neighbours up among the chosen
+        // answer vectors, in O(ball) instead of O(|chosen|) — the same predicate, so the
+        // same greedy set.
+        let ball = self.ball(t, n as u64);
+        let chosen_in_ball = |classes: &HashSet<u64>, code: u64, ball: &Ball| {
+            ball.sets.iter().any(|&(_, a)| {
+                self.any_neighbour(code, a, &mut |y| classes.contains(&(y & self.class_bits)))
+            })
+        };
+        let mut chosen_classes: HashSet<u64> = HashSet::new();
+        let validate_by_ball = ball
+            .as_ref()
+            .is_some_and(|b| !all_separated && b.size < initial.len() as u64);
+        if validate_by_ball {
+            for &i in &initial {
+                if i < n && !chosen_classes.insert(self.class_of(i)) {
+                    return Err(MechanismError::InvalidParameter {
+                        name: "initial",
+                        value: i.to_string(),
+                        reason: format!("point {i} is within {t} of another initial point"),
+                    });
+                }
+            }
+        }
         for &i in &initial {
             if i >= n {
                 return Err(MechanismError::InvalidParameter {
@@ -289,12 +405,17 @@ impl MarginalMetric {
                 });
             }
             let c = self.codes[i];
-            if is_chosen[i]
-                || (!all_separated
-                    && chosen_codes
-                        .iter()
-                        .any(|&o| self.d_codes(o, c) as f64 <= thr))
-            {
+            let too_close = if all_separated {
+                false
+            } else if validate_by_ball {
+                ball.as_ref()
+                    .is_some_and(|b| chosen_in_ball(&chosen_classes, c, b))
+            } else {
+                chosen_codes
+                    .iter()
+                    .any(|&o| self.d_codes(o, c) as f64 <= thr)
+            };
+            if is_chosen[i] || too_close {
                 return Err(MechanismError::InvalidParameter {
                     name: "initial",
                     value: i.to_string(),
@@ -312,8 +433,7 @@ impl MarginalMetric {
             // Every two elements are at distance 0 or > t: the greedy scan keeps exactly
             // the first element of each answer vector not already represented (an initial
             // element represents its own, and no other, since it is > t from the rest).
-            let mut seen: std::collections::HashSet<u64> =
-                chosen.iter().map(|&i| self.class_of(i)).collect();
+            let mut seen: HashSet<u64> = chosen.iter().map(|&i| self.class_of(i)).collect();
             for (i, taken) in is_chosen.iter().enumerate() {
                 if !taken && seen.insert(self.class_of(i)) {
                     chosen.push(i);
@@ -331,10 +451,13 @@ impl MarginalMetric {
             .fields
             .iter()
             .fold(0u64, |acc, &(shift, m)| acc | (m << shift));
-        let mut decided: std::collections::HashSet<u64> = std::collections::HashSet::new();
+        let mut decided: HashSet<u64> = HashSet::new();
         let track_classes = self.class_bits != all_bits;
         if track_classes {
             decided.extend(chosen.iter().map(|&i| self.class_of(i)));
+        }
+        if ball.is_some() && !validate_by_ball {
+            chosen_classes = chosen.iter().map(|&i| self.class_of(i)).collect();
         }
         for (i, taken) in is_chosen.iter_mut().enumerate() {
             if *taken {
@@ -344,7 +467,10 @@ impl MarginalMetric {
                 continue;
             }
             let c = self.codes[i];
-            let far = if chosen_codes.len() >= 4096 {
+            let far = if let Some(b) = ball.as_ref().filter(|b| b.size < chosen_codes.len() as u64)
+            {
+                !chosen_in_ball(&chosen_classes, c, b)
+            } else if chosen_codes.len() >= 4096 {
                 chosen_codes
                     .par_chunks(1024)
                     .all(|ch| ch.iter().all(|&o| self.d_codes(o, c) as f64 > thr))
@@ -357,6 +483,9 @@ impl MarginalMetric {
                 *taken = true;
                 chosen_codes.push(c);
                 chosen.push(i);
+                if ball.is_some() {
+                    chosen_classes.insert(c & self.class_bits);
+                }
             }
         }
         chosen.sort_unstable();
@@ -367,6 +496,18 @@ impl MarginalMetric {
     /// element of `centers` (sorted, non-empty), the first in `centers` order on ties — the
     /// map of [`dp_geometry::nearest_point_map`].
     pub fn nearest_point_map(&self, centers: &[usize]) -> Result<Vec<usize>> {
+        self.nearest_point_map_within(centers, None)
+    }
+
+    /// [`Self::nearest_point_map`] when `centers` is known to be a `t`-cover (as a maximal
+    /// `t`-separated set is): the nearest center of an element is searched in its ball of
+    /// radius `t` ([`Self::ball`]) in increasing distance when that ball is smaller than
+    /// `centers`, and by the scan otherwise (also if the ball holds no center). Same map.
+    pub fn nearest_point_map_cover(&self, centers: &[usize], t: f64) -> Result<Vec<usize>> {
+        self.nearest_point_map_within(centers, Some(t))
+    }
+
+    fn nearest_point_map_within(&self, centers: &[usize], t: Option<f64>) -> Result<Vec<usize>> {
         if centers.is_empty() {
             return Err(MechanismError::InvalidParameter {
                 name: "centers",
@@ -386,16 +527,40 @@ impl MarginalMetric {
         // The first center (in `centers` order) of every answer vector: an element whose
         // answer vector has a center is at distance 0 from it, the minimum, and it is the
         // first center at that distance. O(|X|) in total instead of O(|X|·|centers|).
-        let mut first_of_class: std::collections::HashMap<u64, usize> =
-            std::collections::HashMap::with_capacity(centers.len());
+        let mut first_of_class: HashMap<u64, usize> = HashMap::with_capacity(centers.len());
         for &c in centers {
             first_of_class.entry(self.class_of(c)).or_insert(c);
         }
         let center_codes: Vec<u64> = centers.iter().map(|&c| self.codes[c]).collect();
+        let ball = t
+            .and_then(|t| self.ball(t, centers.len() as u64))
+            .filter(|b| b.size < centers.len() as u64);
+        // The smallest center index among the nearest centers in the ball, if any: the
+        // sets come in increasing D, and the first D with a center decides.
+        let in_ball = |code: u64, ball: &Ball| -> Option<usize> {
+            let mut best: Option<(u32, usize)> = None;
+            for &(d, a) in &ball.sets {
+                if best.is_some_and(|(bd, _)| d > bd) {
+                    break;
+                }
+                self.any_neighbour(code, a, &mut |y| {
+                    if let Some(&c) = first_of_class.get(&(y & self.class_bits))
+                        && best.is_none_or(|(_, bc)| c < bc)
+                    {
+                        best = Some((d, c));
+                    }
+                    false
+                });
+            }
+            best.map(|(_, c)| c)
+        };
         let map = (0..n)
             .into_par_iter()
             .map(|x| {
                 if let Some(&c) = first_of_class.get(&self.class_of(x)) {
+                    return c;
+                }
+                if let Some(c) = ball.as_ref().and_then(|b| in_ball(self.codes[x], b)) {
                     return c;
                 }
                 // Scanning in `centers` order and stopping at the smallest possible
