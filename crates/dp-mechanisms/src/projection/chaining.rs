@@ -28,9 +28,15 @@
 //! the others more. The release carries no synthetic data: a sum of projections onto
 //! increment hulls is not a distribution over records.
 //!
-//! # Choosing α
-//! As for the coarse mechanism: the target error α defaults to the projection mechanism's
-//! guarantee ([`super::coarse::projection_error_bound`]); it only sets `k`.
+//! # Levels (issue #9 item 7)
+//! The mechanism releases 0 for the remainder `q(x) − q(x_k)`, whose mean over the data is
+//! a bias of up to `2^{−k}Δ`. By default `k` is [`ChainDecomposition::exact_levels`], the
+//! first level whose scale is below the least distance between two different answer
+//! vectors: `S_k` then holds every answer vector and the remainder is exactly 0 (for
+//! marginal workloads `k ≤ 11`; derivation in docs/mechanisms/projection.md). An explicit
+//! α sets the paper's `k = ⌈log₂(2/α)⌉`, capped at that depth (deeper levels are trivial);
+//! the reported α defaults to the projection mechanism's guarantee
+//! ([`super::coarse::projection_error_bound`]).
 
 use super::coarse::{CoverParams, projection_error_bound};
 use super::metric::MarginalMetric;
