@@ -1,5 +1,6 @@
-//! One dataset of the full projection grid (`cargo xtask bench` runs both), or `quick`:
-//! `cargo run --release -p dp-bench --example projection_grid -- nltcs [out-dir]`
+//! One dataset (or one named experiment) of the full projection grid (`cargo xtask bench`
+//! runs all), or `quick`:
+//! `cargo run --release -p dp-bench --example projection_grid -- nltcs|projection-nltcs-mixed|… [out-dir]`
 fn main() -> dp_bench::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let dataset = args.get(1).map_or("nltcs", String::as_str);
@@ -11,7 +12,7 @@ fn main() -> dp_bench::Result<()> {
     } else {
         ProjectionExperiment::full()
             .into_iter()
-            .filter(|e| e.dataset == dataset)
+            .filter(|e| e.dataset == dataset || e.name == dataset)
             .collect()
     };
     dp_bench::experiments_projection::run_and_report_experiments(&exps, &out)

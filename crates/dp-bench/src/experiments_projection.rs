@@ -32,6 +32,45 @@ pub const ADULT7_ATTRIBUTES: &[&str] = &[
     "income>50K",
 ];
 
+/// The workload spec of the bench's mixed attribute list (a JSON-style list of marginals
+/// of sizes 1 to 4): see [`bench_workload`].
+pub const MIXED_WORKLOAD: &str = "mixed";
+
+/// A bench workload: [`MarginalWorkload::parse_spec`] (workload seed 0), or for
+/// [`MIXED_WORKLOAD`] the attribute lists (by attribute index, for any domain of ≥ 7
+/// attributes) `[0] [1 2] [3 4 5] [0 3 6] [1 5] [2 4 6] [0 1 2 3] [5] [4 6]` — as
+/// `dpqr --workload FILE.json` would read them with the attributes' names.
+pub fn bench_workload(domain: &dp_queries::Domain, spec: &str) -> Result<MarginalWorkload> {
+    if spec != MIXED_WORKLOAD {
+        return Ok(MarginalWorkload::parse_spec(domain, spec, 0)?);
+    }
+    let lists: &[&[usize]] = &[
+        &[0],
+        &[1, 2],
+        &[3, 4, 5],
+        &[0, 3, 6],
+        &[1, 5],
+        &[2, 4, 6],
+        &[0, 1, 2, 3],
+        &[5],
+        &[4, 6],
+    ];
+    if domain.len() < 7 {
+        return Err(dp_queries::QueryError::BadWorkload {
+            reason: format!(
+                "the mixed bench list needs 7 attributes, not {}",
+                domain.len()
+            ),
+        }
+        .into());
+    }
+    let lists: Vec<Vec<String>> = lists
+        .iter()
+        .map(|l| l.iter().map(|&a| domain.name(a).to_string()).collect())
+        .collect();
+    Ok(MarginalWorkload::from_attribute_lists(domain, &lists)?)
+}
+
 /// Loads `nltcs`, or `adult7` (adult restricted to [`ADULT7_ATTRIBUTES`]), or any bundled
 /// dataset by name.
 pub fn load_dataset(name: &str) -> Result<Dataset> {
@@ -104,11 +143,27 @@ impl ProjectionExperiment {
     }
 
     /// The full grid: nltcs and adult7, n ∈ {full, 5 000, 1 000}, ε ∈ {0.05, 0.1, 0.5, 1},
-    /// two repeats, at most 5 000 min-norm-point major cycles (the library default).
+    /// two repeats, at most 5 000 min-norm-point major cycles (the library default), all
+    /// 3-way marginals; and the workloads that are not all-k-way (where chaining has more
+    /// than one level and does not reduce to projection): random 3-way (64 tables on nltcs;
+    /// 20 on adult7, which has only C(7,3) = 35) and the mixed attribute list
+    /// [`MIXED_WORKLOAD`], n ∈ {full, 1 000}, ε ∈ {0.1, 1}, one repeat.
     pub fn full() -> Vec<Self> {
+        let shape = |name: &str, dataset: &str, workload: &str| ProjectionExperiment {
+            workload: workload.into(),
+            ns: vec![None, Some(1_000)],
+            epsilons: vec![0.1, 1.0],
+            repeats: 1,
+            packing_grid: 6,
+            ..Self::base(name, dataset)
+        };
         vec![
             Self::base("projection-nltcs", "nltcs"),
             Self::base("projection-adult7", "adult7"),
+            shape("projection-nltcs-random3", "nltcs", "random-3way:64"),
+            shape("projection-nltcs-mixed", "nltcs", MIXED_WORKLOAD),
+            shape("projection-adult7-random3", "adult7", "random-3way:20"),
+            shape("projection-adult7-mixed", "adult7", MIXED_WORKLOAD),
         ]
     }
 
@@ -212,7 +267,7 @@ pub fn run_projection(
     mut on_record: impl FnMut(&ProjectionRecord),
 ) -> Result<(Vec<ProjectionRecord>, PackingProfile)> {
     let full = load_dataset(&exp.dataset)?;
-    let workload = MarginalWorkload::parse_spec(full.domain(), &exp.workload, 0)?;
+    let workload = bench_workload(full.domain(), &exp.workload)?;
     let (profile, _) = packing_profile(&full, &workload, exp.packing_grid)?;
     let universe = profile.universe_size;
     let mut records = Vec::new();

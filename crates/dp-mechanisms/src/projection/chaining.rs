@@ -28,9 +28,15 @@
 //! the others more. The release carries no synthetic data: a sum of projections onto
 //! increment hulls is not a distribution over records.
 //!
-//! # Choosing α
-//! As for the coarse mechanism: the target error α defaults to the projection mechanism's
-//! guarantee ([`super::coarse::projection_error_bound`]); it only sets `k`.
+//! # Levels (issue #9 item 7)
+//! The mechanism releases 0 for the remainder `q(x) − q(x_k)`, whose mean over the data is
+//! a bias of up to `2^{−k}Δ`. By default `k` is [`ChainDecomposition::exact_levels`], the
+//! first level whose scale is below the least distance between two different answer
+//! vectors: `S_k` then holds every answer vector and the remainder is exactly 0 (for
+//! marginal workloads `k ≤ 11`; derivation in docs/mechanisms/projection.md). An explicit
+//! α sets the paper's `k = ⌈log₂(2/α)⌉`, capped at that depth (deeper levels are trivial);
+//! the reported α defaults to the projection mechanism's guarantee
+//! ([`super::coarse::projection_error_bound`]).
 
 use super::coarse::{CoverParams, projection_error_bound};
 use super::metric::MarginalMetric;
@@ -89,7 +95,7 @@ impl ChainDecomposition {
                 None => metric.maximal_separated_subset(scale)?,
                 Some(prev) => metric.extend_separated_subset(scale, prev.centers.clone())?,
             };
-            let map = metric.nearest_point_map(&centers)?;
+            let map = metric.nearest_point_map_cover(&centers, scale)?;
             out.push(ChainLevel {
                 scale,
                 centers,
@@ -122,21 +128,63 @@ impl ChainDecomposition {
         }
     }
 
-    /// The elements of `𝒳^(j+1)` (0-based `j`) as (plus, minus) universe indices: `(z, None)`
-    /// for level 0, `(z, Some(π_{j}(z)))` otherwise (`None` when `π_j(z) = z`, the zero
-    /// vector).
+    /// The elements of `𝒳^(j+1)` (0-based `j`), one per `z ∈ S_{j+1}`, as (plus, minus)
+    /// universe indices of the vector `q(plus) − q(minus)`: `(z, None)` = `q(z)` for level 0,
+    /// `(z, Some(π_j(z)))` otherwise — the zero vector when `π_j(z) = z` (`z ∈ S_j`).
+    ///
+    /// `minus` is `None` only on level 0: an increment level never stands for `q(z)`. (Until
+    /// issue #9 item 7 the zero increments were `(z, None)` and the release read them as
+    /// `q(z)`, so every level's hull held spurious answer vectors and chaining was biased.)
     pub fn increments(&self, j: usize) -> Vec<(usize, Option<usize>)> {
         let lvl = &self.levels[j];
         lvl.centers
             .iter()
             .map(|&z| match j {
                 0 => (z, None),
-                _ => {
-                    let p = self.levels[j - 1].map[z];
-                    (z, (p != z).then_some(p))
-                }
+                _ => (z, Some(self.levels[j - 1].map[z])),
             })
             .collect()
+    }
+
+    /// The distinct points of `conv 𝒳^(j+1)`'s generating set (0-based `j`) as the
+    /// `(plus, minus)` lists of a [`GatheredPoints`]: the non-zero increments, and the zero
+    /// vector `(None, None)` once if some increment is zero.
+    pub fn level_hull(&self, j: usize) -> (Vec<Option<usize>>, Vec<Option<usize>>) {
+        let mut plus = Vec::new();
+        let mut minus = Vec::new();
+        let mut zero = false;
+        for (z, p) in self.increments(j) {
+            if p == Some(z) {
+                zero = true;
+            } else {
+                plus.push(Some(z));
+                minus.push(p);
+            }
+        }
+        if zero {
+            plus.push(None);
+            minus.push(None);
+        }
+        (plus, minus)
+    }
+
+    /// The number of levels after which the decomposition is exact: the smallest `k ≥ 1`
+    /// with `2^{−k}Δ` below the least distance between two different answer vectors
+    /// ([`MarginalMetric::min_distinct_d`]), so that `S_k` holds every answer vector, `π_k`
+    /// maps every element to one with its own answer vector, and the remainder
+    /// `q(x) − q(x_k)` is 0. For a marginal workload that distance is
+    /// `√(2·min_a #tables∋a / m)` and `Δ = √(#tables/m)`, so
+    /// `k = ⌊log₂ √(#tables/(2·min_a #tables∋a))⌋ + 1` (at most 11 below 2²² tables).
+    pub fn exact_levels(metric: &MarginalMetric) -> usize {
+        let mut scale = metric.point_norm();
+        let mut k = 0;
+        loop {
+            k += 1;
+            scale *= 0.5;
+            if metric.separates_every_answer_vector(scale) || k >= 64 {
+                return k;
+            }
+        }
     }
 }
 
@@ -193,7 +241,14 @@ impl ChainingMechanism {
         let alpha = self
             .alpha
             .unwrap_or_else(|| projection_error_bound(universe.len(), n, self.budget.rho));
-        let k = MultiscaleDecomposition::levels_for_alpha(alpha.min(0.999_999))?;
+        let exact = ChainDecomposition::exact_levels(&metric);
+        let k = match self.alpha {
+            // Default: the exact decomposition, no remainder (module docs, "Levels").
+            None => exact,
+            // An explicit α keeps the paper's k = ⌈log₂(2/α)⌉ (never more than `exact`:
+            // further levels are trivial), accepting the remainder's bias ≤ 2^{−k}Δ.
+            Some(a) => MultiscaleDecomposition::levels_for_alpha(a.min(0.999_999))?.min(exact),
+        };
         let decomposition = ChainDecomposition::new(&metric, k)?;
         let nontrivial = (0..k).filter(|&j| decomposition.is_nontrivial(j)).count();
         let rho_j = self.budget.rho / nontrivial.max(1) as f64;
@@ -345,12 +400,8 @@ impl Mechanism for ChainingMechanism {
                     let fw = if j == 0 && dec.levels[0].centers.len() == universe.len() {
                         project_onto(&points, &y, &self.settings.frank_wolfe)?
                     } else {
-                        let inc = dec.increments(j);
-                        let hull = GatheredPoints::new(
-                            &points,
-                            inc.iter().map(|&(z, _)| Some(z)).collect(),
-                            inc.iter().map(|&(_, p)| p).collect(),
-                        )?;
+                        let (plus, minus) = dec.level_hull(j);
+                        let hull = GatheredPoints::new(&points, plus, minus)?;
                         project_onto(hull, &y, &self.settings.frank_wolfe)?
                     };
                     let secs = t.elapsed().as_secs_f64();

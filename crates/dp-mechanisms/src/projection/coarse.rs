@@ -169,7 +169,7 @@ impl CoarseProjectionMechanism {
         let metric = MarginalMetric::new(universe, workload)?;
         let alpha = self.alpha_for(universe.len(), n);
         let centers = metric.maximal_separated_subset(alpha / 2.0)?;
-        let map = metric.nearest_point_map(&centers)?;
+        let map = metric.nearest_point_map_cover(&centers, alpha / 2.0)?;
         Ok(Cover {
             alpha,
             centers,

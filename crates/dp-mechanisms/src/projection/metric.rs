@@ -25,6 +25,7 @@
 use crate::{MechanismError, Result};
 use dp_queries::{MarginalWorkload, Universe};
 use rayon::prelude::*;
+use std::collections::{HashMap, HashSet};
 
 /// Up to this many attributes, `D(A)` is a table lookup (`2^d` entries of 4 bytes).
 pub const LOOKUP_MAX_ATTRIBUTES: usize = 20;
@@ -44,6 +45,19 @@ pub struct MarginalMetric {
     m: usize,
     /// Every field is one bit at shift = attribute index: the XOR is the mask.
     single_bits: bool,
+    /// The bits of the fields of the attributes some table uses: two elements have the same
+    /// answer vector iff their codes agree on these bits.
+    class_bits: u64,
+    /// Domain size of every attribute.
+    sizes: Vec<u64>,
+}
+
+/// A ball as attribute sets (see [`MarginalMetric::ball`]).
+struct Ball {
+    /// `(D(A), A)`, increasing.
+    sets: Vec<(u32, u64)>,
+    /// Number of neighbours.
+    size: u64,
 }
 
 impl MarginalMetric {
@@ -100,7 +114,14 @@ impl MarginalMetric {
             .iter()
             .enumerate()
             .all(|(i, &(shift, m))| shift as usize == i && m == 1);
+        let class_bits = fields
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| table_masks.iter().any(|&t| t & (1u64 << i) != 0))
+            .fold(0u64, |acc, (_, &(shift, m))| acc | (m << shift));
         Ok(MarginalMetric {
+            sizes,
+            class_bits,
             single_bits,
             codes,
             fields,
@@ -198,10 +219,126 @@ impl MarginalMetric {
             .min()
     }
 
+    /// The smallest `D` between two elements with *different* answer vectors, attained:
+    /// such elements differ on some attribute `a` that a table uses, so `D ≥ #tables ∋ a`,
+    /// with equality for records differing in `a` alone. `None` when every element has the
+    /// same answer vector. Unlike [`Self::min_positive_distance`]'s `D`, attributes no
+    /// table uses are ignored (elements differing only there are at distance 0).
+    pub fn min_distinct_d(&self) -> Option<u32> {
+        self.fields
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.has_two_values(*i))
+            .map(|(i, _)| self.tables_meeting(1 << i))
+            .filter(|&d| d > 0)
+            .min()
+    }
+
+    /// Whether every two elements are either at distance 0 (same answer vector) or more
+    /// than `t` apart, so that a `t`-separated set holds one element per answer vector and
+    /// the maximal one holds every answer vector.
+    pub fn separates_every_answer_vector(&self, t: f64) -> bool {
+        let thr = self.threshold(t);
+        self.min_distinct_d().is_none_or(|d| d as f64 > thr)
+    }
+
+    /// The answer-vector class of an element: equal iff the answer vectors are equal.
+    #[inline]
+    fn class_of(&self, x: usize) -> u64 {
+        self.codes[x] & self.class_bits
+    }
+
+    /// Number of distinct answer vectors.
+    pub fn num_answer_vectors(&self) -> usize {
+        let mut seen = HashSet::with_capacity(self.len().min(1 << 20));
+        (0..self.len())
+            .filter(|&x| seen.insert(self.class_of(x)))
+            .count()
+    }
+
+    /// The ball of radius `t` around any element, by the attribute sets where a neighbour
+    /// differs: every non-empty set `A` of attributes that some table uses with
+    /// `D(A) ≤ t²m/2`, sorted by `D(A)` (then `A`), and the number of neighbours
+    /// `Σ_A Π_{a∈A} (size_a − 1)` it describes. Elements with the element's own answer
+    /// vector (`A` of unused attributes only) are not in it. `None` without the lookup table
+    /// or when the ball has more than `limit` neighbours.
+    fn ball(&self, t: f64, limit: u64) -> Option<Ball> {
+        let lookup = self.lookup.as_ref()?;
+        let thr = self.threshold(t);
+        let eligible = (0..self.fields.len())
+            .filter(|&i| self.has_two_values(i) && self.tables_meeting(1 << i) > 0)
+            .fold(0u64, |acc, i| acc | (1 << i));
+        let mut sets = Vec::new();
+        let mut size = 0u64;
+        // every non-empty submask A of `eligible`
+        let mut a = eligible;
+        while a != 0 {
+            let d = lookup[a as usize];
+            if d as f64 <= thr {
+                let combos = (0..self.fields.len())
+                    .filter(|i| a & (1 << i) != 0)
+                    .fold(1u64, |acc, i| {
+                        acc.saturating_mul(self.sizes[i].saturating_sub(1))
+                    });
+                size = size.saturating_add(combos);
+                if size > limit {
+                    return None;
+                }
+                sets.push((d, a));
+            }
+            a = (a - 1) & eligible;
+        }
+        sets.sort_unstable();
+        Some(Ball { sets, size })
+    }
+
+    /// Calls `f` with the code of every element that differs from `code` exactly on the
+    /// attributes of `set`, until `f` returns `true` (then returns `true`).
+    fn any_neighbour(&self, code: u64, set: u64, f: &mut impl FnMut(u64) -> bool) -> bool {
+        let attrs: Vec<usize> = (0..self.fields.len())
+            .filter(|i| set & (1 << i) != 0)
+            .collect();
+        let own: Vec<u64> = attrs
+            .iter()
+            .map(|&i| (code >> self.fields[i].0) & self.fields[i].1)
+            .collect();
+        // odometer over the other values of each attribute (value 0 or 1 first)
+        let first = |k: usize| if own[k] == 0 { 1 } else { 0 };
+        let mut vals: Vec<u64> = (0..attrs.len()).map(first).collect();
+        let clear = attrs.iter().fold(!0u64, |acc, &i| {
+            let (shift, m) = self.fields[i];
+            acc & !(m << shift)
+        });
+        loop {
+            let y = attrs
+                .iter()
+                .zip(&vals)
+                .fold(code & clear, |acc, (&i, &v)| acc | (v << self.fields[i].0));
+            if f(y) {
+                return true;
+            }
+            let mut k = 0;
+            loop {
+                if k == attrs.len() {
+                    return false;
+                }
+                let mut v = vals[k] + 1;
+                if v == own[k] {
+                    v += 1;
+                }
+                if v < self.sizes[attrs[k]] {
+                    vals[k] = v;
+                    break;
+                }
+                vals[k] = first(k);
+                k += 1;
+            }
+        }
+    }
+
     fn has_two_values(&self, attr: usize) -> bool {
-        let (shift, m) = self.fields[attr];
-        let first = (self.codes[0] >> shift) & m;
-        self.codes.iter().any(|c| (c >> shift) & m != first)
+        // The universe is the whole product of the domain.
+        self.sizes[attr] >= 2
     }
 
     /// Largest `D` with `√(2D/m) ≤ t`, i.e. `x, y` are more than `t` apart iff `D > threshold`.
@@ -234,6 +371,31 @@ impl MarginalMetric {
         let all_separated = self.min_positive_d().is_none_or(|d| d as f64 > thr);
         let mut chosen_codes: Vec<u64> = Vec::with_capacity(initial.len());
         let mut chosen = Vec::with_capacity(initial.len());
+        // The ball of radius t, when it is smaller than the universe: then "is a chosen
+        // element within t of x" is answered by looking x's neighbours up among the chosen
+        // answer vectors, in O(ball) instead of O(|chosen|) — the same predicate, so the
+        // same greedy set.
+        let ball = self.ball(t, n as u64);
+        let chosen_in_ball = |classes: &HashSet<u64>, code: u64, ball: &Ball| {
+            ball.sets.iter().any(|&(_, a)| {
+                self.any_neighbour(code, a, &mut |y| classes.contains(&(y & self.class_bits)))
+            })
+        };
+        let mut chosen_classes: HashSet<u64> = HashSet::new();
+        let validate_by_ball = ball
+            .as_ref()
+            .is_some_and(|b| !all_separated && b.size < initial.len() as u64);
+        if validate_by_ball {
+            for &i in &initial {
+                if i < n && !chosen_classes.insert(self.class_of(i)) {
+                    return Err(MechanismError::InvalidParameter {
+                        name: "initial",
+                        value: i.to_string(),
+                        reason: format!("point {i} is within {t} of another initial point"),
+                    });
+                }
+            }
+        }
         for &i in &initial {
             if i >= n {
                 return Err(MechanismError::InvalidParameter {
@@ -243,12 +405,17 @@ impl MarginalMetric {
                 });
             }
             let c = self.codes[i];
-            if is_chosen[i]
-                || (!all_separated
-                    && chosen_codes
-                        .iter()
-                        .any(|&o| self.d_codes(o, c) as f64 <= thr))
-            {
+            let too_close = if all_separated {
+                false
+            } else if validate_by_ball {
+                ball.as_ref()
+                    .is_some_and(|b| chosen_in_ball(&chosen_classes, c, b))
+            } else {
+                chosen_codes
+                    .iter()
+                    .any(|&o| self.d_codes(o, c) as f64 <= thr)
+            };
+            if is_chosen[i] || too_close {
                 return Err(MechanismError::InvalidParameter {
                     name: "initial",
                     value: i.to_string(),
@@ -262,12 +429,48 @@ impl MarginalMetric {
         if all_separated {
             return Ok((0..n).collect());
         }
+        if self.separates_every_answer_vector(t) {
+            // Every two elements are at distance 0 or > t: the greedy scan keeps exactly
+            // the first element of each answer vector not already represented (an initial
+            // element represents its own, and no other, since it is > t from the rest).
+            let mut seen: HashSet<u64> = chosen.iter().map(|&i| self.class_of(i)).collect();
+            for (i, taken) in is_chosen.iter().enumerate() {
+                if !taken && seen.insert(self.class_of(i)) {
+                    chosen.push(i);
+                }
+            }
+            chosen.sort_unstable();
+            return Ok(chosen);
+        }
+        // Elements with equal answer vectors have equal distances to everything, so only
+        // the first element of each answer vector (in scan order) can be kept: a later one
+        // is at distance 0 from it if it was kept, and within t of the element that
+        // excluded it otherwise. Skipping them saves the scans when some attribute is in
+        // no table (otherwise every class is a single element and the set stays empty).
+        let all_bits = self
+            .fields
+            .iter()
+            .fold(0u64, |acc, &(shift, m)| acc | (m << shift));
+        let mut decided: HashSet<u64> = HashSet::new();
+        let track_classes = self.class_bits != all_bits;
+        if track_classes {
+            decided.extend(chosen.iter().map(|&i| self.class_of(i)));
+        }
+        if ball.is_some() && !validate_by_ball {
+            chosen_classes = chosen.iter().map(|&i| self.class_of(i)).collect();
+        }
         for (i, taken) in is_chosen.iter_mut().enumerate() {
             if *taken {
                 continue;
             }
+            if track_classes && !decided.insert(self.class_of(i)) {
+                continue;
+            }
             let c = self.codes[i];
-            let far = if chosen_codes.len() >= 4096 {
+            let far = if let Some(b) = ball.as_ref().filter(|b| b.size < chosen_codes.len() as u64)
+            {
+                !chosen_in_ball(&chosen_classes, c, b)
+            } else if chosen_codes.len() >= 4096 {
                 chosen_codes
                     .par_chunks(1024)
                     .all(|ch| ch.iter().all(|&o| self.d_codes(o, c) as f64 > thr))
@@ -280,6 +483,9 @@ impl MarginalMetric {
                 *taken = true;
                 chosen_codes.push(c);
                 chosen.push(i);
+                if ball.is_some() {
+                    chosen_classes.insert(c & self.class_bits);
+                }
             }
         }
         chosen.sort_unstable();
@@ -290,6 +496,18 @@ impl MarginalMetric {
     /// element of `centers` (sorted, non-empty), the first in `centers` order on ties — the
     /// map of [`dp_geometry::nearest_point_map`].
     pub fn nearest_point_map(&self, centers: &[usize]) -> Result<Vec<usize>> {
+        self.nearest_point_map_within(centers, None)
+    }
+
+    /// [`Self::nearest_point_map`] when `centers` is known to be a `t`-cover (as a maximal
+    /// `t`-separated set is): the nearest center of an element is searched in its ball of
+    /// radius `t` ([`Self::ball`]) in increasing distance when that ball is smaller than
+    /// `centers`, and by the scan otherwise (also if the ball holds no center). Same map.
+    pub fn nearest_point_map_cover(&self, centers: &[usize], t: f64) -> Result<Vec<usize>> {
+        self.nearest_point_map_within(centers, Some(t))
+    }
+
+    fn nearest_point_map_within(&self, centers: &[usize], t: Option<f64>) -> Result<Vec<usize>> {
         if centers.is_empty() {
             return Err(MechanismError::InvalidParameter {
                 name: "centers",
@@ -305,23 +523,50 @@ impl MarginalMetric {
                 reason: format!("index out of range for {n} points"),
             });
         }
-        let mut is_center = vec![false; n];
+        let min_d = self.min_distinct_d().unwrap_or(0);
+        // The first center (in `centers` order) of every answer vector: an element whose
+        // answer vector has a center is at distance 0 from it, the minimum, and it is the
+        // first center at that distance. O(|X|) in total instead of O(|X|·|centers|).
+        let mut first_of_class: HashMap<u64, usize> = HashMap::with_capacity(centers.len());
         for &c in centers {
-            is_center[c] = true;
+            first_of_class.entry(self.class_of(c)).or_insert(c);
         }
-        let min_d = self.min_positive_d().unwrap_or(0);
         let center_codes: Vec<u64> = centers.iter().map(|&c| self.codes[c]).collect();
+        let ball = t
+            .and_then(|t| self.ball(t, centers.len() as u64))
+            .filter(|b| b.size < centers.len() as u64);
+        // The smallest center index among the nearest centers in the ball, if any: the
+        // sets come in increasing D, and the first D with a center decides.
+        let in_ball = |code: u64, ball: &Ball| -> Option<usize> {
+            let mut best: Option<(u32, usize)> = None;
+            for &(d, a) in &ball.sets {
+                if best.is_some_and(|(bd, _)| d > bd) {
+                    break;
+                }
+                self.any_neighbour(code, a, &mut |y| {
+                    if let Some(&c) = first_of_class.get(&(y & self.class_bits))
+                        && best.is_none_or(|(_, bc)| c < bc)
+                    {
+                        best = Some((d, c));
+                    }
+                    false
+                });
+            }
+            best.map(|(_, c)| c)
+        };
         let map = (0..n)
             .into_par_iter()
             .map(|x| {
-                // Scanning in `centers` order and stopping at the smallest possible
-                // distance keeps the first nearest center: 0 for a center itself, else
-                // the lower bound of `min_positive_d`.
-                if is_center[x] && min_d > 0 {
-                    // distinct records are at positive distance: x is its only nearest
-                    return x;
+                if let Some(&c) = first_of_class.get(&self.class_of(x)) {
+                    return c;
                 }
-                let stop = if is_center[x] { 0 } else { min_d };
+                if let Some(c) = ball.as_ref().and_then(|b| in_ball(self.codes[x], b)) {
+                    return c;
+                }
+                // Scanning in `centers` order and stopping at the smallest possible
+                // positive distance (no center has x's answer vector) keeps the first
+                // nearest center.
+                let stop = min_d;
                 let cx = self.codes[x];
                 let mut best = (0usize, u32::MAX);
                 for (k, &cc) in center_codes.iter().enumerate() {
