@@ -191,8 +191,11 @@ struct ReleaseArgs {
     /// Post-processing: simplex projects each table onto the probability simplex.
     #[arg(long, value_enum, default_value = "none")]
     post: PostArg,
-    /// Seed of the mechanism's randomness (ChaCha20). Without it the OS seeds it — use that
-    /// for real releases; a published seed makes the noise reproducible by anyone.
+    /// TESTING ONLY: seed of the mechanism's randomness (ChaCha20). Anyone who learns the
+    /// seed can regenerate the noise and subtract it, recovering the exact counts: a seeded
+    /// release is reproducible and NOT private against whoever knows or guesses the seed.
+    /// The seed is never written to the report or printed. Without it the OS seeds the
+    /// generator — always do that for real releases.
     #[arg(long)]
     seed: Option<u64>,
     /// Output CSV: marginal,cell,answer.
@@ -320,7 +323,15 @@ fn release(args: &ReleaseArgs) -> Result<()> {
         mech.name()
     ));
     let mut rng = match args.seed {
-        Some(s) => seeded_rng(s),
+        Some(s) => {
+            eprintln!(
+                "WARNING: --seed fixes the noise: anyone who knows or guesses the seed can \
+                 regenerate the noise and recover the exact counts. Use it for tests and \
+                 reproducible experiments only, never for a release you publish. The seed is \
+                 not written to any output."
+            );
+            seeded_rng(s)
+        }
         None => os_seeded_rng()?,
     };
     let release = mech.release(&data, &workload, &mut rng)?;
@@ -358,7 +369,12 @@ fn release(args: &ReleaseArgs) -> Result<()> {
             "marginals": workload.len(),
             "queries": workload.num_queries(),
             "n": data.n(),
-            "seed": args.seed,
+            // never the seed itself: with it and the answers anyone recovers the exact counts
+            "randomness": if args.seed.is_some() {
+                "seeded by the caller (--seed, testing only; the seed is not recorded)"
+            } else {
+                "operating-system entropy"
+            },
         });
         let text = serde_json::to_string_pretty(&report)
             .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
