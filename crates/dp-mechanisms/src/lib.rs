@@ -51,7 +51,8 @@ pub use projection::{
     ProjectionMechanism, ProjectionParams, ProjectionSettings,
 };
 pub use release::{
-    Diagnostics, NoiseDescription, NoiseDistribution, PrivacyCertificate, Release, SyntheticData,
+    Diagnostics, NoiseDescription, NoiseDistribution, Normaliser, PrivacyCertificate, Release,
+    SyntheticData,
 };
 pub use steps::{
     AuditedStep, StepAudited, StepComposition, StepDecomposition, StepLoss, StepRequest, StepRunner,

@@ -20,7 +20,7 @@ use dp_bench::registry::{
 use dp_bench::synthetic::write_synthetic_file;
 use dp_bench::{BenchError, Result, datasets, io_error};
 use dp_core::{Neighbouring, os_seeded_rng, seeded_rng};
-use dp_mechanisms::PostProcessing;
+use dp_mechanisms::{Normaliser, PostProcessing};
 use dp_queries::{Dataset, Domain, ErrorReport, MarginalWorkload};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
@@ -131,8 +131,14 @@ impl DataArgs {
         }
     }
 
-    fn load(&self) -> Result<Dataset> {
+    /// Load the data. With `allow_empty` (add/remove neighbours, where the empty dataset
+    /// must be releasable like any other) a CSV with a header and no records is the empty
+    /// dataset rather than an error.
+    fn load(&self, allow_empty: bool) -> Result<Dataset> {
         let data = match (&self.data, &self.domain, &self.dataset) {
+            (Some(csv), Some(dom), None) if allow_empty => {
+                Dataset::load_csv_allowing_empty(csv, dom)?
+            }
             (Some(csv), Some(dom), None) => Dataset::load_csv(csv, dom)?,
             (None, None, Some(name)) => datasets::bundled(name)?.load()?,
             _ => {
@@ -302,7 +308,9 @@ fn release(args: &ReleaseArgs) -> Result<()> {
         None => None,
     };
     pb.set_message("loading data");
-    let data = args.data.load()?;
+    // From here on, under add/remove neighbours n is private: nothing printed or written
+    // (stdout, stderr, report, answers, ledger) may be the true n or derived from it.
+    let data = args.data.load(neighbouring == Neighbouring::AddRemove)?;
     let workload = MarginalWorkload::parse_spec(data.domain(), &args.workload, args.workload_seed)?;
     let need = (workload.num_queries() as u64).saturating_mul(BYTES_PER_QUERY);
     if need > args.max_memory_mib.saturating_mul(1 << 20) {
@@ -360,15 +368,33 @@ fn release(args: &ReleaseArgs) -> Result<()> {
             }
         }
     }
+    let n_note = match neighbouring {
+        Neighbouring::ReplaceOne => format!(
+            "n = {} records, treated as public under replace-one neighbours (the guarantee \
+             protects which records are in the data, not how many)",
+            data.n()
+        ),
+        Neighbouring::AddRemove => "n is private under add/remove neighbours: it is not \
+             reported, and the answers are normalised by the mean noisy table total"
+            .to_string(),
+    };
     if let Some(path) = &args.report {
-        let report = serde_json::json!({
+        let mut diagnostics = serde_json::to_value(&release.diagnostics)
+            .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
+        if neighbouring == Neighbouring::AddRemove
+            && let Some(d) = diagnostics.as_object_mut()
+        {
+            // the run time grows with n: a timing side channel on the private n
+            d.remove("wall_seconds");
+        }
+        let mut report = serde_json::json!({
             "certificate": release.certificate,
             "statement": release.certificate.statement(),
-            "diagnostics": release.diagnostics,
+            "diagnostics": diagnostics,
             "workload": args.workload,
             "marginals": workload.len(),
             "queries": workload.num_queries(),
-            "n": data.n(),
+            "n_note": n_note,
             // never the seed itself: with it and the answers anyone recovers the exact counts
             "randomness": if args.seed.is_some() {
                 "seeded by the caller (--seed, testing only; the seed is not recorded)"
@@ -376,20 +402,32 @@ fn release(args: &ReleaseArgs) -> Result<()> {
                 "operating-system entropy"
             },
         });
+        if neighbouring == Neighbouring::ReplaceOne
+            && let Some(r) = report.as_object_mut()
+        {
+            r.insert("n".into(), data.n().into());
+        }
         let text = serde_json::to_string_pretty(&report)
             .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
         std::fs::write(path, text).map_err(io_error(path))?;
     }
     pb.finish_and_clear();
     println!("privacy spent: {}", release.certificate.statement());
+    println!("{n_note}");
     if let Some(noise) = release.diagnostics.noise {
         println!(
-            "noise: {} on counts, {} = {} (sensitivity {:.4}); standard deviation per answer {:.4e}",
+            "noise: {} on counts, {} = {} (sensitivity {:.4}); standard deviation {:.4} per \
+             count, {:.4e} per answer ({})",
             noise.distribution,
             noise.distribution.parameter_name(),
             noise.parameter,
             noise.sensitivity,
-            noise.answer_std
+            noise.count_std,
+            noise.answer_std,
+            match noise.normaliser {
+                Normaliser::PublicN => "answers are counts / n",
+                Normaliser::NoisyTotal => "relative to the noisy total the answers are divided by",
+            }
         );
     }
     for note in &release.diagnostics.notes {
@@ -405,7 +443,7 @@ fn release(args: &ReleaseArgs) -> Result<()> {
 }
 
 fn eval(args: &EvalArgs) -> Result<()> {
-    let data = args.data.load()?;
+    let data = args.data.load(false)?;
     let domain: &Domain = data.domain();
     let (workload, answers) = read_answers(&args.answers, domain)?;
     let truth = workload.answers(&data)?;
