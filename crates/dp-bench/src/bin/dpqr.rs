@@ -7,7 +7,8 @@
 //! dpqr datasets        # bundled datasets
 //! dpqr mechanisms      # available mechanisms and their guarantees
 //! dpqr audit --mechanism laplace [--runs N] [--seed S] [--canary]   # empirical ε lower bound
-//! dpqr ledger init FILE --epsilon 1 --delta 1e-9    # then: dpqr release ... --ledger FILE
+//! dpqr ledger init FILE --epsilon 1 --delta 1e-9 [--neighbouring add-remove]
+//!                                                   # then: dpqr release ... --ledger FILE
 //! ```
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -91,6 +92,11 @@ enum LedgerCommand {
         /// ρ of a ρ-zCDP budget.
         #[arg(long, conflicts_with_all = ["epsilon", "delta"])]
         rho: Option<f64>,
+        /// Neighbouring relation of the budget. Spends under the other relation are
+        /// converted (add/remove into replace-one: 2ε, 4ρ, (2ε, (1 + e^ε)δ)) or refused
+        /// (replace-one gives no add/remove guarantee).
+        #[arg(long, value_enum, default_value = "replace-one")]
+        neighbouring: NeighbouringArg,
     },
     /// Print the budget and every recorded spend.
     Show {
@@ -218,8 +224,8 @@ struct ReleaseArgs {
     #[arg(long)]
     quiet: bool,
     /// Budget ledger (`dpqr ledger init`): the release is refused before any data is read
-    /// if it would overspend the dataset's budget, and recorded before the answers are
-    /// written.
+    /// if it would overspend the dataset's budget (charged in the ledger's neighbouring
+    /// relation), and recorded before any noise is drawn.
     #[arg(long)]
     ledger: Option<PathBuf>,
     /// Refuse workloads whose release would need more memory than this (MiB, estimated
@@ -291,18 +297,22 @@ fn release(args: &ReleaseArgs) -> Result<()> {
             mech.name()
         )));
     }
-    let spend = mech.certificate().loss;
+    let certificate = mech.certificate();
+    let (spend, spend_relation) = (certificate.loss, certificate.neighbouring);
+    // the lock is held from this check until the spend is recorded (before any noise)
     let mut ledger = match &args.ledger {
         Some(path) => {
             pb.set_message("waiting for the ledger lock");
             let l = LockedLedger::open(path)?;
             let key = args.data.ledger_key()?;
-            l.contents.can_spend(&key, &spend).map_err(|e| {
-                BenchError::Usage(format!(
-                    "ledger {}: dataset {key}: refusing the release: {e}",
-                    path.display()
-                ))
-            })?;
+            l.contents
+                .can_spend(&key, &spend, spend_relation)
+                .map_err(|e| {
+                    BenchError::Usage(format!(
+                        "ledger {}: dataset {key}: refusing the release: {e}",
+                        path.display()
+                    ))
+                })?;
             Some((l, key))
         }
         None => None,
@@ -330,6 +340,37 @@ fn release(args: &ReleaseArgs) -> Result<()> {
         workload.len(),
         mech.name()
     ));
+    if let (Some((l, key)), Some(path)) = (&mut ledger, &args.ledger) {
+        // charge the release now, after every check that draws no noise and before the
+        // first noise is drawn: a release that fails or crashes from here on has been
+        // charged (no free retry), and nothing unrecorded is ever published
+        let label = format!(
+            "{} on {} ({} queries)",
+            mech.name(),
+            args.workload,
+            workload.num_queries()
+        );
+        l.spend_and_save(key, &label, spend, spend_relation)
+            .map_err(|e| {
+                BenchError::Usage(format!(
+                    "ledger {}: dataset {key}: refusing the release: {e}",
+                    path.display()
+                ))
+            })?;
+        let ledger_relation = l.contents.neighbouring;
+        let charged = if ledger_relation == spend_relation {
+            String::new()
+        } else {
+            match dp_core::convert_neighbouring(spend, spend_relation, ledger_relation) {
+                Ok(c) => format!(", charged {c} under {ledger_relation} neighbours"),
+                Err(_) => String::new(),
+            }
+        };
+        println!(
+            "ledger {}: recorded {spend} under {spend_relation} neighbours{charged} for {key}",
+            path.display()
+        );
+    }
     let mut rng = match args.seed {
         Some(s) => {
             eprintln!(
@@ -343,18 +384,7 @@ fn release(args: &ReleaseArgs) -> Result<()> {
         None => os_seeded_rng()?,
     };
     let release = mech.release(&data, &workload, &mut rng)?;
-    if let (Some((l, key)), Some(path)) = (&mut ledger, &args.ledger) {
-        // record before the answers leave the process: a crash now loses budget, never
-        // publishes an unrecorded release
-        let label = format!(
-            "{} on {} ({} queries)",
-            mech.name(),
-            args.workload,
-            workload.num_queries()
-        );
-        l.spend_and_save(key, &label, spend)?;
-        println!("ledger {}: recorded {spend} for {key}", path.display());
-    }
+    drop(ledger); // release the lock
     pb.set_message("writing answers");
     write_answers_file(&args.out, &workload, &release.answers)?;
     if let Some(path) = &args.synthetic_out {
@@ -578,6 +608,7 @@ fn ledger(cmd: &LedgerCommand) -> Result<()> {
             epsilon,
             delta,
             rho,
+            neighbouring,
         } => {
             let budget = match (epsilon, delta, rho) {
                 (Some(e), None, None) => dp_core::PrivacyLoss::pure(*e)?,
@@ -590,9 +621,14 @@ fn ledger(cmd: &LedgerCommand) -> Result<()> {
                 }
             };
             check_budget_is_meaningful(&budget)?;
-            ledger_file::init(file, budget)?;
+            let neighbouring = match neighbouring {
+                NeighbouringArg::ReplaceOne => Neighbouring::ReplaceOne,
+                NeighbouringArg::AddRemove => Neighbouring::AddRemove,
+            };
+            ledger_file::init(file, budget, neighbouring)?;
             println!(
-                "created ledger {} with per-dataset budget {budget}",
+                "created ledger {} with per-dataset budget {budget} under {neighbouring} \
+                 neighbours",
                 file.display()
             );
             Ok(())
