@@ -1,11 +1,22 @@
-//! The `dpqr` budget ledger on disk: a per-dataset total budget and every spend recorded
-//! against it, surviving crashes and serialising concurrent invocations.
+//! The `dpqr` budget ledger on disk: a per-dataset total budget for one neighbouring
+//! relation and every spend recorded against it, surviving crashes and serialising
+//! concurrent invocations.
 //!
-//! The file is JSON: `{"format": "dpqr-ledger-1", "budget": <PrivacyLoss>, "datasets":
-//! {"<dataset key>": <dp_core::Ledger>}}`. Every dataset (keyed by its bundled name or the
-//! canonical path of its CSV) has its own [`dp_core::Ledger`] with the file's budget, so
-//! the budget is a per-dataset total and the accounting rules are dp-core's.
+//! The file is JSON: `{"format": "dpqr-ledger-2", "budget": <PrivacyLoss>,
+//! "neighbouring": "ReplaceOne" | "AddRemove", "datasets": {"<dataset key>":
+//! <dp_core::Ledger>}}`. Every dataset (keyed by its bundled name or the canonical path of
+//! its CSV) has its own [`dp_core::Ledger`] with the file's budget and relation, so the
+//! budget is a per-dataset total and the accounting rules are dp-core's. Every spend
+//! records the relation its guarantee is stated for and is charged in the ledger's
+//! relation ([`dp_core::convert_neighbouring`]: an add/remove spend costs 2ε, 4ρ or
+//! (2ε, (1 + e^ε)δ) in a replace-one ledger; a replace-one spend is refused by an
+//! add/remove ledger).
 //!
+//! * **Old files** (`dpqr-ledger-1`, written before spends recorded their relation) are
+//!   read as replace-one ledgers whose old spends have an unknown relation and are charged
+//!   conservatively as add/remove spends (2ε, 4ρ, (2ε, (1 + e^ε)δ)): whatever relation they
+//!   were released under, the charge is at least their replace-one cost. The next write
+//!   stores the file in the current format, the old spends still marked unknown.
 //! * **Atomic writes**: the new content is written to `FILE.tmp` in the same directory,
 //!   `fsync`ed, renamed over `FILE` (atomic on POSIX file systems), and the directory is
 //!   `fsync`ed so the rename itself is durable. A crash at any point leaves either the old
@@ -14,12 +25,13 @@
 //!   sidecar `FILE.lock` (never renamed, so the lock survives the rename). `dpqr release`
 //!   holds it from the budget check to the recorded spend, so two concurrent releases can
 //!   never both pass a check that only one of them fits.
-//! * **Write-ahead of the output**: `dpqr release` records the spend *before* it writes the
-//!   answers, so a crash can lose budget (conservative) but never publish an unrecorded
-//!   release.
+//! * **Charged before the noise**: `dpqr release` records the spend after the data and
+//!   workload are validated and *before* the first noise is drawn, so a release that fails
+//!   or crashes afterwards has still been charged (no free retry), and a crash can lose
+//!   budget (conservative) but never publish an unrecorded release.
 
 use crate::{BenchError, Result, io_error};
-use dp_core::{Ledger, PrivacyLoss};
+use dp_core::{Ledger, Neighbouring, PrivacyLoss, Spend};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -27,7 +39,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The format tag written in every ledger file.
-pub const FORMAT: &str = "dpqr-ledger-1";
+pub const FORMAT: &str = "dpqr-ledger-2";
+
+/// The format tag of ledgers written before spends recorded their neighbouring relation.
+pub const LEGACY_FORMAT: &str = "dpqr-ledger-1";
 
 /// The contents of a ledger file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -36,37 +51,96 @@ pub struct LedgerFile {
     pub format: String,
     /// The total budget of every dataset.
     pub budget: PrivacyLoss,
+    /// The neighbouring relation the budget is stated for.
+    pub neighbouring: Neighbouring,
     /// One odometer per dataset key.
     pub datasets: BTreeMap<String, Ledger>,
 }
 
+/// A dataset's odometer in a [`LEGACY_FORMAT`] file.
+#[derive(Deserialize)]
+struct LegacyLedger {
+    budget: PrivacyLoss,
+    spends: Vec<LegacySpend>,
+}
+
+#[derive(Deserialize)]
+struct LegacySpend {
+    label: String,
+    loss: PrivacyLoss,
+}
+
+#[derive(Deserialize)]
+struct LegacyFile {
+    budget: PrivacyLoss,
+    datasets: BTreeMap<String, LegacyLedger>,
+}
+
 impl LedgerFile {
-    /// An empty ledger with a validated per-dataset total budget.
-    pub fn new(budget: PrivacyLoss) -> Result<Self> {
+    /// An empty ledger with a validated per-dataset total budget for `neighbouring`.
+    pub fn new(budget: PrivacyLoss, neighbouring: Neighbouring) -> Result<Self> {
         Ok(LedgerFile {
             format: FORMAT.to_string(),
             budget: budget.validate()?,
+            neighbouring,
             datasets: BTreeMap::new(),
         })
     }
 
-    /// Parse and validate ledger text; `file` labels errors.
+    /// Parse and validate ledger text; `file` labels errors. A [`LEGACY_FORMAT`] ledger
+    /// becomes a replace-one ledger whose spends have an unknown relation (see the module
+    /// docs).
     pub fn parse(text: &str, file: &str) -> Result<Self> {
-        let l: LedgerFile = serde_json::from_str(text)
-            .map_err(|e| BenchError::Usage(format!("{file}: not a dpqr ledger: {e}")))?;
-        if l.format != FORMAT {
-            return Err(BenchError::Usage(format!(
-                "{file}: unknown ledger format {:?} (expected {FORMAT})",
-                l.format
-            )));
+        let bad =
+            |e: serde_json::Error| BenchError::Usage(format!("{file}: not a dpqr ledger: {e}"));
+        #[derive(Deserialize)]
+        struct Tag {
+            format: String,
         }
+        let tag: Tag = serde_json::from_str(text).map_err(bad)?;
+        let l = match tag.format.as_str() {
+            FORMAT => serde_json::from_str::<LedgerFile>(text).map_err(bad)?,
+            LEGACY_FORMAT => {
+                let old: LegacyFile = serde_json::from_str(text).map_err(bad)?;
+                let mut datasets = BTreeMap::new();
+                for (key, ledger) in old.datasets {
+                    let spends = ledger
+                        .spends
+                        .into_iter()
+                        .map(|s| Spend {
+                            label: s.label,
+                            loss: s.loss,
+                            neighbouring: None,
+                        })
+                        .collect();
+                    let restored = Ledger::restore(ledger.budget, Neighbouring::ReplaceOne, spends)
+                        .map_err(|e| BenchError::Usage(format!("{file}: dataset {key:?}: {e}")))?;
+                    datasets.insert(key, restored);
+                }
+                LedgerFile {
+                    format: FORMAT.to_string(),
+                    budget: old.budget,
+                    neighbouring: Neighbouring::ReplaceOne,
+                    datasets,
+                }
+            }
+            other => {
+                return Err(BenchError::Usage(format!(
+                    "{file}: unknown ledger format {other:?} (expected {FORMAT} or \
+                     {LEGACY_FORMAT})"
+                )));
+            }
+        };
         l.budget.validate()?;
         for (key, ledger) in &l.datasets {
-            if ledger.budget() != l.budget {
+            if ledger.budget() != l.budget || ledger.neighbouring() != l.neighbouring {
                 return Err(BenchError::Usage(format!(
-                    "{file}: dataset {key:?} has budget {} but the ledger's is {}",
+                    "{file}: dataset {key:?} has budget {} for {} neighbours but the \
+                     ledger's is {} for {} neighbours",
                     ledger.budget(),
-                    l.budget
+                    ledger.neighbouring(),
+                    l.budget,
+                    l.neighbouring
                 )));
             }
             ledger
@@ -81,32 +155,61 @@ impl LedgerFile {
         self.datasets
             .get(key)
             .cloned()
-            .unwrap_or_else(|| Ledger::new(self.budget))
+            .unwrap_or_else(|| Ledger::with_neighbouring(self.budget, self.neighbouring))
     }
 
-    /// `Ok` if `loss` fits in what is left of `key`'s budget.
-    pub fn can_spend(&self, key: &str, loss: &PrivacyLoss) -> Result<()> {
-        Ok(self.ledger(key).can_spend(loss)?)
+    /// `Ok` if `loss`, stated for `neighbouring`, fits in what is left of `key`'s budget
+    /// once charged in the ledger's relation.
+    pub fn can_spend(
+        &self,
+        key: &str,
+        loss: &PrivacyLoss,
+        neighbouring: Neighbouring,
+    ) -> Result<()> {
+        Ok(self.ledger(key).can_spend_under(loss, neighbouring)?)
     }
 
-    /// Record `loss` against `key` under `label`, if it fits.
-    pub fn spend(&mut self, key: &str, label: &str, loss: PrivacyLoss) -> Result<()> {
+    /// Record `loss`, stated for `neighbouring`, against `key` under `label`, if it fits.
+    pub fn spend(
+        &mut self,
+        key: &str,
+        label: &str,
+        loss: PrivacyLoss,
+        neighbouring: Neighbouring,
+    ) -> Result<()> {
         let mut l = self.ledger(key);
-        l.spend(label, loss)?;
+        l.spend_under(label, loss, neighbouring)?;
         self.datasets.insert(key.to_string(), l);
         Ok(())
     }
 
     /// Human-readable summary (`dpqr ledger show`).
     pub fn describe(&self) -> String {
-        let mut s = format!("per-dataset budget: {}\n", self.budget);
+        let mut s = format!(
+            "per-dataset budget: {} under {} neighbours\n",
+            self.budget, self.neighbouring
+        );
         if self.datasets.is_empty() {
             s.push_str("no spends recorded\n");
         }
         for (key, l) in &self.datasets {
             s.push_str(&format!("dataset {key}\n"));
             for sp in l.spends() {
-                s.push_str(&format!("  spent {}  ({})\n", sp.loss, sp.label));
+                let relation = match sp.neighbouring {
+                    Some(r) => format!("{r} neighbours"),
+                    None => {
+                        "unknown relation (old ledger format; charged as add/remove)".to_string()
+                    }
+                };
+                let charged = match l.charged(sp) {
+                    Ok(_) if sp.neighbouring == Some(self.neighbouring) => String::new(),
+                    Ok(c) => format!(", charged {c}"),
+                    Err(e) => format!(", not chargeable: {e}"),
+                };
+                s.push_str(&format!(
+                    "  spent {} under {relation}{charged}  ({})\n",
+                    sp.loss, sp.label
+                ));
             }
             match l.spent() {
                 Ok(t) => s.push_str(&format!("  total {t} of {}\n", self.budget)),
@@ -179,9 +282,10 @@ fn encode(l: &LedgerFile) -> Result<String> {
     Ok(s)
 }
 
-/// Create a new ledger file with a per-dataset total `budget`; refuses to overwrite.
-pub fn init(path: &Path, budget: PrivacyLoss) -> Result<()> {
-    let contents = LedgerFile::new(budget)?;
+/// Create a new ledger file with a per-dataset total `budget` for `neighbouring`; refuses
+/// to overwrite.
+pub fn init(path: &Path, budget: PrivacyLoss, neighbouring: Neighbouring) -> Result<()> {
+    let contents = LedgerFile::new(budget, neighbouring)?;
     let _lock = lock(path)?;
     if path.exists() {
         return Err(BenchError::Usage(format!(
@@ -205,10 +309,17 @@ impl LockedLedger {
         })
     }
 
-    /// Record a spend and write the ledger atomically; on error nothing is recorded.
-    pub fn spend_and_save(&mut self, key: &str, label: &str, loss: PrivacyLoss) -> Result<()> {
+    /// Record a spend of `loss`, stated for `neighbouring`, and write the ledger
+    /// atomically; on error nothing is recorded.
+    pub fn spend_and_save(
+        &mut self,
+        key: &str,
+        label: &str,
+        loss: PrivacyLoss,
+        neighbouring: Neighbouring,
+    ) -> Result<()> {
         let mut next = self.contents.clone();
-        next.spend(key, label, loss)?;
+        next.spend(key, label, loss, neighbouring)?;
         write_atomic(&self.path, &encode(&next)?, false)?;
         self.contents = next;
         Ok(())
@@ -224,6 +335,8 @@ pub fn read(path: &Path) -> Result<LedgerFile> {
 mod tests {
     use super::*;
 
+    const RO: Neighbouring = Neighbouring::ReplaceOne;
+
     fn dir(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("dpqr-ledger-{name}-{}", std::process::id()));
         std::fs::remove_dir_all(&d).ok();
@@ -235,17 +348,17 @@ mod tests {
     fn init_spend_reload() {
         let d = dir("basic");
         let p = d.join("l.json");
-        init(&p, PrivacyLoss::pure(1.0).unwrap()).unwrap();
-        assert!(init(&p, PrivacyLoss::pure(5.0).unwrap()).is_err());
+        init(&p, PrivacyLoss::pure(1.0).unwrap(), RO).unwrap();
+        assert!(init(&p, PrivacyLoss::pure(5.0).unwrap(), RO).is_err());
         let mut l = LockedLedger::open(&p).unwrap();
-        l.spend_and_save("adult", "r1", PrivacyLoss::pure(0.6).unwrap())
+        l.spend_and_save("adult", "r1", PrivacyLoss::pure(0.6).unwrap(), RO)
             .unwrap();
         // 0.6 + 0.6 > 1 for adult, but another dataset has its own total
         assert!(
-            l.spend_and_save("adult", "r2", PrivacyLoss::pure(0.6).unwrap())
+            l.spend_and_save("adult", "r2", PrivacyLoss::pure(0.6).unwrap(), RO)
                 .is_err()
         );
-        l.spend_and_save("nltcs", "r3", PrivacyLoss::pure(0.6).unwrap())
+        l.spend_and_save("nltcs", "r3", PrivacyLoss::pure(0.6).unwrap(), RO)
             .unwrap();
         drop(l);
         let back = read(&p).unwrap();
@@ -260,12 +373,12 @@ mod tests {
         // a crash after writing the temp file but before the rename leaves the old ledger
         let d = dir("stale");
         let p = d.join("l.json");
-        init(&p, PrivacyLoss::zcdp(1.0).unwrap()).unwrap();
+        init(&p, PrivacyLoss::zcdp(1.0).unwrap(), RO).unwrap();
         std::fs::write(sidecar(&p, ".tmp"), "{ half a ledg").unwrap();
         let l = read(&p).unwrap();
         assert!(l.datasets.is_empty());
         let mut l = LockedLedger::open(&p).unwrap();
-        l.spend_and_save("x", "a", PrivacyLoss::zcdp(0.5).unwrap())
+        l.spend_and_save("x", "a", PrivacyLoss::zcdp(0.5).unwrap(), RO)
             .unwrap();
         drop(l);
         assert_eq!(read(&p).unwrap().datasets["x"].spends().len(), 1);
@@ -280,10 +393,18 @@ mod tests {
             "[1,2]",
             r#"{"format":"other","budget":{"Pure":{"epsilon":1.0}},"datasets":{}}"#,
             r#"{"format":"dpqr-ledger-1","budget":{"Pure":{"epsilon":-1.0}},"datasets":{}}"#,
+            r#"{"format":"dpqr-ledger-2","budget":{"Pure":{"epsilon":1.0}},"datasets":{}}"#,
+            r#"{"format":"dpqr-ledger-2","budget":{"Pure":{"epsilon":1.0}},"neighbouring":"Both","datasets":{}}"#,
         ] {
             assert!(LedgerFile::parse(text, "t").is_err(), "{text}");
         }
-        let ok = r#"{"format":"dpqr-ledger-1","budget":{"Pure":{"epsilon":1.0}},"datasets":{}}"#;
-        assert!(LedgerFile::parse(ok, "t").is_ok());
+        let ok = r#"{"format":"dpqr-ledger-2","budget":{"Pure":{"epsilon":1.0}},"neighbouring":"AddRemove","datasets":{}}"#;
+        assert_eq!(
+            LedgerFile::parse(ok, "t").unwrap().neighbouring,
+            Neighbouring::AddRemove
+        );
+        // an old file is a replace-one ledger
+        let old = r#"{"format":"dpqr-ledger-1","budget":{"Pure":{"epsilon":1.0}},"datasets":{}}"#;
+        assert_eq!(LedgerFile::parse(old, "t").unwrap().neighbouring, RO);
     }
 }

@@ -21,6 +21,8 @@
 //! Simplifications, Extensions, and Lower Bounds", TCC 2016, Proposition 1.4).
 
 use crate::error::{CoreError, Result, check_delta, check_nonneg};
+use crate::loss::PrivacyLoss;
+use crate::neighbouring::Neighbouring;
 use crate::rounding::{
     add_down, add_up, bisect_bits, div_down, div_up, exp_up, ln_1p_down, ln_1p_up, ln_down, ln_up,
     mul_down, mul_up, next_down, sqrt_up, sub_down, sub_up,
@@ -235,9 +237,117 @@ pub fn pure_to_zcdp(epsilon: f64) -> Result<f64> {
     Ok(rho)
 }
 
+/// The guarantee a release stated for neighbouring relation `from` gives for `to`,
+/// **rounded up**; used by the [`crate::Ledger`] to account every spend in its own relation.
+///
+/// * Same relation: the loss itself.
+/// * Add/remove → replace-one: a replace-one neighbour `D' = D − {x} + {y}` is two
+///   add/remove steps away (`D → D − {x} → D'`), so group privacy of size 2 applies:
+///   - ε-DP gives 2ε-DP (Dwork–Roth 2014, Thm 2.2 with k = 2);
+///   - ρ-zCDP gives 4ρ-zCDP (Bun–Steinke 2016, Prop. 1.9: k²ρ for groups of size k);
+///   - (ε, δ)-DP gives (2ε, (1 + e^ε)δ)-DP: for every event S,
+///     `P[M(D) ∈ S] ≤ e^ε P[M(D − {x}) ∈ S] + δ ≤ e^ε (e^ε P[M(D') ∈ S] + δ) + δ
+///     = e^{2ε} P[M(D') ∈ S] + (1 + e^ε)δ`, and symmetrically with D and D' swapped.
+///     Refused ([`CoreError::Vacuous`]) if the converted δ reaches 1.
+/// * Replace-one → add/remove: no conversion ([`CoreError::NoNeighbouringConversion`]); a
+///   replace-one guarantee only compares datasets of the same size and says nothing about
+///   adding or removing a record (the size itself may be revealed exactly).
+pub fn convert_neighbouring(
+    loss: PrivacyLoss,
+    from: Neighbouring,
+    to: Neighbouring,
+) -> Result<PrivacyLoss> {
+    let loss = loss.validate()?;
+    match (from, to) {
+        (a, b) if a == b => Ok(loss),
+        (Neighbouring::AddRemove, Neighbouring::ReplaceOne) => {
+            let converted = match loss {
+                // doubling and quadrupling are exact in binary floating point
+                PrivacyLoss::Pure { epsilon } => PrivacyLoss::Pure {
+                    epsilon: 2.0 * epsilon,
+                },
+                PrivacyLoss::Zcdp { rho } => PrivacyLoss::Zcdp { rho: 4.0 * rho },
+                PrivacyLoss::Approx { epsilon, delta } => {
+                    let factor = add_up(1.0, exp_up(epsilon));
+                    let delta2 = mul_up(factor, delta);
+                    if delta2 >= 1.0 || delta2.is_nan() {
+                        return Err(CoreError::Vacuous {
+                            what: format!(
+                                "{loss} under add/remove is (2ε, (1 + e^ε)δ) with δ ≥ 1 under \
+                                 replace-one"
+                            ),
+                        });
+                    }
+                    PrivacyLoss::Approx {
+                        epsilon: 2.0 * epsilon,
+                        delta: delta2,
+                    }
+                }
+            };
+            match converted.validate() {
+                Ok(c) => Ok(c),
+                Err(_) => Err(CoreError::Vacuous {
+                    what: format!("{loss} doubled under replace-one is not finite"),
+                }),
+            }
+        }
+        (from, to) => Err(CoreError::NoNeighbouringConversion {
+            loss: loss.to_string(),
+            from: from.to_string(),
+            to: to.to_string(),
+            reason: "a replace-one guarantee only compares datasets of the same size and \
+                     implies nothing when a record is added or removed"
+                .to_string(),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn add_remove_to_replace_one_is_group_privacy_of_two() -> Result<()> {
+        use Neighbouring::{AddRemove, ReplaceOne};
+        // expected values from the group-privacy bounds (k = 2), not from the code
+        assert_eq!(
+            convert_neighbouring(PrivacyLoss::pure(0.5)?, AddRemove, ReplaceOne)?,
+            PrivacyLoss::Pure { epsilon: 1.0 }
+        );
+        assert_eq!(
+            convert_neighbouring(PrivacyLoss::zcdp(0.2)?, AddRemove, ReplaceOne)?,
+            PrivacyLoss::Zcdp { rho: 0.8 }
+        );
+        let PrivacyLoss::Approx { epsilon, delta } =
+            convert_neighbouring(PrivacyLoss::approx(1.0, 1e-6)?, AddRemove, ReplaceOne)?
+        else {
+            panic!("not approx")
+        };
+        assert_eq!(epsilon, 2.0);
+        let exact = (1.0 + std::f64::consts::E) * 1e-6; // (1 + e^ε)δ at ε = 1
+        assert!(delta >= exact && delta <= exact * (1.0 + 1e-14), "{delta}");
+        // (1 + e^ε)δ ≥ 1: vacuous, refused
+        assert!(matches!(
+            convert_neighbouring(PrivacyLoss::approx(3.0, 0.1)?, AddRemove, ReplaceOne),
+            Err(CoreError::Vacuous { .. })
+        ));
+        // same relation: unchanged
+        let l = PrivacyLoss::approx(1.0, 1e-6)?;
+        assert_eq!(convert_neighbouring(l, ReplaceOne, ReplaceOne)?, l);
+        assert_eq!(convert_neighbouring(l, AddRemove, AddRemove)?, l);
+        // replace-one guarantees give none under add/remove
+        for l in [
+            PrivacyLoss::pure(0.1)?,
+            PrivacyLoss::zcdp(0.1)?,
+            PrivacyLoss::approx(0.1, 1e-9)?,
+        ] {
+            assert!(matches!(
+                convert_neighbouring(l, ReplaceOne, AddRemove),
+                Err(CoreError::NoNeighbouringConversion { .. })
+            ));
+        }
+        Ok(())
+    }
 
     #[test]
     fn zero_rho_is_free() {

@@ -41,6 +41,20 @@ pub enum CoreError {
         /// Why they do not combine.
         reason: String,
     },
+    /// A guarantee stated for one neighbouring relation implies none for another (a
+    /// replace-one guarantee says nothing about datasets of different sizes, so it gives
+    /// no add/remove guarantee).
+    #[error("no conversion of {loss} from {from} to {to} neighbours: {reason}")]
+    NoNeighbouringConversion {
+        /// The loss, formatted.
+        loss: String,
+        /// The relation it is stated for.
+        from: String,
+        /// The relation asked for.
+        to: String,
+        /// Why no conversion exists.
+        reason: String,
+    },
     /// A numerical computation overflowed, produced NaN, or could not certify a bound.
     #[error("numerical failure: {what}")]
     Numerical {

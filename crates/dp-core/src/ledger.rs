@@ -2,9 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::conversions::{pure_to_zcdp, zcdp_epsilon};
+use crate::conversions::{convert_neighbouring, pure_to_zcdp, zcdp_epsilon};
 use crate::error::{CoreError, Result};
 use crate::loss::PrivacyLoss;
+use crate::neighbouring::Neighbouring;
 use crate::rounding::{add_up, sub_down};
 
 /// One recorded expenditure.
@@ -12,15 +13,28 @@ use crate::rounding::{add_up, sub_down};
 pub struct Spend {
     /// What the budget was spent on (free text, shown in reports).
     pub label: String,
-    /// The privacy loss of that step.
+    /// The privacy loss of that step, as its certificate states it (for `neighbouring`).
     pub loss: PrivacyLoss,
+    /// The neighbouring relation `loss` is stated for; `None` for a spend of unknown
+    /// relation (recorded by a ledger that predates relations), which is charged as the
+    /// most expensive possibility (see [`Ledger::charged`]).
+    #[serde(default)]
+    pub neighbouring: Option<Neighbouring>,
 }
 
-/// A privacy budget and the spends charged against it.
+/// A privacy budget for one neighbouring relation and the spends charged against it.
 ///
-/// Call [`Ledger::spend`] *before* running a mechanism: it records the spend only if
+/// Call [`Ledger::spend_under`] *before* running a mechanism: it records the spend only if
 /// the total stays within the budget, and otherwise returns
 /// [`CoreError::BudgetExceeded`] and changes nothing.
+///
+/// **Relations.** Every spend records the relation its guarantee is stated for and is
+/// charged in the ledger's relation via [`convert_neighbouring`]: in a replace-one ledger an
+/// add/remove ε, ρ or (ε, δ) is charged 2ε, 4ρ or (2ε, (1 + e^ε)δ) (group privacy of size
+/// 2); an add/remove ledger refuses replace-one spends
+/// ([`CoreError::NoNeighbouringConversion`]: they give no add/remove guarantee). A spend of
+/// unknown relation is charged as add/remove in a replace-one ledger (the larger of the
+/// two charges) and refused by an add/remove ledger.
 ///
 /// The total is accounted in the budget's own notion, always rounding up:
 /// * **Pure ε budget**: accepts only `Pure` spends; total ε = Σ ε (basic composition).
@@ -35,6 +49,7 @@ pub struct Spend {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Ledger {
     budget: PrivacyLoss,
+    neighbouring: Neighbouring,
     spends: Vec<Spend>,
 }
 
@@ -66,13 +81,38 @@ impl Parts {
 }
 
 impl Ledger {
-    /// A fresh ledger with the given total budget (re-validated; an invalid budget
-    /// makes every later spend fail).
+    /// A fresh replace-one ledger with the given total budget (re-validated; an invalid
+    /// budget makes every later spend fail).
     pub fn new(budget: PrivacyLoss) -> Self {
+        Self::with_neighbouring(budget, Neighbouring::ReplaceOne)
+    }
+
+    /// A fresh ledger whose budget is stated for `neighbouring`.
+    pub fn with_neighbouring(budget: PrivacyLoss, neighbouring: Neighbouring) -> Self {
         Ledger {
             budget,
+            neighbouring,
             spends: Vec::new(),
         }
+    }
+
+    /// A ledger with spends already made (read back from storage): each spend must be
+    /// chargeable in `neighbouring` (else [`CoreError::NoNeighbouringConversion`]); the
+    /// total is not checked against the budget, since the spends have happened.
+    pub fn restore(
+        budget: PrivacyLoss,
+        neighbouring: Neighbouring,
+        spends: Vec<Spend>,
+    ) -> Result<Self> {
+        let l = Ledger {
+            budget,
+            neighbouring,
+            spends,
+        };
+        for s in &l.spends {
+            l.charged(s)?;
+        }
+        Ok(l)
     }
 
     /// The total budget.
@@ -80,42 +120,106 @@ impl Ledger {
         self.budget
     }
 
+    /// The neighbouring relation the budget (and every charge) is stated for.
+    pub fn neighbouring(&self) -> Neighbouring {
+        self.neighbouring
+    }
+
     /// The spends recorded so far, in order.
     pub fn spends(&self) -> &[Spend] {
         &self.spends
     }
 
-    /// The total spent so far, expressed in the budget's notion (see the type docs).
+    /// What `spend` costs in this ledger's relation: [`convert_neighbouring`] from the
+    /// spend's relation; a spend of unknown relation is charged as add/remove (in a
+    /// replace-one ledger that is ≥ the replace-one charge, so it is conservative either
+    /// way; an add/remove ledger cannot charge it).
+    pub fn charged(&self, spend: &Spend) -> Result<PrivacyLoss> {
+        self.charge(&spend.loss, spend.neighbouring)
+    }
+
+    fn charge(
+        &self,
+        loss: &PrivacyLoss,
+        neighbouring: Option<Neighbouring>,
+    ) -> Result<PrivacyLoss> {
+        match neighbouring {
+            Some(from) => convert_neighbouring(*loss, from, self.neighbouring),
+            None => match self.neighbouring {
+                Neighbouring::ReplaceOne => {
+                    convert_neighbouring(*loss, Neighbouring::AddRemove, Neighbouring::ReplaceOne)
+                }
+                Neighbouring::AddRemove => Err(CoreError::NoNeighbouringConversion {
+                    loss: loss.to_string(),
+                    from: "an unknown relation".to_string(),
+                    to: self.neighbouring.to_string(),
+                    reason: "the spend may have been stated for replace-one neighbours, which \
+                             gives no add/remove guarantee"
+                        .to_string(),
+                }),
+            },
+        }
+    }
+
+    /// The total charged so far, expressed in the budget's notion (see the type docs).
     pub fn spent(&self) -> Result<PrivacyLoss> {
         self.total_with(None)
     }
 
-    /// `Ok(())` if `loss` can be spent without exceeding the budget, otherwise
-    /// [`CoreError::BudgetExceeded`] (or another error if `loss` is invalid or of a kind
-    /// the budget does not accept).
+    /// `Ok(())` if `loss`, stated for this ledger's own relation, can be spent without
+    /// exceeding the budget (see [`Self::can_spend_under`]).
     pub fn can_spend(&self, loss: &PrivacyLoss) -> Result<()> {
-        self.check("(unlabelled)", loss)
+        self.can_spend_under(loss, self.neighbouring)
     }
 
-    /// Records `loss` under `label` if the budget allows it; otherwise returns the error
-    /// of [`Self::can_spend`] and records nothing.
+    /// `Ok(())` if `loss`, stated for `neighbouring`, can be spent without exceeding the
+    /// budget, otherwise [`CoreError::BudgetExceeded`] (or another error if `loss` is
+    /// invalid, of a kind the budget does not accept, or has no conversion to the ledger's
+    /// relation).
+    pub fn can_spend_under(&self, loss: &PrivacyLoss, neighbouring: Neighbouring) -> Result<()> {
+        self.check("(unlabelled)", loss, neighbouring)
+    }
+
+    /// Records `loss`, stated for this ledger's own relation, under `label` if the budget
+    /// allows it (see [`Self::spend_under`]).
     pub fn spend(&mut self, label: &str, loss: PrivacyLoss) -> Result<()> {
-        self.check(label, &loss)?;
+        self.spend_under(label, loss, self.neighbouring)
+    }
+
+    /// Records `loss`, stated for `neighbouring`, under `label` if the budget allows its
+    /// charge in the ledger's relation; otherwise returns the error of
+    /// [`Self::can_spend_under`] and records nothing.
+    pub fn spend_under(
+        &mut self,
+        label: &str,
+        loss: PrivacyLoss,
+        neighbouring: Neighbouring,
+    ) -> Result<()> {
+        self.check(label, &loss, neighbouring)?;
         self.spends.push(Spend {
             label: label.to_string(),
             loss,
+            neighbouring: Some(neighbouring),
         });
         Ok(())
     }
 
-    fn check(&self, label: &str, loss: &PrivacyLoss) -> Result<()> {
+    fn check(&self, label: &str, loss: &PrivacyLoss, neighbouring: Neighbouring) -> Result<()> {
         let loss = loss.validate()?;
+        let charged = self.charge(&loss, Some(neighbouring))?;
         let exceeded = || CoreError::BudgetExceeded {
             label: label.to_string(),
-            requested: loss.to_string(),
+            requested: if neighbouring == self.neighbouring {
+                loss.to_string()
+            } else {
+                format!(
+                    "{loss} under {neighbouring} neighbours = {charged} under {}",
+                    self.neighbouring
+                )
+            },
             remaining: self.remaining_description(),
         };
-        let total = match self.total_with(Some(&loss)) {
+        let total = match self.total_with(Some(&charged)) {
             Ok(t) => t,
             Err(CoreError::Vacuous { .. }) => return Err(exceeded()),
             Err(e) => return Err(e),
@@ -145,11 +249,17 @@ impl Ledger {
         }
     }
 
-    /// The total of the recorded spends plus `extra`, in the budget's notion.
+    /// The total of the recorded spends' charges plus `extra` (already a charge in the
+    /// ledger's relation), in the budget's notion.
     fn total_with(&self, extra: Option<&PrivacyLoss>) -> Result<PrivacyLoss> {
         let budget = self.budget.validate()?;
         let mut parts = Parts::default();
-        for s in self.spends.iter().map(|s| &s.loss).chain(extra) {
+        let charges = self
+            .spends
+            .iter()
+            .map(|s| self.charged(s))
+            .collect::<Result<Vec<_>>>()?;
+        for s in charges.iter().chain(extra) {
             match (budget, s) {
                 (PrivacyLoss::Pure { .. }, PrivacyLoss::Pure { .. }) => {}
                 (PrivacyLoss::Zcdp { .. }, PrivacyLoss::Pure { .. } | PrivacyLoss::Zcdp { .. }) => {
@@ -240,6 +350,48 @@ mod tests {
         assert_eq!(l.spent()?, PrivacyLoss::Zcdp { rho: 1.0 });
         assert!(l.can_spend(&PrivacyLoss::zcdp(1e-12)?).is_err());
         assert!(l.can_spend(&PrivacyLoss::approx(0.0, 0.0)?).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn spends_are_charged_in_the_ledgers_relation() -> Result<()> {
+        use Neighbouring::{AddRemove, ReplaceOne};
+        // replace-one ledger: an add/remove ε = 0.5 costs 2 · 0.5 = 1 (group privacy, k = 2)
+        let mut l = Ledger::new(PrivacyLoss::pure(1.5)?);
+        l.spend_under("ar", PrivacyLoss::pure(0.5)?, AddRemove)?;
+        assert_eq!(l.spent()?, PrivacyLoss::Pure { epsilon: 1.0 });
+        assert_eq!(l.spends()[0].neighbouring, Some(AddRemove));
+        assert_eq!(l.spends()[0].loss, PrivacyLoss::Pure { epsilon: 0.5 });
+        assert!(matches!(
+            l.spend_under("ar2", PrivacyLoss::pure(0.5)?, AddRemove),
+            Err(CoreError::BudgetExceeded { .. })
+        ));
+        l.spend_under("ro", PrivacyLoss::pure(0.5)?, ReplaceOne)?;
+        assert_eq!(l.spent()?, PrivacyLoss::Pure { epsilon: 1.5 });
+        // replace-one zCDP ledger: add/remove ρ = 0.2 costs 4 · 0.2 = 0.8
+        let mut z = Ledger::new(PrivacyLoss::zcdp(1.0)?);
+        z.spend_under("g", PrivacyLoss::zcdp(0.2)?, AddRemove)?;
+        assert_eq!(z.spent()?, PrivacyLoss::Zcdp { rho: 0.8 });
+        // add/remove ledger: own relation at face value, replace-one refused
+        let mut a = Ledger::with_neighbouring(PrivacyLoss::pure(1.0)?, AddRemove);
+        assert!(matches!(
+            a.spend_under("ro", PrivacyLoss::pure(0.1)?, ReplaceOne),
+            Err(CoreError::NoNeighbouringConversion { .. })
+        ));
+        a.spend("ar", PrivacyLoss::pure(1.0)?)?;
+        assert_eq!(a.spent()?, PrivacyLoss::Pure { epsilon: 1.0 });
+        assert!(a.spends().len() == 1);
+        // unknown relation (legacy): add/remove-converted in a replace-one ledger,
+        // refused by an add/remove one
+        let legacy = Spend {
+            label: "old".into(),
+            loss: PrivacyLoss::pure(0.4)?,
+            neighbouring: None,
+        };
+        let r = Ledger::restore(PrivacyLoss::pure(1.0)?, ReplaceOne, vec![legacy.clone()])?;
+        assert_eq!(r.spent()?, PrivacyLoss::Pure { epsilon: 0.8 });
+        assert!(r.can_spend(&PrivacyLoss::pure(0.3)?).is_err());
+        assert!(Ledger::restore(PrivacyLoss::pure(1.0)?, AddRemove, vec![legacy]).is_err());
         Ok(())
     }
 

@@ -36,7 +36,9 @@ mod rounding;
 pub mod samplers;
 
 pub use composition::{advanced_composition, advanced_composition_epsilon0, compose_all};
-pub use conversions::{pure_to_zcdp, rho_for_epsilon_delta, zcdp_delta, zcdp_epsilon};
+pub use conversions::{
+    convert_neighbouring, pure_to_zcdp, rho_for_epsilon_delta, zcdp_delta, zcdp_epsilon,
+};
 pub use error::{CoreError, Result};
 pub use exponential::{ExponentialMechanism, PermuteAndFlip, Selector};
 pub use ledger::{Ledger, Spend};

@@ -56,7 +56,8 @@ pub use projection::{
     ProjectionMechanism, ProjectionParams, ProjectionSettings, UniverseChoice,
 };
 pub use release::{
-    Diagnostics, NoiseDescription, NoiseDistribution, PrivacyCertificate, Release, SyntheticData,
+    Diagnostics, NoiseDescription, NoiseDistribution, Normaliser, PrivacyCertificate, Release,
+    SyntheticData,
 };
 pub use steps::{
     AuditedStep, StepAudited, StepComposition, StepDecomposition, StepLoss, StepRequest, StepRunner,

@@ -16,7 +16,9 @@
 //!
 //! Normalisation: under replace-one neighbours `n` is public and answers are counts / n.
 //! Under add/remove `n` is private, so answers are divided by the mean of the noisy table
-//! totals (post-processing of released counts), never by the true `n`.
+//! totals (post-processing of released counts), never by the true `n`; the reported
+//! per-answer spread is relative to that noisy total, and an empty dataset is released
+//! like any other (a refusal would tell it apart from its one-record neighbours).
 
 use crate::postprocess::{self, PostProcessing};
 use crate::sensitivity::{CountSensitivity, marginal_count_sensitivity};
@@ -172,7 +174,7 @@ impl Mechanism for GaussianMechanism {
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
         let start = Instant::now();
-        let mut counts = exact_counts(data, workload)?;
+        let mut counts = exact_counts(data, workload, self.neighbouring)?;
         let sensitivity = marginal_count_sensitivity(workload, self.neighbouring);
         let sigma2 = self.sigma2(&sensitivity);
         let sampler = DiscreteGaussian::new(sigma2)?;
@@ -185,11 +187,10 @@ impl Mechanism for GaussianMechanism {
             workload,
             data.n(),
             &counts,
-            NoiseDescription::new(
+            (
                 NoiseDistribution::DiscreteGaussian,
                 sigma2,
                 sensitivity.l2(),
-                data.n(),
             ),
             start,
         )
@@ -262,7 +263,7 @@ impl Mechanism for LaplaceMechanism {
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
         let start = Instant::now();
-        let mut counts = exact_counts(data, workload)?;
+        let mut counts = exact_counts(data, workload, self.neighbouring)?;
         let sensitivity = marginal_count_sensitivity(workload, self.neighbouring);
         let scale = self.scale(&sensitivity);
         let sampler = DiscreteLaplace::new(scale)?;
@@ -274,11 +275,10 @@ impl Mechanism for LaplaceMechanism {
             workload,
             data.n(),
             &counts,
-            NoiseDescription::new(
+            (
                 NoiseDistribution::DiscreteLaplace,
                 scale,
                 sensitivity.l1 as f64,
-                data.n(),
             ),
             start,
         )
@@ -321,8 +321,25 @@ pub(crate) fn check_data(data: &Dataset, workload: &MarginalWorkload) -> Result<
 }
 
 /// Check the data against the workload and count every cell exactly, as `i64`.
-fn exact_counts(data: &Dataset, workload: &MarginalWorkload) -> Result<Vec<i64>> {
-    check_data(data, workload)?;
+///
+/// Under add/remove neighbours an empty dataset is released like any other: refusing it
+/// would distinguish it from its one-record neighbours (a refusal is an output). Under
+/// replace-one `n` is public and the answers are divided by it, so `n ≥ 1` is required.
+fn exact_counts(
+    data: &Dataset,
+    workload: &MarginalWorkload,
+    neighbouring: Neighbouring,
+) -> Result<Vec<i64>> {
+    match neighbouring {
+        Neighbouring::ReplaceOne => check_data(data, workload)?,
+        Neighbouring::AddRemove => {
+            if data.domain() != workload.domain() {
+                return Err(MechanismError::Data {
+                    reason: "the dataset's domain is not the workload's domain".into(),
+                });
+            }
+        }
+    }
     workload
         .count_all(data)?
         .into_iter()
@@ -334,7 +351,15 @@ fn exact_counts(data: &Dataset, workload: &MarginalWorkload) -> Result<Vec<i64>>
         .collect()
 }
 
-/// Normalise noisy counts, post-process, and assemble the release.
+/// Normalise noisy counts, post-process, and assemble the release. `noise` is the noise
+/// family, its parameter and the sensitivity it was calibrated to.
+///
+/// Under replace-one the answers are `count / n` with the public `n`. Under add/remove `n`
+/// is private and is never used: the answers are divided by `T̂ = max(1, mean over the
+/// tables of the table's noisy total)`, a function of the noisy counts alone, hence
+/// post-processing with no further privacy cost (Dwork–Roth 2014, Prop. 2.1). Each table's
+/// noisy total is an unbiased estimate of `n` (its noise has mean zero), so `T̂` is too
+/// before the clamp at 1. The per-answer spread reported is then relative to `T̂`.
 #[allow(clippy::too_many_arguments)]
 fn finish(
     certificate: PrivacyCertificate,
@@ -343,12 +368,16 @@ fn finish(
     workload: &MarginalWorkload,
     n: usize,
     noisy_counts: &[i64],
-    noise: NoiseDescription,
+    noise: (NoiseDistribution, f64, f64),
     start: Instant,
 ) -> Result<Release> {
     let mut notes = Vec::new();
-    let denominator = match neighbouring {
-        Neighbouring::ReplaceOne => n as f64,
+    let (distribution, parameter, sensitivity) = noise;
+    let (denominator, noise) = match neighbouring {
+        Neighbouring::ReplaceOne => (
+            n as f64,
+            NoiseDescription::new(distribution, parameter, sensitivity, n),
+        ),
         Neighbouring::AddRemove => {
             let mut total = 0.0;
             for j in 0..workload.len() {
@@ -361,7 +390,11 @@ fn finish(
                  (post-processing), not by the private n"
                     .to_string(),
             );
-            (total / workload.len() as f64).max(1.0)
+            let t = (total / workload.len() as f64).max(1.0);
+            (
+                t,
+                NoiseDescription::on_noisy_total(distribution, parameter, sensitivity, t),
+            )
         }
     };
     let mut answers: Vec<f64> = noisy_counts

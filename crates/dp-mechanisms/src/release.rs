@@ -72,8 +72,23 @@ impl std::fmt::Display for NoiseDistribution {
     }
 }
 
-/// The calibrated noise of an additive-noise mechanism, in count units, with the exact
-/// per-answer standard deviation it implies on normalised answers.
+/// What the normalised answers of an additive-noise release were divided by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Normaliser {
+    /// The dataset size `n`, public under replace-one neighbours (seed 004 §1.2).
+    PublicN,
+    /// A total estimated from the release's own noisy counts (post-processing), used under
+    /// add/remove neighbours, where `n` is private.
+    NoisyTotal,
+}
+
+/// The calibrated noise of an additive-noise mechanism, in count units, with the spread it
+/// implies on the normalised answers.
+///
+/// Nothing in it is derived from a private quantity: under add/remove neighbours the
+/// per-answer spread is relative to the noisy total the answers were divided by, never to
+/// the true `n` (which would let a reader recover `n` as `count_std / answer_std`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NoiseDescription {
     /// The noise family.
@@ -83,27 +98,72 @@ pub struct NoiseDescription {
     /// The sensitivity the noise was calibrated to (Δ₂ for Gaussian, Δ₁ for Laplace), in
     /// count units.
     pub sensitivity: f64,
-    /// Exact standard deviation of the noise on one normalised answer (count noise / n).
+    /// Exact standard deviation of the noise on one count (from the exact variance of the
+    /// distribution, [`crate::noise_stats::CountNoise::variance`]); depends only on the
+    /// parameters.
+    pub count_std: f64,
+    /// What the answers were divided by.
+    pub normaliser: Normaliser,
+    /// Standard deviation of the noise on one normalised answer: `count_std / n` under
+    /// [`Normaliser::PublicN`] (exact); `count_std / T̂` with `T̂` the noisy total the
+    /// answers were divided by under [`Normaliser::NoisyTotal`] (the spread given the
+    /// released denominator; it ignores the denominator's own noise).
     pub answer_std: f64,
 }
 
 impl NoiseDescription {
     /// Describe `distribution` with `parameter` calibrated to `sensitivity`, on answers
-    /// normalised by `n`; the per-answer standard deviation is derived from the exact
-    /// variance of the distribution.
+    /// normalised by the public `n` (replace-one neighbours only).
     pub fn new(
         distribution: NoiseDistribution,
         parameter: f64,
         sensitivity: f64,
         n: usize,
     ) -> Self {
+        Self::build(
+            distribution,
+            parameter,
+            sensitivity,
+            Normaliser::PublicN,
+            n as f64,
+        )
+    }
+
+    /// Describe `distribution` with `parameter` calibrated to `sensitivity`, on answers
+    /// divided by `noisy_total`, a total computed from the release's own noisy counts
+    /// (add/remove neighbours: nothing here depends on the private `n`).
+    pub fn on_noisy_total(
+        distribution: NoiseDistribution,
+        parameter: f64,
+        sensitivity: f64,
+        noisy_total: f64,
+    ) -> Self {
+        Self::build(
+            distribution,
+            parameter,
+            sensitivity,
+            Normaliser::NoisyTotal,
+            noisy_total,
+        )
+    }
+
+    fn build(
+        distribution: NoiseDistribution,
+        parameter: f64,
+        sensitivity: f64,
+        normaliser: Normaliser,
+        denominator: f64,
+    ) -> Self {
         let mut d = NoiseDescription {
             distribution,
             parameter,
             sensitivity,
+            count_std: 0.0,
+            normaliser,
             answer_std: 0.0,
         };
-        d.answer_std = d.model().variance().sqrt() / n as f64;
+        d.count_std = d.model().variance().sqrt();
+        d.answer_std = d.count_std / denominator;
         d
     }
 

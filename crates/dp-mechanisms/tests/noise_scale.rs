@@ -128,6 +128,57 @@ fn add_remove_halves_the_squared_sensitivity() {
 }
 
 #[test]
+fn add_remove_never_uses_n_and_releases_the_empty_dataset() {
+    // issue #9 item 3. Under add/remove the noise description must be a function of the
+    // released noisy counts: the per-answer spread is count σ / T̂ with T̂ the mean noisy
+    // table total the answers were divided by, so T̂ = σ / answer_std turns every answer
+    // back into an integer noisy count. Before the fix answer_std was σ/n.
+    let (data, workload) = fixture();
+    let laplace = LaplaceParams::new(PrivacyLoss::pure(1.0).unwrap())
+        .neighbouring(Neighbouring::AddRemove)
+        .check()
+        .unwrap();
+    let gaussian = GaussianParams::new(PrivacyLoss::zcdp(0.5).unwrap())
+        .neighbouring(Neighbouring::AddRemove)
+        .check()
+        .unwrap();
+    let mechs: [&dyn Mechanism; 2] = [&laplace, &gaussian];
+    for mech in mechs {
+        let mut rng = ChaCha20Rng::seed_from_u64(11);
+        let release = mech.release(&data, &workload, &mut rng).unwrap();
+        let noise = release.diagnostics.noise.unwrap();
+        assert_eq!(noise.normaliser, dp_mechanisms::Normaliser::NoisyTotal);
+        let t_hat = noise.count_std / noise.answer_std;
+        assert!(
+            (t_hat - data.n() as f64).abs() > 0.5,
+            "{}: answer_std = σ/{t_hat} is σ/n",
+            mech.name()
+        );
+        for &a in &release.answers {
+            let c = a * t_hat;
+            assert!(
+                (c - c.round()).abs() < 1e-6,
+                "{}: {a} × {t_hat}",
+                mech.name()
+            );
+        }
+        // the empty dataset is a valid input under add/remove (refusing it would tell it
+        // apart from its one-record neighbours)
+        let empty = Dataset::empty(data.domain().clone());
+        let release = mech.release(&empty, &workload, &mut rng).unwrap();
+        assert_eq!(release.answers.len(), workload.num_queries());
+        assert!(release.answers.iter().all(|a| a.is_finite()));
+    }
+    // under replace-one n is public and n = 0 is refused before any noise is drawn
+    let replace_one = LaplaceParams::new(PrivacyLoss::pure(1.0).unwrap())
+        .check()
+        .unwrap();
+    let empty = Dataset::empty(data.domain().clone());
+    let mut rng = ChaCha20Rng::seed_from_u64(12);
+    assert!(replace_one.release(&empty, &workload, &mut rng).is_err());
+}
+
+#[test]
 fn max_error_lies_in_the_predicted_range() {
     use dp_mechanisms::noise_stats::CountNoise;
     let rho = 0.5;

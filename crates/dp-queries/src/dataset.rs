@@ -36,6 +36,12 @@ pub const IN_MEMORY: &str = "<memory>";
 
 /// `n >= 1` records over a [`Domain`], column-major: `column(i)[r]` is the code of attribute
 /// `i` in record `r`, always `< domain.size(i)`.
+///
+/// The one exception is a dataset built by [`Dataset::empty`] or loaded by
+/// [`Dataset::load_csv_allowing_empty`]: it may have `n = 0`. Those constructors exist for
+/// releases under add/remove neighbours, where the empty dataset is a valid input (refusing
+/// it would distinguish it from its one-record neighbours); every other constructor refuses
+/// zero records.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dataset {
     domain: Domain,
@@ -50,6 +56,20 @@ impl Dataset {
     /// ([`QueryError::LengthMismatch`]), zero records ([`QueryError::EmptyDataset`]), a code
     /// `>= size` ([`QueryError::CodeOutOfRange`]).
     pub fn from_columns(domain: Domain, columns: Vec<Vec<u32>>) -> Result<Self> {
+        Self::build(domain, columns, false)
+    }
+
+    /// The dataset with no records over `domain` (`n = 0`), for add/remove releases.
+    pub fn empty(domain: Domain) -> Self {
+        let columns = vec![Vec::new(); domain.len()];
+        Dataset {
+            domain,
+            columns,
+            n: 0,
+        }
+    }
+
+    fn build(domain: Domain, columns: Vec<Vec<u32>>, allow_empty: bool) -> Result<Self> {
         if columns.len() != domain.len() {
             return Err(QueryError::LengthMismatch {
                 expected: domain.len(),
@@ -57,7 +77,7 @@ impl Dataset {
             });
         }
         let n = columns.first().map_or(0, Vec::len);
-        if n == 0 {
+        if n == 0 && !allow_empty {
             return Err(QueryError::EmptyDataset);
         }
         for (i, col) in columns.iter().enumerate() {
@@ -83,24 +103,46 @@ impl Dataset {
     /// Loads `csv_path` against the domain in `domain_path` (a flat JSON object).
     /// Columns are matched by name; see the module docs for the accepted format.
     pub fn load_csv(csv_path: &Path, domain_path: &Path) -> Result<Self> {
+        Self::load(csv_path, domain_path, false)
+    }
+
+    /// [`Dataset::load_csv`], except that a file with a header and no records gives the
+    /// empty dataset (`n = 0`) instead of [`QueryError::NoRecords`]: for releases under
+    /// add/remove neighbours, where the empty dataset must be releasable.
+    pub fn load_csv_allowing_empty(csv_path: &Path, domain_path: &Path) -> Result<Self> {
+        Self::load(csv_path, domain_path, true)
+    }
+
+    fn load(csv_path: &Path, domain_path: &Path, allow_empty: bool) -> Result<Self> {
         let domain = Domain::from_json_file(domain_path)?;
         let file = std::fs::File::open(csv_path).map_err(|source| QueryError::Io {
             path: csv_path.to_path_buf(),
             source,
         })?;
         let label = csv_path.display().to_string();
-        Self::from_csv_reader(std::io::BufReader::new(file), &label, domain).map_err(|e| match e {
-            QueryError::Io { source, .. } => QueryError::Io {
-                path: csv_path.to_path_buf(),
-                source,
-            },
-            other => other,
+        Self::read_csv(std::io::BufReader::new(file), &label, domain, allow_empty).map_err(|e| {
+            match e {
+                QueryError::Io { source, .. } => QueryError::Io {
+                    path: csv_path.to_path_buf(),
+                    source,
+                },
+                other => other,
+            }
         })
     }
 
     /// Parses CSV from `reader` (read fully into memory first); `file` labels error
     /// messages. See the module docs for the accepted format.
-    pub fn from_csv_reader<Rd: Read>(mut reader: Rd, file: &str, domain: Domain) -> Result<Self> {
+    pub fn from_csv_reader<Rd: Read>(reader: Rd, file: &str, domain: Domain) -> Result<Self> {
+        Self::read_csv(reader, file, domain, false)
+    }
+
+    fn read_csv<Rd: Read>(
+        mut reader: Rd,
+        file: &str,
+        domain: Domain,
+        allow_empty: bool,
+    ) -> Result<Self> {
         let mut bytes = Vec::new();
         reader
             .read_to_end(&mut bytes)
@@ -181,10 +223,10 @@ impl Dataset {
                 }
             }
         }
-        if columns[0].is_empty() {
+        if columns.first().is_none_or(Vec::is_empty) && !allow_empty {
             return Err(QueryError::NoRecords { file: file.into() });
         }
-        Dataset::from_columns(domain, columns)
+        Dataset::build(domain, columns, allow_empty)
     }
 
     /// The domain.
@@ -192,7 +234,8 @@ impl Dataset {
         &self.domain
     }
 
-    /// Number of records `n` (always `>= 1`).
+    /// Number of records `n` (`>= 1`, except for the explicitly empty datasets of
+    /// [`Dataset::empty`] and [`Dataset::load_csv_allowing_empty`]).
     pub fn n(&self) -> usize {
         self.n
     }

@@ -504,7 +504,11 @@ impl MarginalWorkload {
     }
 
     /// Normalized answers `count / n` in workload order (each table sums to 1).
+    /// Errors with [`QueryError::EmptyDataset`] when `n = 0` (no normalised answers exist).
     pub fn answers(&self, data: &Dataset) -> Result<Vec<f64>> {
+        if data.n() == 0 {
+            return Err(QueryError::EmptyDataset);
+        }
         let n = data.n() as f64;
         Ok(self
             .count_all(data)?

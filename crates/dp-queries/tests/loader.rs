@@ -63,6 +63,30 @@ fn header_only() {
 }
 
 #[test]
+fn header_only_is_the_empty_dataset_when_allowed() {
+    // for add/remove releases, where the empty dataset must be releasable
+    let csv = tmp("header-only.csv", b"a,b,c\n");
+    let domain = tmp("header-only.json", br#"{"a": 3, "b": 2, "c": 10}"#);
+    let d = Dataset::load_csv_allowing_empty(&csv, &domain).unwrap();
+    assert_eq!(d.n(), 0);
+    assert_eq!(d.domain(), &dom());
+    assert!(matches!(
+        Dataset::load_csv(&csv, &domain),
+        Err(QueryError::NoRecords { .. })
+    ));
+    // the other errors are unchanged
+    let bad = tmp("header-only-bad.csv", b"a,b,c\n1,2\n");
+    assert!(matches!(
+        Dataset::load_csv_allowing_empty(&bad, &domain),
+        Err(QueryError::RaggedRow { .. })
+    ));
+    // there are no normalised answers of the empty dataset
+    let w = dp_queries::MarginalWorkload::all_kway(&dom(), 1).unwrap();
+    assert_eq!(w.count_all(&d).unwrap(), vec![0; 15]);
+    assert!(matches!(w.answers(&d), Err(QueryError::EmptyDataset)));
+}
+
+#[test]
 fn duplicate_header() {
     match load(b"a,b,c,b\n0,0,0,0\n") {
         Err(QueryError::DuplicateHeader { file, column }) => {

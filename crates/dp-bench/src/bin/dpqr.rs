@@ -7,7 +7,8 @@
 //! dpqr datasets        # bundled datasets
 //! dpqr mechanisms      # available mechanisms and their guarantees
 //! dpqr audit --mechanism laplace [--runs N] [--seed S] [--canary]   # empirical ε lower bound
-//! dpqr ledger init FILE --epsilon 1 --delta 1e-9    # then: dpqr release ... --ledger FILE
+//! dpqr ledger init FILE --epsilon 1 --delta 1e-9 [--neighbouring add-remove]
+//!                                                   # then: dpqr release ... --ledger FILE
 //! ```
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -20,7 +21,7 @@ use dp_bench::registry::{
 use dp_bench::synthetic::write_synthetic_file;
 use dp_bench::{BenchError, Result, datasets, io_error};
 use dp_core::{Neighbouring, os_seeded_rng, seeded_rng};
-use dp_mechanisms::PostProcessing;
+use dp_mechanisms::{Normaliser, PostProcessing};
 use dp_queries::{Dataset, Domain, ErrorReport, MarginalWorkload};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
@@ -91,6 +92,11 @@ enum LedgerCommand {
         /// ρ of a ρ-zCDP budget.
         #[arg(long, conflicts_with_all = ["epsilon", "delta"])]
         rho: Option<f64>,
+        /// Neighbouring relation of the budget. Spends under the other relation are
+        /// converted (add/remove into replace-one: 2ε, 4ρ, (2ε, (1 + e^ε)δ)) or refused
+        /// (replace-one gives no add/remove guarantee).
+        #[arg(long, value_enum, default_value = "replace-one")]
+        neighbouring: NeighbouringArg,
     },
     /// Print the budget and every recorded spend.
     Show {
@@ -131,8 +137,14 @@ impl DataArgs {
         }
     }
 
-    fn load(&self) -> Result<Dataset> {
+    /// Load the data. With `allow_empty` (add/remove neighbours, where the empty dataset
+    /// must be releasable like any other) a CSV with a header and no records is the empty
+    /// dataset rather than an error.
+    fn load(&self, allow_empty: bool) -> Result<Dataset> {
         let data = match (&self.data, &self.domain, &self.dataset) {
+            (Some(csv), Some(dom), None) if allow_empty => {
+                Dataset::load_csv_allowing_empty(csv, dom)?
+            }
             (Some(csv), Some(dom), None) => Dataset::load_csv(csv, dom)?,
             (None, None, Some(name)) => datasets::bundled(name)?.load()?,
             _ => {
@@ -191,8 +203,11 @@ struct ReleaseArgs {
     /// Post-processing: simplex projects each table onto the probability simplex.
     #[arg(long, value_enum, default_value = "none")]
     post: PostArg,
-    /// Seed of the mechanism's randomness (ChaCha20). Without it the OS seeds it — use that
-    /// for real releases; a published seed makes the noise reproducible by anyone.
+    /// TESTING ONLY: seed of the mechanism's randomness (ChaCha20). Anyone who learns the
+    /// seed can regenerate the noise and subtract it, recovering the exact counts: a seeded
+    /// release is reproducible and NOT private against whoever knows or guesses the seed.
+    /// The seed is never written to the report or printed. Without it the OS seeds the
+    /// generator — always do that for real releases.
     #[arg(long)]
     seed: Option<u64>,
     /// Output CSV: marginal,cell,answer.
@@ -209,8 +224,8 @@ struct ReleaseArgs {
     #[arg(long)]
     quiet: bool,
     /// Budget ledger (`dpqr ledger init`): the release is refused before any data is read
-    /// if it would overspend the dataset's budget, and recorded before the answers are
-    /// written.
+    /// if it would overspend the dataset's budget (charged in the ledger's neighbouring
+    /// relation), and recorded before any noise is drawn.
     #[arg(long)]
     ledger: Option<PathBuf>,
     /// Refuse workloads whose release would need more memory than this (MiB, estimated
@@ -282,24 +297,30 @@ fn release(args: &ReleaseArgs) -> Result<()> {
             mech.name()
         )));
     }
-    let spend = mech.certificate().loss;
+    let certificate = mech.certificate();
+    let (spend, spend_relation) = (certificate.loss, certificate.neighbouring);
+    // the lock is held from this check until the spend is recorded (before any noise)
     let mut ledger = match &args.ledger {
         Some(path) => {
             pb.set_message("waiting for the ledger lock");
             let l = LockedLedger::open(path)?;
             let key = args.data.ledger_key()?;
-            l.contents.can_spend(&key, &spend).map_err(|e| {
-                BenchError::Usage(format!(
-                    "ledger {}: dataset {key}: refusing the release: {e}",
-                    path.display()
-                ))
-            })?;
+            l.contents
+                .can_spend(&key, &spend, spend_relation)
+                .map_err(|e| {
+                    BenchError::Usage(format!(
+                        "ledger {}: dataset {key}: refusing the release: {e}",
+                        path.display()
+                    ))
+                })?;
             Some((l, key))
         }
         None => None,
     };
     pb.set_message("loading data");
-    let data = args.data.load()?;
+    // From here on, under add/remove neighbours n is private: nothing printed or written
+    // (stdout, stderr, report, answers, ledger) may be the true n or derived from it.
+    let data = args.data.load(neighbouring == Neighbouring::AddRemove)?;
     let workload = MarginalWorkload::parse_spec(data.domain(), &args.workload, args.workload_seed)?;
     let need = (workload.num_queries() as u64).saturating_mul(BYTES_PER_QUERY);
     if need > args.max_memory_mib.saturating_mul(1 << 20) {
@@ -319,23 +340,51 @@ fn release(args: &ReleaseArgs) -> Result<()> {
         workload.len(),
         mech.name()
     ));
-    let mut rng = match args.seed {
-        Some(s) => seeded_rng(s),
-        None => os_seeded_rng()?,
-    };
-    let release = mech.release(&data, &workload, &mut rng)?;
     if let (Some((l, key)), Some(path)) = (&mut ledger, &args.ledger) {
-        // record before the answers leave the process: a crash now loses budget, never
-        // publishes an unrecorded release
+        // charge the release now, after every check that draws no noise and before the
+        // first noise is drawn: a release that fails or crashes from here on has been
+        // charged (no free retry), and nothing unrecorded is ever published
         let label = format!(
             "{} on {} ({} queries)",
             mech.name(),
             args.workload,
             workload.num_queries()
         );
-        l.spend_and_save(key, &label, spend)?;
-        println!("ledger {}: recorded {spend} for {key}", path.display());
+        l.spend_and_save(key, &label, spend, spend_relation)
+            .map_err(|e| {
+                BenchError::Usage(format!(
+                    "ledger {}: dataset {key}: refusing the release: {e}",
+                    path.display()
+                ))
+            })?;
+        let ledger_relation = l.contents.neighbouring;
+        let charged = if ledger_relation == spend_relation {
+            String::new()
+        } else {
+            match dp_core::convert_neighbouring(spend, spend_relation, ledger_relation) {
+                Ok(c) => format!(", charged {c} under {ledger_relation} neighbours"),
+                Err(_) => String::new(),
+            }
+        };
+        println!(
+            "ledger {}: recorded {spend} under {spend_relation} neighbours{charged} for {key}",
+            path.display()
+        );
     }
+    let mut rng = match args.seed {
+        Some(s) => {
+            eprintln!(
+                "WARNING: --seed fixes the noise: anyone who knows or guesses the seed can \
+                 regenerate the noise and recover the exact counts. Use it for tests and \
+                 reproducible experiments only, never for a release you publish. The seed is \
+                 not written to any output."
+            );
+            seeded_rng(s)
+        }
+        None => os_seeded_rng()?,
+    };
+    let release = mech.release(&data, &workload, &mut rng)?;
+    drop(ledger); // release the lock
     pb.set_message("writing answers");
     write_answers_file(&args.out, &workload, &release.answers)?;
     if let Some(path) = &args.synthetic_out {
@@ -349,31 +398,66 @@ fn release(args: &ReleaseArgs) -> Result<()> {
             }
         }
     }
+    let n_note = match neighbouring {
+        Neighbouring::ReplaceOne => format!(
+            "n = {} records, treated as public under replace-one neighbours (the guarantee \
+             protects which records are in the data, not how many)",
+            data.n()
+        ),
+        Neighbouring::AddRemove => "n is private under add/remove neighbours: it is not \
+             reported, and the answers are normalised by the mean noisy table total"
+            .to_string(),
+    };
     if let Some(path) = &args.report {
-        let report = serde_json::json!({
+        let mut diagnostics = serde_json::to_value(&release.diagnostics)
+            .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
+        if neighbouring == Neighbouring::AddRemove
+            && let Some(d) = diagnostics.as_object_mut()
+        {
+            // the run time grows with n: a timing side channel on the private n
+            d.remove("wall_seconds");
+        }
+        let mut report = serde_json::json!({
             "certificate": release.certificate,
             "statement": release.certificate.statement(),
-            "diagnostics": release.diagnostics,
+            "diagnostics": diagnostics,
             "workload": args.workload,
             "marginals": workload.len(),
             "queries": workload.num_queries(),
-            "n": data.n(),
-            "seed": args.seed,
+            "n_note": n_note,
+            // never the seed itself: with it and the answers anyone recovers the exact counts
+            "randomness": if args.seed.is_some() {
+                "seeded by the caller (--seed, testing only; the seed is not recorded)"
+            } else {
+                "operating-system entropy"
+            },
         });
+        if neighbouring == Neighbouring::ReplaceOne
+            && let Some(r) = report.as_object_mut()
+        {
+            r.insert("n".into(), data.n().into());
+        }
         let text = serde_json::to_string_pretty(&report)
             .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
         std::fs::write(path, text).map_err(io_error(path))?;
     }
     pb.finish_and_clear();
     println!("privacy spent: {}", release.certificate.statement());
+    println!("{n_note}");
     if let Some(noise) = release.diagnostics.noise {
         println!(
-            "noise: {} on counts, {} = {} (sensitivity {:.4}); standard deviation per answer {:.4e}",
+            "noise: {} on counts, {} = {} (sensitivity {:.4}); standard deviation {:.4} per \
+             count, {:.4e} per answer ({})",
             noise.distribution,
             noise.distribution.parameter_name(),
             noise.parameter,
             noise.sensitivity,
-            noise.answer_std
+            noise.count_std,
+            noise.answer_std,
+            match noise.normaliser {
+                Normaliser::PublicN => "answers are counts / n",
+                Normaliser::NoisyTotal => "relative to the noisy total the answers are divided by",
+            }
         );
     }
     for note in &release.diagnostics.notes {
@@ -389,7 +473,7 @@ fn release(args: &ReleaseArgs) -> Result<()> {
 }
 
 fn eval(args: &EvalArgs) -> Result<()> {
-    let data = args.data.load()?;
+    let data = args.data.load(false)?;
     let domain: &Domain = data.domain();
     let (workload, answers) = read_answers(&args.answers, domain)?;
     let truth = workload.answers(&data)?;
@@ -524,6 +608,7 @@ fn ledger(cmd: &LedgerCommand) -> Result<()> {
             epsilon,
             delta,
             rho,
+            neighbouring,
         } => {
             let budget = match (epsilon, delta, rho) {
                 (Some(e), None, None) => dp_core::PrivacyLoss::pure(*e)?,
@@ -536,9 +621,14 @@ fn ledger(cmd: &LedgerCommand) -> Result<()> {
                 }
             };
             check_budget_is_meaningful(&budget)?;
-            ledger_file::init(file, budget)?;
+            let neighbouring = match neighbouring {
+                NeighbouringArg::ReplaceOne => Neighbouring::ReplaceOne,
+                NeighbouringArg::AddRemove => Neighbouring::AddRemove,
+            };
+            ledger_file::init(file, budget, neighbouring)?;
             println!(
-                "created ledger {} with per-dataset budget {budget}",
+                "created ledger {} with per-dataset budget {budget} under {neighbouring} \
+                 neighbours",
                 file.display()
             );
             Ok(())
