@@ -10,7 +10,7 @@
 //! | [`conversions`] | the tight zCDP → (ε, δ) conversion of Canonne–Kamath–Steinke and its inverses, rounded safely: [`zcdp_delta`], [`zcdp_epsilon`], [`rho_for_epsilon_delta`], [`pure_to_zcdp`] |
 //! | [`composition`] | [`compose_all`] (basic), [`advanced_composition`] and its inverse [`advanced_composition_epsilon0`] (Dwork–Rothblum–Vadhan; seed 003 Lemma 2.4, seed 001 Thm 4) |
 //! | [`ledger`] | [`Ledger`] / [`Spend`]: an odometer that refuses to overspend before noise is drawn |
-//! | [`samplers`] | exact [`sample_uniform_below`], [`sample_bernoulli_exp`], [`DiscreteLaplace`], [`DiscreteGaussian`] (CKS 2020) on exact rationals ([`exact_rational`]); continuous [`Laplace`], [`Gaussian`] with the floating-point caveat |
+//! | [`samplers`] | exact [`sample_uniform_below`], [`sample_bernoulli_exp`] (and its `u128` form [`sample_bernoulli_exp_ratio`]), [`sample_bernoulli_two_over_e`], [`DiscreteLaplace`], [`DiscreteGaussian`] (CKS 2020) on exact rationals ([`exact_rational`]); continuous [`Laplace`], [`Gaussian`] with the floating-point caveat |
 //! | [`exponential`] | [`ExponentialMechanism`] (exact rejection sampling ∝ exp(ε q/(2Δ)); ε-DP, ε²/8-zCDP by bounded range) and [`PermuteAndFlip`] (ε-DP, charged ε²/2-zCDP), [`Selector`] (either); exact Bernoulli coins, exact output distributions for audits |
 //! | [`rng`] | [`seeded_rng`], [`os_seeded_rng`], [`stream_rng`]: ChaCha20, no global state |
 //!
@@ -47,5 +47,5 @@ pub use neighbouring::Neighbouring;
 pub use rng::{StreamFamily, os_seeded_rng, seeded_rng, stream_rng};
 pub use samplers::{
     DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, exact_rational, sample_bernoulli_exp,
-    sample_uniform_below,
+    sample_bernoulli_exp_ratio, sample_bernoulli_two_over_e, sample_uniform_below,
 };

@@ -274,3 +274,41 @@ fn permute_and_flip_probabilities_by_hand() {
     let probs = pf_probabilities(&[1.0, 0.25]);
     assert!((probs[1] - 0.125).abs() < 1e-15 && (probs[0] - 0.875).abs() < 1e-15);
 }
+
+/// The `u128` form of the exact Bernoulli(exp(−γ)) consumes the stream exactly like the
+/// rational form: on the same seeded stream both give the same outcomes (γ below 1, above
+/// 1, 0, and large), and a zero denominator is an error.
+#[test]
+fn bernoulli_exp_ratio_is_the_rational_sampler() -> Result<()> {
+    let cases: [(u128, u128); 6] = [(3, 10), (1, 1), (27, 10), (0, 5), (81, 2), (1 << 100, 3)];
+    for (i, (n, d)) in cases.into_iter().enumerate() {
+        let gamma = BigRational::new(num_bigint::BigInt::from(n), num_bigint::BigInt::from(d));
+        let (mut a, mut b) = (seeded_rng(900 + i as u64), seeded_rng(900 + i as u64));
+        for _ in 0..5_000 {
+            assert_eq!(
+                sample_bernoulli_exp_ratio(&mut a, n, d)?,
+                sample_bernoulli_exp(&mut b, &gamma)?,
+                "γ = {n}/{d}"
+            );
+        }
+    }
+    assert!(sample_bernoulli_exp_ratio(&mut seeded_rng(1), 1, 0).is_err());
+    Ok(())
+}
+
+/// Bernoulli(2/e) against its exact probability 2/e (χ² at 1e-6).
+#[test]
+fn bernoulli_two_over_e_chi_square() {
+    let p = 2.0 * (-1.0f64).exp();
+    let mut rng = seeded_rng(950);
+    let ones = (0..N)
+        .filter(|_| sample_bernoulli_two_over_e(&mut rng))
+        .count();
+    let (e1, e0) = (p * N as f64, (1.0 - p) * N as f64);
+    let stat = (ones as f64 - e1).powi(2) / e1 + ((N - ones) as f64 - e0).powi(2) / e0;
+    let crit = chi2_critical(1, ALPHA);
+    assert!(
+        stat < crit,
+        "χ² = {stat} ≥ {crit}, ones = {ones}, expected {e1}"
+    );
+}

@@ -137,3 +137,54 @@ pub fn sample_bernoulli_exp<R: Rng + CryptoRng + ?Sized>(
     }
     Ok(bern_exp_big(rng, num, den))
 }
+
+/// Exactly Bernoulli(exp(−num/den)) for integers `num >= 0`, `den >= 1` given as `u128`: the
+/// same algorithm and the same consumption of the random stream as
+/// [`sample_bernoulli_exp`] on the rational `num/den` (Canonne–Kamath–Steinke, NeurIPS
+/// 2020, Algorithm 1), without big-integer allocation. `den = 0` is an error.
+pub fn sample_bernoulli_exp_ratio<R: Rng + CryptoRng + ?Sized>(
+    rng: &mut R,
+    num: u128,
+    den: u128,
+) -> Result<bool> {
+    if den == 0 {
+        return Err(CoreError::invalid(
+            "gamma",
+            format!("{num}/0"),
+            "has a zero denominator",
+        ));
+    }
+    Ok(bern_exp_u128(rng, num, den))
+}
+
+/// Exactly Bernoulli(ln 2) (Flajolet, Pelletier, Soria, "On Buffon machines and numbers",
+/// SODA 2011, §2: `ln 2 = Σ_{k≥1} 1/(k·2^k)`): draw `K` with `P(K = k) = 2^{−k}` (fair coins
+/// `uniform(2)` until the first 0) and return Bernoulli(1/K).
+fn bern_ln2<R: Rng + ?Sized>(rng: &mut R) -> bool {
+    let mut k: u64 = 1;
+    while uniform_u128(rng, 2) == 1 {
+        k = k.saturating_add(1);
+    }
+    uniform_u128(rng, u128::from(k)) == 0
+}
+
+/// Exactly Bernoulli(2/e).
+///
+/// `2/e = exp(−(1 − ln 2))` with `γ = 1 − ln 2 ∈ [0, 1]`: Canonne–Kamath–Steinke's
+/// Algorithm 1 (set `K = 1`; while Bernoulli(γ/K) succeeds increment `K`; return "K is
+/// odd") needs only coins of probability `γ/K = (1/K)·(1 − ln 2)`, each the conjunction of
+/// an independent Bernoulli(1/K) and the negation of an exact Bernoulli(ln 2) (Flajolet,
+/// Pelletier, Soria 2011). Every coin is a comparison of exact uniform integers: no
+/// floating point. The expected number of uniform draws is a small constant.
+pub fn sample_bernoulli_two_over_e<R: Rng + CryptoRng + ?Sized>(rng: &mut R) -> bool {
+    let mut k: u128 = 1;
+    loop {
+        // Bernoulli(γ/K) = Bernoulli(1/K) ∧ ¬Bernoulli(ln 2), independent coins.
+        let coin = uniform_u128(rng, k) == 0 && !bern_ln2(rng);
+        if coin {
+            k = k.saturating_add(1);
+        } else {
+            return k % 2 == 1;
+        }
+    }
+}

@@ -16,8 +16,10 @@ mod laplace;
 mod rational;
 mod uniform;
 
-pub use bernoulli::sample_bernoulli_exp;
 pub(crate) use bernoulli::{bern_exp_big, bern_exp_u128};
+pub use bernoulli::{
+    sample_bernoulli_exp, sample_bernoulli_exp_ratio, sample_bernoulli_two_over_e,
+};
 pub use discrete_gaussian::DiscreteGaussian;
 pub use discrete_laplace::DiscreteLaplace;
 pub use gaussian::Gaussian;

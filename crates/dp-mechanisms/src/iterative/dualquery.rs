@@ -36,9 +36,13 @@
 //! enter the next round's sampling distribution — that is what the exponential-mechanism
 //! argument accounts for.
 //!
-//! **Floating-point caveat**: `Qᵗ` is sampled with `f64` weights and `f64` uniforms (inverse
-//! CDF), as in the paper's implementation; exact sampling would cost `O(|𝒬|)` rational
-//! operations per sample. The guarantee is that of the idealized sampler.
+//! **Exact sampling**: `Qᵗ` is sampled exactly ([`super::query_sampler`]): the scores are
+//! kept as integers (`n·r(D, q)`), η is used as the exact dyadic rational it is, and each
+//! sample is a rejection sampler from a dyadic envelope whose acceptance coins are exact
+//! Bernoulli(exp(−γ)) and Bernoulli(2/e) draws — no floating point touches the sampled
+//! distribution, so Thm 4.2/4.3 hold for the algorithm that runs. (Before issue #9 the
+//! weights were `f64` and sampled by inverse CDF, which gave probability exactly 0 to
+//! every query whose weight fell below 2⁻⁵³ of the total — a data-dependent support.)
 //!
 //! ## Parameters
 //!
@@ -57,14 +61,13 @@ use std::time::Instant;
 use dp_core::{Neighbouring, PrivacyLoss, advanced_composition};
 use dp_queries::{ConjunctionWorkload, Dataset, MarginalWorkload, QueryKind};
 use rand::{CryptoRng, Rng};
-use rayon::prelude::*;
 
 use super::ilp::IlpOracle;
-use super::mw::MultiplicativeWeights;
 use super::oracle::{
     BestResponseOracle, BestResponseProblem, Clause, ClauseKind, ExhaustiveOracle, FreeAttributes,
     MaxCspOracle,
 };
+use super::query_sampler::ExactQueryWeights;
 use crate::{
     Diagnostics, Mechanism, MechanismError, PrivacyCertificate, Release, Result, SyntheticData,
 };
@@ -319,15 +322,19 @@ pub struct DualQueryOutput {
     pub oracle_seconds: f64,
     /// Seconds spent sampling and updating the query distribution.
     pub mw_seconds: f64,
+    /// Proposals of the exact rejection sampler over all `T·s` query samples
+    /// ([`super::query_sampler`]; the mean per sample is bounded there).
+    pub proposals: u64,
 }
 
 /// Runs Algorithm 2 on a workload of queries `q_j` (the class is closed under negation
 /// internally: action `j < k` is `q_j`, action `k + j` is `q̄_j`) with the true normalised
 /// answers `answers[j] = q_j(D)` of `n` records.
 ///
-/// Only the query indices drawn from `Qᵗ` touch the data's answers; see the module docs
-/// for the guarantee. Errors: bad parameters, `answers` of the wrong length or outside
-/// `[0, 1]`, or an oracle failure.
+/// The answers must be counts divided by `n` as `f64` (`c as f64 / n as f64`, what
+/// `answers` of the workload types compute): the counts are recovered exactly and the run
+/// is [`dual_query_counts`]. Errors: an answer that is not such a quotient, and the errors
+/// of [`dual_query_counts`].
 pub fn dual_query<R: Rng + CryptoRng + ?Sized>(
     workload: &ConjunctionWorkload,
     answers: &[f64],
@@ -337,19 +344,47 @@ pub fn dual_query<R: Rng + CryptoRng + ?Sized>(
     rng: &mut R,
 ) -> Result<DualQueryOutput> {
     check_common(config.eta, config.rounds, config.samples, n)?;
+    let nf = n as f64;
+    let counts = answers
+        .iter()
+        .map(|&a| {
+            let c = (a * nf).round();
+            if (0.0..=nf).contains(&c) && c / nf == a {
+                Ok(c as u64)
+            } else {
+                Err(invalid(
+                    "answers",
+                    a,
+                    format!("normalised answers must be counts / n (n = {n})"),
+                ))
+            }
+        })
+        .collect::<Result<Vec<u64>>>()?;
+    dual_query_counts(workload, &counts, n, config, oracle, rng)
+}
+
+/// Algorithm 2 on the true counts `counts[j] = n·q_j(D)` of `n` records (see
+/// [`dual_query`]). Every query sample is drawn exactly from `Qᵗ`
+/// ([`super::query_sampler`]).
+///
+/// Only the query indices drawn from `Qᵗ` touch the data; see the module docs for the
+/// guarantee. Errors: bad parameters, `counts` of the wrong length or above `n`, parameters
+/// beyond the exact sampler's `u128` range, or an oracle failure.
+pub fn dual_query_counts<R: Rng + CryptoRng + ?Sized>(
+    workload: &ConjunctionWorkload,
+    counts: &[u64],
+    n: usize,
+    config: &DualQueryConfig,
+    oracle: &dyn BestResponseOracle,
+    rng: &mut R,
+) -> Result<DualQueryOutput> {
+    check_common(config.eta, config.rounds, config.samples, n)?;
     let k = workload.len();
-    if answers.len() != k {
+    if counts.len() != k {
         return Err(invalid(
-            "answers",
-            answers.len(),
-            format!("expected one answer per query ({k})"),
-        ));
-    }
-    if answers.iter().any(|a| !(0.0..=1.0).contains(a)) {
-        return Err(invalid(
-            "answers",
-            "…",
-            "normalised answers must be in [0, 1]",
+            "counts",
+            counts.len(),
+            format!("expected one count per query ({k})"),
         ));
     }
     let sizes = workload.domain().sizes().to_vec();
@@ -357,18 +392,21 @@ pub fn dual_query<R: Rng + CryptoRng + ?Sized>(
         QueryKind::Conjunction => (ClauseKind::All, ClauseKind::NotAll),
         QueryKind::Parity => (ClauseKind::Odd, ClauseKind::Even),
     };
-    let mut mw = MultiplicativeWeights::new(2 * k, config.eta)?;
+    let mut weights = ExactQueryWeights::new(counts.to_vec(), n as u64, config.eta)?;
     let mut records = Vec::with_capacity(config.rounds);
     let mut optimal = 0usize;
     let (mut oracle_s, mut mw_s) = (0.0, 0.0);
-    let mut gains = vec![0.0f64; 2 * k];
+    let mut proposals = 0u64;
     for t in 0..config.rounds {
         let start = Instant::now();
-        let draws = mw.sample(config.samples, rng);
+        let sampler = weights.sampler()?;
         let mut mult: HashMap<usize, u64> = HashMap::new();
-        for q in draws {
+        for _ in 0..config.samples {
+            let (q, p) = sampler.sample(rng)?;
+            proposals += p;
             *mult.entry(q).or_insert(0) += 1;
         }
+        drop(sampler);
         let mut picked: Vec<(usize, u64)> = mult.into_iter().collect();
         picked.sort_unstable();
         let clauses = picked
@@ -390,9 +428,9 @@ pub fn dual_query<R: Rng + CryptoRng + ?Sized>(
         }
         let start = Instant::now();
         if t + 1 < config.rounds {
-            // Payoff A(x, q_j) = q_j(D) − q_j(x); A(x, q̄_j) = −A(x, q_j). Gains for the
-            // maximizing query player (module docs, "Update direction").
-            query_player_update(&mut mw, workload, answers, &br.record, &mut gains)?;
+            // Payoff A(x, q_j) = q_j(D) − q_j(x), A(x, q̄_j) = −A(x, q_j): the scores of the
+            // maximizing query player (module docs, "Update direction"), in integers.
+            weights.observe(workload, &br.record)?;
         }
         records.push(br.record);
         mw_s += start.elapsed().as_secs_f64();
@@ -402,32 +440,8 @@ pub fn dual_query<R: Rng + CryptoRng + ?Sized>(
         provably_optimal_rounds: optimal,
         oracle_seconds: oracle_s,
         mw_seconds: mw_s,
+        proposals,
     })
-}
-
-/// The query player's MW update after the data player's best response `record`: gains
-/// `A(x, q_j) = q_j(D) − q_j(x)` and `A(x, q̄_j) = −A(x, q_j)` for the maximizing query
-/// player (module docs, "Update direction"). `gains` is scratch of length `2k`. Called by
-/// [`dual_query`] and by the step audit.
-fn query_player_update(
-    mw: &mut MultiplicativeWeights,
-    workload: &ConjunctionWorkload,
-    answers: &[f64],
-    record: &[u32],
-    gains: &mut [f64],
-) -> Result<()> {
-    let k = workload.len();
-    let (g_pos, g_neg) = gains.split_at_mut(k);
-    g_pos
-        .par_iter_mut()
-        .zip(g_neg.par_iter_mut())
-        .enumerate()
-        .for_each(|(j, (gp, gn))| {
-            let a = answers[j] - f64::from(workload.evaluate(j, record));
-            *gp = a;
-            *gn = -a;
-        });
-    mw.update_gains(gains)
 }
 
 /// The ε of one query sample in round `t` (1-based) of DualQuery on `n` records: the
@@ -638,9 +652,9 @@ impl crate::StepAudited for DualQuery {
             ilp: IlpOracle::default(),
         };
         let mut rng = dp_core::seeded_rng(request.seed);
-        let out = dual_query(
+        let out = dual_query_counts(
             &queries,
-            &workload.answers(reference)?,
+            &workload.count_all(reference)?,
             n,
             &self.config(t_total),
             self.oracle(&auto),
@@ -668,14 +682,13 @@ impl crate::StepAudited for DualQuery {
                     .collect(),
                 Box::new(move |data, rng| {
                     check_step_data(data, &w, n)?;
-                    let answers = w.answers(data)?;
-                    let mut mw = MultiplicativeWeights::new(2 * k, eta)?;
-                    let mut gains = vec![0.0f64; 2 * k];
+                    let counts = w.count_all(data)?;
+                    let mut weights = ExactQueryWeights::new(counts, n as u64, eta)?;
                     for rec in &history {
-                        query_player_update(&mut mw, &q, &answers, rec, &mut gains)?;
+                        weights.observe(&q, rec)?;
                     }
-                    let a = mw.sample(1, rng);
-                    Ok(one_hot(a.first().copied().unwrap_or(0), 2 * k))
+                    let (a, _) = weights.sampler()?.sample(rng)?;
+                    Ok(one_hot(a, 2 * k))
                 }),
             ));
         }
@@ -739,7 +752,7 @@ impl Mechanism for DualQuery {
         let n = data.n();
         let (rounds, loss) = self.plan(n)?;
         let queries = ConjunctionWorkload::from_marginals(workload)?;
-        let truth = workload.answers(data)?;
+        let counts = workload.count_all(data)?;
         let auto = AutoOracle {
             exhaustive: ExhaustiveOracle::default(),
             maxcsp: MaxCspOracle::default(),
@@ -747,7 +760,7 @@ impl Mechanism for DualQuery {
         };
         let oracle = self.oracle(&auto);
         let config = self.config(rounds);
-        let out = dual_query(&queries, &truth, n, &config, oracle, rng)?;
+        let out = dual_query_counts(&queries, &counts, n, &config, oracle, rng)?;
         let synthetic = records_to_synthetic(data, &out.records)?;
         let answers = weighted_answers(workload, &synthetic)?;
         let diagnostics = Diagnostics {
@@ -768,6 +781,10 @@ impl Mechanism for DualQuery {
                 format!(
                     "best responses provably optimal in {} of {rounds} rounds (oracle {:.2} s, MW {:.2} s)",
                     out.provably_optimal_rounds, out.oracle_seconds, out.mw_seconds
+                ),
+                format!(
+                    "query samples drawn exactly from Q_t (rejection sampling, {:.1} proposals per sample)",
+                    out.proposals as f64 / (rounds * self.p.samples).max(1) as f64
                 ),
             ],
             ..Default::default()

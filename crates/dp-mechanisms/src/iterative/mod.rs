@@ -10,6 +10,7 @@
 //! | [`ic`] | the Iterative Construction (seed 001 Alg. 1): [`DatabaseUpdate`], [`Distinguisher`], [`MwDua`], [`EmDistinguisher`], Thm 4/5 formulas, the `ic-mw` mechanism |
 //! | [`mwem`] | MWEM (Hardt–Ligett–McSherry 2012), pure ε or zCDP accounting, the `mwem` mechanism |
 //! | [`chaining_worst_case`] | the Chaining Mechanism for worst-case error (seed 004 §4.3, Thm 1.5): ℓ∞ Lemma 4.2 decomposition + MWEM-style PMW per level, the `chaining-worst-case` mechanism |
+//! | [`query_sampler`] | [`ExactQueryWeights`]: DualQuery's query distribution `Qᵗ` in exact integers and its exact rejection sampler (dyadic envelope, exact Bernoulli(exp(−γ)) and Bernoulli(2/e) coins) |
 //! | [`dualquery`] | DualQuery (seed 003 Alg. 2), Thm 4.2 / 4.3 privacy, Remark 4.7 parameters, the `dualquery` mechanism |
 //!
 //! Every mechanism here is stated for **replace-one** neighbours: `n` is public and the
@@ -22,6 +23,7 @@ pub mod ilp;
 pub mod mw;
 pub mod mwem;
 pub mod oracle;
+pub mod query_sampler;
 pub mod universe_mw;
 
 pub use chaining_worst_case::{
@@ -30,8 +32,8 @@ pub use chaining_worst_case::{
 };
 pub use dualquery::{
     DEFAULT_ETA, DualQuery, DualQueryConfig, DualQueryOutput, DualQueryParams, OracleChoice,
-    TheoryParameters, dual_query, dualquery_approx_epsilon, dualquery_loss, dualquery_pure_epsilon,
-    dualquery_sample_epsilon, max_rounds,
+    TheoryParameters, dual_query, dual_query_counts, dualquery_approx_epsilon, dualquery_loss,
+    dualquery_pure_epsilon, dualquery_sample_epsilon, max_rounds,
 };
 pub use ic::{
     DatabaseUpdate, Distinguisher, EmDistinguisher, IcParams, IcPlan, IcTrace,
@@ -45,3 +47,4 @@ pub use oracle::{
     BestResponse, BestResponseOracle, BestResponseProblem, Clause, ClauseKind, ExhaustiveOracle,
     FreeAttributes, MaxCspOracle,
 };
+pub use query_sampler::{ExactQueryWeights, RoundSampler};
