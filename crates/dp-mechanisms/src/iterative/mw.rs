@@ -131,8 +131,10 @@ impl MultiplicativeWeights {
         p
     }
 
-    /// `s` independent draws from the current distribution (inverse CDF on `f64`; see the
-    /// floating-point caveat in the DualQuery docs).
+    /// `s` independent draws from the current distribution by inverse CDF on `f64`: **not
+    /// exact** (an action whose weight is below ~2⁻⁵³ of the total is never drawn), so no
+    /// release path uses it for private sampling — DualQuery samples its query distribution
+    /// exactly (`iterative::query_sampler`). For diagnostics and tests only.
     pub fn sample<R: Rng + CryptoRng + ?Sized>(&self, s: usize, rng: &mut R) -> Vec<usize> {
         let p = self.distribution();
         let mut cdf = Vec::with_capacity(p.len());
