@@ -25,10 +25,10 @@ use super::metric::MarginalMetric;
 use super::points::GatheredPoints;
 use super::{
     NoisyCounts, ProjectionSettings, ZcdpBudget, count_histogram, counts_of_histogram, fw_note,
-    prepare, project_onto, synthetic_from_atoms,
+    prepare, project_onto, projection_release, synthetic_from_atoms,
 };
 use crate::sensitivity::marginal_count_sensitivity;
-use crate::{Diagnostics, Mechanism, MechanismError, PrivacyCertificate, Release, Result};
+use crate::{Mechanism, MechanismError, PrivacyCertificate, Release, Result};
 use dp_core::{Neighbouring, PrivacyLoss};
 use dp_queries::{Dataset, MarginalPoints, MarginalWorkload, Universe};
 use rand::CryptoRng;
@@ -264,18 +264,13 @@ impl Mechanism for CoarseProjectionMechanism {
             ),
             fw_note("projection onto conv 𝒳^(1)", &fw, fw_seconds),
         ];
-        Ok(Release {
-            answers: fw.point,
-            synthetic: Some(synthetic),
-            certificate: self.certificate(),
-            diagnostics: Diagnostics {
-                wall_seconds: start.elapsed().as_secs_f64(),
-                iterations: Some(fw.iterations),
-                oracle_calls: Some(fw.oracle_calls),
-                frank_wolfe_gap: Some(fw.gap),
-                noise: Some(noisy.description()),
-                notes,
-            },
-        })
+        Ok(projection_release(
+            fw,
+            synthetic,
+            self.certificate(),
+            &noisy,
+            notes,
+            start,
+        ))
     }
 }

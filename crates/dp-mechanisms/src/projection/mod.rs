@@ -322,6 +322,31 @@ pub(crate) fn fw_note(label: &str, fw: &FrankWolfeResult, seconds: f64) -> Strin
     )
 }
 
+/// The release of a single projection: its point as the answers, its records as synthetic
+/// data, and the solve's diagnostics (shared by `projection` and `coarse-projection`).
+pub(crate) fn projection_release(
+    fw: FrankWolfeResult,
+    synthetic: SyntheticData,
+    certificate: PrivacyCertificate,
+    noisy: &NoisyCounts,
+    notes: Vec<String>,
+    start: Instant,
+) -> Release {
+    Release {
+        answers: fw.point,
+        synthetic: Some(synthetic),
+        certificate,
+        diagnostics: Diagnostics {
+            wall_seconds: start.elapsed().as_secs_f64(),
+            iterations: Some(fw.iterations),
+            oracle_calls: Some(fw.oracle_calls),
+            frank_wolfe_gap: Some(fw.gap),
+            noise: Some(noisy.description()),
+            notes,
+        },
+    }
+}
+
 /// Weighted synthetic records from Frank–Wolfe atoms over the universe indices `index_of`.
 pub(crate) fn synthetic_from_atoms(
     universe: &Universe,
@@ -522,19 +547,14 @@ impl ProjectionMechanism {
                 }
             ),
         ];
-        Ok(Release {
-            answers: fw.point,
-            synthetic: Some(synthetic),
-            certificate: self.certificate(),
-            diagnostics: Diagnostics {
-                wall_seconds: start.elapsed().as_secs_f64(),
-                iterations: Some(fw.iterations),
-                oracle_calls: Some(fw.oracle_calls),
-                frank_wolfe_gap: Some(fw.gap),
-                noise: Some(noisy.description()),
-                notes,
-            },
-        })
+        Ok(projection_release(
+            fw,
+            synthetic,
+            self.certificate(),
+            &noisy,
+            notes,
+            start,
+        ))
     }
 
     fn noisy_counts_of(
@@ -597,18 +617,13 @@ impl Mechanism for ProjectionMechanism {
             format!("universe: {} records (explicit)", universe.len()),
             fw_note("projection onto conv 𝒳", &fw, fw_seconds),
         ];
-        Ok(Release {
-            answers: fw.point,
-            synthetic: Some(synthetic),
-            certificate: self.certificate(),
-            diagnostics: Diagnostics {
-                wall_seconds: start.elapsed().as_secs_f64(),
-                iterations: Some(fw.iterations),
-                oracle_calls: Some(fw.oracle_calls),
-                frank_wolfe_gap: Some(fw.gap),
-                noise: Some(noisy.description()),
-                notes,
-            },
-        })
+        Ok(projection_release(
+            fw,
+            synthetic,
+            self.certificate(),
+            &noisy,
+            notes,
+            start,
+        ))
     }
 }
