@@ -32,6 +32,10 @@ pub const MECHANISMS: &[(&str, &str)] = &[
         "chaining for worst-case error (seed 004 §4.3, Thm 1.5): ℓ∞ Lemma 4.2 decomposition, MWEM-style private multiplicative weights per non-trivial level, ρ split over them; ρ-zCDP, replace-one",
     ),
     (
+        "adaptive-projection",
+        "adaptive projection (seed 001 Iterative Construction with projection onto the marginal polytope, AIM-style rounds): exponential-mechanism selection of the worst-fitted marginal, discrete Gaussian measurement, re-estimate; any domain size; ρ-zCDP, add/remove or replace-one",
+    ),
+    (
         "mwem",
         "MWEM (Hardt–Ligett–McSherry), synthetic distribution over the universe; pure ε, or ρ-zCDP",
     ),
@@ -138,6 +142,11 @@ pub fn build_mechanism(
         ),
         "chaining-worst-case" => Box::new(
             dp_mechanisms::ChainingWorstCaseParams::new(budget)
+                .neighbouring(neighbouring)
+                .check()?,
+        ),
+        "adaptive-projection" => Box::new(
+            dp_mechanisms::AdaptiveProjectionParams::new(budget)
                 .neighbouring(neighbouring)
                 .check()?,
         ),

@@ -8,6 +8,7 @@
 //!
 //! | module | what |
 //! |---|---|
+//! | [`adaptive`] | adaptive select–measure–estimate release (adaptive projection; AIM-style rounds on a zCDP filter) |
 //! | [`iterative`] | multiplicative weights, Iterative Construction, MWEM, DualQuery (seeds 001, 003) |
 //! | [`mechanism`] | the [`Mechanism`] trait |
 //! | [`release`] | [`Release`], [`PrivacyCertificate`], [`Diagnostics`] |
@@ -24,6 +25,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod adaptive;
 pub mod calibration;
 pub mod error;
 pub mod exact_audit;
@@ -37,6 +39,7 @@ pub mod release;
 pub mod sensitivity;
 pub mod steps;
 
+pub use adaptive::{AdaptiveProjection, AdaptiveProjectionParams, EstimatorChoice};
 pub use error::{MechanismError, Result};
 pub use exact_audit::{
     ExactClaimCheck, ExactStepCheck, StepPrimitive, exact_check, exact_check_step,

@@ -60,6 +60,31 @@ pub fn marginal_count_sensitivity(
     }
 }
 
+/// Sensitivity of the count vector of **one** marginal table under `neighbouring`: the
+/// workload formula with `m = 1` (replace-one Δ₁ = Δ₂² = 2, add/remove Δ₁ = Δ₂² = 1). The
+/// adaptive mechanisms measure one table per round (`adaptive::AdaptiveProjection`).
+pub fn single_marginal_count_sensitivity(neighbouring: Neighbouring) -> CountSensitivity {
+    match neighbouring {
+        Neighbouring::ReplaceOne => CountSensitivity {
+            l1: 2,
+            l2_squared: 2,
+        },
+        Neighbouring::AddRemove => CountSensitivity {
+            l1: 1,
+            l2_squared: 1,
+        },
+    }
+}
+
+/// Sensitivity of the **fit-error score** `‖c_r(D) − v_r‖₁` of one marginal table `r`
+/// against a public vector `v_r` (count units): by the triangle inequality the score moves
+/// by at most `‖c_r(D) − c_r(D′)‖₁`, the table's Δ₁ — 2 under replace-one, 1 under
+/// add/remove (AIM, McKenna et al. 2022 §4, uses the add/remove value). A weighted score
+/// `w_r·(‖c_r − v_r‖₁ − b_r)` with public `w_r ≥ 0`, `b_r` moves by at most `w_r` times it.
+pub fn marginal_fit_error_sensitivity(neighbouring: Neighbouring) -> u64 {
+    single_marginal_count_sensitivity(neighbouring).l1
+}
+
 /// Sensitivity of a chaining level's count vector (seed 004 §4.2), under replace-one.
 ///
 /// A level's dataset has one term per record, `a = q(z) − q(p)` for two universe elements
@@ -178,6 +203,87 @@ mod tests {
         let s = marginal_count_sensitivity(&w, Neighbouring::AddRemove);
         assert_eq!((s.l1, s.l2_squared), (max_l1, max_l2));
         assert_eq!(s.l1, 3);
+    }
+
+    /// Brute force for one table (the adaptive mechanisms' measurement and selection): over
+    /// every replace-one neighbour (record 0 replaced by each universe record) and every
+    /// add/remove neighbour (each universe record added, each record removed) of a small
+    /// dataset, the largest ℓ1 / squared ℓ2 change of one 2-way table's counts, and of the
+    /// fit-error score `‖c − v‖₁` against a fixed public `v`, equal the formulas.
+    #[test]
+    fn single_table_and_fit_error_score_match_brute_force() {
+        let (domain, _) = small_workload();
+        let table = dp_queries::Marginal::new(&domain, vec![0, 2]).unwrap();
+        let base_cols = vec![vec![0u32, 1, 2], vec![0u32, 1, 0], vec![3u32, 2, 1]];
+        let base = Dataset::from_columns(domain.clone(), base_cols.clone()).unwrap();
+        let c0 = table.count(&base);
+        // a public vector that makes the score move by the full ℓ1 change for some pair
+        let v: Vec<f64> = (0..c0.len()).map(|i| (i % 3) as f64 * 0.7).collect();
+        let score =
+            |c: &[u64]| -> f64 { c.iter().zip(&v).map(|(a, b)| (*a as f64 - b).abs()).sum() };
+        let s0 = score(&c0);
+        let mut worst = [(0u64, 0u64, 0.0f64); 2]; // replace-one, add/remove
+        let mut visit = |k: usize, cols: Vec<Vec<u32>>| {
+            let d = Dataset::from_columns(domain.clone(), cols).unwrap();
+            let c = table.count(&d);
+            let l1: u64 = c.iter().zip(&c0).map(|(a, b)| a.abs_diff(*b)).sum();
+            let l2: u64 = c.iter().zip(&c0).map(|(a, b)| a.abs_diff(*b).pow(2)).sum();
+            let ds = (score(&c) - s0).abs();
+            worst[k] = (worst[k].0.max(l1), worst[k].1.max(l2), worst[k].2.max(ds));
+        };
+        for a in 0..3u32 {
+            for b in 0..2u32 {
+                for c in 0..4u32 {
+                    let rec = [a, b, c];
+                    let mut cols = base_cols.clone();
+                    for (j, col) in cols.iter_mut().enumerate() {
+                        col[0] = rec[j];
+                    }
+                    visit(0, cols);
+                    let mut cols = base_cols.clone();
+                    for (j, col) in cols.iter_mut().enumerate() {
+                        col.push(rec[j]);
+                    }
+                    visit(1, cols);
+                }
+            }
+        }
+        for r in 0..3 {
+            let cols: Vec<Vec<u32>> = base_cols
+                .iter()
+                .map(|col| {
+                    col.iter()
+                        .enumerate()
+                        .filter(|&(i, _)| i != r)
+                        .map(|(_, &x)| x)
+                        .collect()
+                })
+                .collect();
+            visit(1, cols);
+        }
+        for (k, rel) in [Neighbouring::ReplaceOne, Neighbouring::AddRemove]
+            .into_iter()
+            .enumerate()
+        {
+            let s = single_marginal_count_sensitivity(rel);
+            assert_eq!((s.l1, s.l2_squared), (worst[k].0, worst[k].1), "{rel}");
+            let e = marginal_fit_error_sensitivity(rel) as f64;
+            assert!(
+                worst[k].2 <= e + 1e-12,
+                "{rel}: score moved {} > {e}",
+                worst[k].2
+            );
+            assert!(
+                worst[k].2 >= e - 1e-12,
+                "{rel}: bound {e} not attained ({})",
+                worst[k].2
+            );
+        }
+        // by hand: a record moving between two cells moves two counts by one each
+        assert_eq!(
+            single_marginal_count_sensitivity(Neighbouring::ReplaceOne).l1,
+            2
+        );
     }
 
     /// Brute force over every pair of increments `q(z) − q(p)` of a small universe with

@@ -1,0 +1,680 @@
+//! Adaptive select–measure–estimate release: **adaptive projection**, seed 001's Iterative
+//! Construction with projection onto the marginal polytope as the update, run the way MWEM
+//! and AIM run it (McKenna, Mullins, Sheldon and Miklau, "AIM: An Adaptive and Iterative
+//! Mechanism for Differentially Private Synthetic Data", VLDB 2022, Alg. 2).
+//!
+//! For a marginal workload `W` over attributes `A` (`d = |A|`), candidates are the
+//! *downward closure* of `W` (every non-empty subset of a workload table), each with weight
+//! `w_r = Σ_{s ∈ W} |r ∩ s|` (AIM §4). With `T = rounds_per_attribute · d` and measurement
+//! share `α`:
+//!
+//! 1. **Initialise**: measure every 1-way marginal of `A` with discrete Gaussian noise at
+//!    `ρ_measure = αρ/T` each; fit the estimate.
+//! 2. **Rounds**, while budget is left: among candidates whose addition keeps the estimate's
+//!    model within `max_model_cells · (ρ spent / ρ)` (AIM's growing size limit), **select**
+//!    `r` with the exponential mechanism at `ε` (`ε²/8 = ρ_select = (1−α)ρ/T`) on the fit
+//!    error `q_r = w_r·(‖c_r − T̂·p̂_r‖₁ − √(2/π)·σ·n_r)` ([`engine::fit_error_score`]);
+//!    **measure** `c_r` with discrete Gaussian noise of variance `σ² = Δ₂²/(2ρ_measure)`;
+//!    **re-estimate** from every measurement so far; if the estimate of `r` moved by less
+//!    than the noise's expected ℓ1 norm, **anneal**: `ρ_measure, ρ_select ← 4×` (σ halves,
+//!    ε doubles). When less than two rounds' budget is left, the last round takes all of it.
+//! 3. **Release** the estimate's marginals on `W` (and synthetic records sampled from it).
+//!
+//! The estimate is the projection of the measurements onto the marginal polytope — the
+//! point of `conv{q(x)}` nearest to the noisy measurements in the noise-weighted ℓ2 norm —
+//! represented with maximum entropy among the nearest points (a graphical model on the
+//! measured cliques, Private-PGM; [`estimator`]). Maximum entropy is what makes it good on
+//! the marginals that were *not* measured: it adds no dependence the measurements do not
+//! show.
+//!
+//! ## Privacy
+//!
+//! **ρ-zCDP** under the configured neighbouring relation (add/remove by default, as AIM;
+//! replace-one also offered). Every round's measurement of one table has
+//! `Δ₂² = 1` (add/remove) or `2` (replace-one)
+//! ([`crate::sensitivity::single_marginal_count_sensitivity`]), so it is `ρ_measure`-zCDP
+//! (Bun–Steinke 2016 Prop. 1.6; Canonne–Kamath–Steinke 2020 Thm 14 for the discrete
+//! Gaussian). Every selection is the exponential mechanism proper (exact sampling,
+//! `dp_core::ExponentialMechanism`) with score sensitivity `max_r w_r · Δ₁(table)`
+//! ([`crate::sensitivity::marginal_fit_error_sensitivity`]; `T̂·p̂_r` is public), which is
+//! ε-bounded-range and so `ε²/8`-zCDP (Cesar–Rogers 2021 Lemma 3.2). The per-round budgets
+//! are chosen adaptively from the public history; [`engine::ZcdpFilter`] refuses any round
+//! whose charge would take the total above ρ, before the round's noise is drawn, which makes
+//! the whole run ρ-zCDP (Rényi filter, [`engine`] module docs). Under add/remove `n` is never
+//! used: the total `T̂` is estimated from the noisy 1-way tables (post-processing), and an
+//! empty dataset is released like any other. Under replace-one `n` is public.
+
+pub mod engine;
+pub mod estimator;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use dp_core::{Neighbouring, PrivacyLoss};
+use dp_queries::{Dataset, Domain, Marginal, MarginalWorkload};
+use rand::CryptoRng;
+use rayon::prelude::*;
+
+use crate::{
+    Diagnostics, GaussianParams, Mechanism, MechanismError, PrivacyCertificate, Release, Result,
+};
+use engine::{RoundCalibration, ZcdpFilter, fit_error_score, measure, select};
+use estimator::{IndependentEstimator, MarginalEstimator, MeasuredMarginal};
+
+/// Which estimate the rounds update ([`estimator`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum EstimatorChoice {
+    /// The product of the measured 1-way marginals (a baseline; ignores larger tables).
+    Independent,
+}
+
+/// One round of a release, as reported to a progress callback (everything in it is public:
+/// a function of the noisy outputs and the parameters).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdaptiveRound {
+    /// 1-based round (the 1-way initialisation is round 0).
+    pub round: usize,
+    /// The attributes of the table measured.
+    pub selected: Vec<usize>,
+    /// σ² of its noise.
+    pub sigma2: f64,
+    /// ε of the selection (0 in round 0).
+    pub select_epsilon: f64,
+    /// ρ spent after the round.
+    pub rho_spent: f64,
+    /// Whether the round annealed (the next round's budget is 4×).
+    pub annealed: bool,
+}
+
+/// A per-round progress callback.
+pub type RoundCallback = Arc<dyn Fn(&AdaptiveRound) + Send + Sync>;
+
+/// Parameters of [`AdaptiveProjection`] (validated by [`Self::check`]).
+#[derive(Clone)]
+pub struct AdaptiveProjectionParams {
+    /// ρ, or (ε, δ) converted to the largest ρ within it. Pure ε is refused (Gaussian noise).
+    pub budget: PrivacyLoss,
+    /// Neighbouring relation; default add/remove.
+    pub neighbouring: Neighbouring,
+    /// `T = rounds_per_attribute · d` sets the initial per-round budget. Default 16 (AIM).
+    pub rounds_per_attribute: usize,
+    /// Share α of each round's budget spent on the measurement. Default 0.9 (AIM).
+    pub measurement_share: f64,
+    /// Model-size cap (cells of the estimate's model) reached when the budget is spent.
+    /// Default 2·10⁶.
+    pub max_model_cells: f64,
+    /// The estimator.
+    pub estimator: EstimatorChoice,
+    /// Called after every round.
+    pub progress: Option<RoundCallback>,
+}
+
+impl std::fmt::Debug for AdaptiveProjectionParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AdaptiveProjectionParams")
+            .field("budget", &self.budget)
+            .field("neighbouring", &self.neighbouring)
+            .field("rounds_per_attribute", &self.rounds_per_attribute)
+            .field("measurement_share", &self.measurement_share)
+            .field("max_model_cells", &self.max_model_cells)
+            .field("estimator", &self.estimator)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AdaptiveProjectionParams {
+    /// Defaults: add/remove, T = 16d, α = 0.9, 2·10⁶ model cells.
+    pub fn new(budget: PrivacyLoss) -> Self {
+        AdaptiveProjectionParams {
+            budget,
+            neighbouring: Neighbouring::AddRemove,
+            rounds_per_attribute: 16,
+            measurement_share: 0.9,
+            max_model_cells: 2e6,
+            estimator: EstimatorChoice::Independent,
+            progress: None,
+        }
+    }
+
+    /// Set the neighbouring relation.
+    pub fn neighbouring(mut self, neighbouring: Neighbouring) -> Self {
+        self.neighbouring = neighbouring;
+        self
+    }
+
+    /// Set the estimator.
+    pub fn estimator(mut self, estimator: EstimatorChoice) -> Self {
+        self.estimator = estimator;
+        self
+    }
+
+    /// Set the progress callback.
+    pub fn progress(mut self, f: RoundCallback) -> Self {
+        self.progress = Some(f);
+        self
+    }
+
+    /// Validate and derive ρ.
+    pub fn check(&self) -> Result<AdaptiveProjection> {
+        let g = GaussianParams::new(self.budget)
+            .neighbouring(self.neighbouring)
+            .check()?;
+        let bad = |name: &'static str, value: String, reason: &str| {
+            Err(MechanismError::InvalidParameter {
+                name,
+                value,
+                reason: reason.into(),
+            })
+        };
+        if self.rounds_per_attribute == 0 {
+            return bad("rounds_per_attribute", "0".into(), "must be at least 1");
+        }
+        if !(self.measurement_share > 0.0 && self.measurement_share < 1.0) {
+            return bad(
+                "measurement_share",
+                self.measurement_share.to_string(),
+                "must lie strictly between 0 and 1",
+            );
+        }
+        if !(self.max_model_cells.is_finite() && self.max_model_cells >= 1.0) {
+            return bad(
+                "max_model_cells",
+                self.max_model_cells.to_string(),
+                "must be finite and at least 1",
+            );
+        }
+        let delta = match self.budget {
+            PrivacyLoss::Approx { delta, .. } => Some(delta),
+            _ => None,
+        };
+        Ok(AdaptiveProjection {
+            rho: g.rho(),
+            delta,
+            params: self.clone(),
+        })
+    }
+}
+
+/// The adaptive projection mechanism (module docs): ρ-zCDP under the configured relation.
+#[derive(Clone, Debug)]
+pub struct AdaptiveProjection {
+    rho: f64,
+    delta: Option<f64>,
+    params: AdaptiveProjectionParams,
+}
+
+/// A candidate table: attributes (ascending), weight, and the smallest workload table
+/// containing it (its estimate is marginalised from that table's).
+#[derive(Clone, Debug)]
+struct Candidate {
+    attrs: Vec<usize>,
+    weight: f64,
+    parent: Vec<usize>,
+}
+
+/// The downward closure of the workload with AIM's weights, 1-ways first.
+fn candidates(workload: &MarginalWorkload) -> Vec<Candidate> {
+    let tables: Vec<Vec<usize>> = workload
+        .marginals()
+        .iter()
+        .map(|m| {
+            let mut a = m.attrs().to_vec();
+            a.sort_unstable();
+            a
+        })
+        .collect();
+    let cells = |a: &[usize]| -> f64 {
+        a.iter()
+            .map(|&i| workload.domain().size(i) as f64)
+            .product()
+    };
+    let mut map: HashMap<Vec<usize>, Vec<usize>> = HashMap::new();
+    for t in &tables {
+        let k = t.len();
+        for mask in 1u32..(1u32 << k) {
+            let sub: Vec<usize> = (0..k)
+                .filter(|i| mask >> i & 1 == 1)
+                .map(|i| t[i])
+                .collect();
+            let e = map.entry(sub).or_insert_with(|| t.clone());
+            if cells(t) < cells(e) {
+                *e = t.clone();
+            }
+        }
+    }
+    let mut out: Vec<Candidate> = map
+        .into_iter()
+        .map(|(attrs, parent)| {
+            let weight = tables
+                .iter()
+                .map(|t| attrs.iter().filter(|a| t.contains(a)).count() as f64)
+                .sum();
+            Candidate {
+                attrs,
+                weight,
+                parent,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| (a.attrs.len(), &a.attrs).cmp(&(b.attrs.len(), &b.attrs)));
+    out
+}
+
+/// Marginalise a row-major table over `from` (ascending attrs with `sizes`) onto the
+/// ascending subset `to`.
+fn marginalise(from: &[usize], sizes: &[usize], values: &[f64], to: &[usize]) -> Vec<f64> {
+    if from == to {
+        return values.to_vec();
+    }
+    let keep: Vec<bool> = from.iter().map(|a| to.contains(a)).collect();
+    let mut out_strides = vec![0usize; from.len()];
+    let mut acc = 1usize;
+    for i in (0..from.len()).rev() {
+        if keep[i] {
+            out_strides[i] = acc;
+            acc *= sizes[i];
+        }
+    }
+    let mut out = vec![0.0; acc];
+    let mut idx = vec![0usize; from.len()];
+    let mut o = 0usize;
+    for &v in values {
+        out[o] += v;
+        for i in (0..from.len()).rev() {
+            idx[i] += 1;
+            o += out_strides[i];
+            if idx[i] < sizes[i] {
+                break;
+            }
+            o -= out_strides[i] * sizes[i];
+            idx[i] = 0;
+        }
+    }
+    out
+}
+
+/// Reorder a row-major table over the ascending `sorted` attrs into the attribute order of
+/// `table`.
+fn reorder(sorted: &[usize], values: &[f64], table: &Marginal) -> Vec<f64> {
+    if sorted == table.attrs() {
+        return values.to_vec();
+    }
+    let sizes: Vec<usize> = table.sizes().iter().map(|&s| s as usize).collect();
+    // stride in the sorted layout of each table position
+    let mut sorted_strides = vec![0usize; sorted.len()];
+    let mut acc = 1usize;
+    for i in (0..sorted.len()).rev() {
+        sorted_strides[i] = acc;
+        let pos = table
+            .attrs()
+            .iter()
+            .position(|&a| a == sorted[i])
+            .unwrap_or(0);
+        acc *= sizes[pos];
+    }
+    let map: Vec<usize> = table
+        .attrs()
+        .iter()
+        .map(|a| sorted_strides[sorted.iter().position(|s| s == a).unwrap_or(0)])
+        .collect();
+    let mut out = vec![0.0; values.len()];
+    let mut idx = vec![0usize; sizes.len()];
+    let mut src = 0usize;
+    for o in out.iter_mut() {
+        *o = values[src];
+        for i in (0..sizes.len()).rev() {
+            idx[i] += 1;
+            src += map[i];
+            if idx[i] < sizes[i] {
+                break;
+            }
+            src -= map[i] * sizes[i];
+            idx[i] = 0;
+        }
+    }
+    out
+}
+
+/// The public total: `n` under replace-one; under add/remove the inverse-variance average of
+/// the noisy 1-way tables' totals (a table of `s` cells has total variance `s·σ²`), at least 1.
+fn public_total(neighbouring: Neighbouring, n: usize, one_ways: &[MeasuredMarginal]) -> f64 {
+    match neighbouring {
+        Neighbouring::ReplaceOne => n as f64,
+        Neighbouring::AddRemove => {
+            let (mut num, mut den) = (0.0, 0.0);
+            for m in one_ways {
+                let w = 1.0 / (m.values.len() as f64 * m.sigma2);
+                num += w * m.values.iter().sum::<f64>();
+                den += w;
+            }
+            if den > 0.0 { (num / den).max(1.0) } else { 1.0 }
+        }
+    }
+}
+
+/// What a run produced besides the release: the per-round trace.
+#[derive(Clone, Debug)]
+pub struct AdaptiveRun {
+    /// The release.
+    pub release: Release,
+    /// Every round (round 0: the 1-ways).
+    pub rounds: Vec<AdaptiveRound>,
+}
+
+impl AdaptiveProjection {
+    /// ρ of the guarantee.
+    pub fn rho(&self) -> f64 {
+        self.rho
+    }
+
+    fn new_estimator(&self, domain: &Domain) -> Box<dyn MarginalEstimator> {
+        match self.params.estimator {
+            EstimatorChoice::Independent => Box::new(IndependentEstimator::new(domain)),
+        }
+    }
+
+    /// Run the mechanism and return the release with its round trace.
+    pub fn run(
+        &self,
+        data: &Dataset,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<AdaptiveRun> {
+        let start = Instant::now();
+        let p = &self.params;
+        let rel = p.neighbouring;
+        if data.domain() != workload.domain() {
+            return Err(MechanismError::Data {
+                reason: "the dataset's domain is not the workload's domain".into(),
+            });
+        }
+        if rel == Neighbouring::ReplaceOne && data.n() == 0 {
+            return Err(MechanismError::Data {
+                reason: "the dataset has no records (replace-one neighbours divide by the public \
+                         n; use add/remove neighbours to release an empty dataset)"
+                    .into(),
+            });
+        }
+        let domain = workload.domain();
+        let cands = candidates(workload);
+        let d = cands.iter().filter(|c| c.attrs.len() == 1).count();
+        let counts: Vec<Vec<u64>> = cands
+            .par_iter()
+            .map(|c| Ok(Marginal::new(domain, c.attrs.clone())?.try_count(data)?))
+            .collect::<Result<_>>()?;
+        let sizes_of =
+            |a: &[usize]| -> Vec<usize> { a.iter().map(|&i| domain.size(i) as usize).collect() };
+        let t_rounds = (p.rounds_per_attribute * d) as f64;
+        let alpha = p.measurement_share;
+        let mut rho_m = alpha * self.rho / t_rounds;
+        let mut rho_s = (1.0 - alpha) * self.rho / t_rounds;
+        let wmax = cands.iter().map(|c| c.weight).fold(1.0, f64::max);
+        let mut filter = ZcdpFilter::new(self.rho, rel)?;
+        let mut measurements: Vec<MeasuredMarginal> = Vec::new();
+        let mut trace = Vec::new();
+        let report = |r: &AdaptiveRound, trace: &mut Vec<AdaptiveRound>| {
+            if let Some(f) = &p.progress {
+                f(r);
+            }
+            trace.push(r.clone());
+        };
+        // 1. the 1-ways
+        let cal1 = RoundCalibration::new(rel, rho_m, 0.0, wmax)?;
+        for (i, c) in cands.iter().enumerate().filter(|(_, c)| c.attrs.len() == 1) {
+            filter.spend(&format!("1-way {:?}", c.attrs), cal1.measure_rho)?;
+            let y = measure(&counts[i], cal1.sigma2, rng)?;
+            measurements.push(MeasuredMarginal {
+                attrs: c.attrs.clone(),
+                values: y.iter().map(|&v| v as f64).collect(),
+                sigma2: cal1.sigma2,
+            });
+        }
+        let total = public_total(rel, data.n(), &measurements);
+        let mut est = self.new_estimator(domain);
+        est.fit(&measurements, total)?;
+        report(
+            &AdaptiveRound {
+                round: 0,
+                selected: Vec::new(),
+                sigma2: cal1.sigma2,
+                select_epsilon: 0.0,
+                rho_spent: filter.spent(),
+                annealed: false,
+            },
+            &mut trace,
+        );
+        // 2. the rounds
+        let mut round = 0usize;
+        while filter.remaining() > self.rho * 1e-9 {
+            round += 1;
+            let remaining = filter.remaining();
+            let mut cal = RoundCalibration::new(rel, rho_m, rho_s, wmax)?;
+            if remaining < 2.0 * cal.charge() || !filter.fits(cal.charge()) {
+                let mut share = 1.0;
+                loop {
+                    cal = RoundCalibration::new(
+                        rel,
+                        alpha * remaining * share,
+                        (1.0 - alpha) * remaining * share,
+                        wmax,
+                    )?;
+                    if filter.fits(cal.charge()) {
+                        break;
+                    }
+                    share *= 1.0 - 1e-9;
+                }
+            }
+            let em = cal
+                .selector
+                .clone()
+                .ok_or_else(|| MechanismError::Numerical {
+                    what: "a selection round without a selector".into(),
+                })?;
+            let limit = p.max_model_cells * (filter.spent() + cal.charge()) / self.rho;
+            let measured: Vec<Vec<usize>> = measurements.iter().map(|m| m.attrs.clone()).collect();
+            let allowed: Vec<usize> = (0..cands.len())
+                .filter(|&i| {
+                    let mut cl = measured.clone();
+                    cl.push(cands[i].attrs.clone());
+                    cands[i].attrs.len() == 1 || est.admits(&cl, limit)
+                })
+                .collect();
+            // the estimate on every allowed candidate, from its parent's marginal
+            let mut parents: HashMap<&[usize], Vec<f64>> = HashMap::new();
+            for &i in &allowed {
+                let pa = cands[i].parent.as_slice();
+                if !parents.contains_key(pa) {
+                    parents.insert(pa, est.marginal(pa)?);
+                }
+            }
+            let estimates: Vec<Vec<f64>> = allowed
+                .iter()
+                .map(|&i| {
+                    let c = &cands[i];
+                    marginalise(
+                        &c.parent,
+                        &sizes_of(&c.parent),
+                        &parents[c.parent.as_slice()],
+                        &c.attrs,
+                    )
+                })
+                .collect();
+            let sigma = cal.sigma();
+            let scores: Vec<f64> = allowed
+                .iter()
+                .zip(&estimates)
+                .map(|(&i, e)| fit_error_score(&counts[i], e, total, sigma, cands[i].weight))
+                .collect();
+            // charge, then draw
+            filter.spend(&format!("round {round}"), cal.charge())?;
+            let k = select(&em, &scores, rng)?;
+            let i = allowed[k];
+            let y = measure(&counts[i], cal.sigma2, rng)?;
+            measurements.push(MeasuredMarginal {
+                attrs: cands[i].attrs.clone(),
+                values: y.iter().map(|&v| v as f64).collect(),
+                sigma2: cal.sigma2,
+            });
+            est.fit(&measurements, total)?;
+            let after = est.marginal(&cands[i].attrs)?;
+            let moved: f64 = after
+                .iter()
+                .zip(&estimates[k])
+                .map(|(a, b)| total * (a - b).abs())
+                .sum();
+            let annealed =
+                moved <= (2.0 / std::f64::consts::PI).sqrt() * sigma * after.len() as f64;
+            if annealed {
+                rho_m *= 4.0;
+                rho_s *= 4.0;
+            }
+            report(
+                &AdaptiveRound {
+                    round,
+                    selected: cands[i].attrs.clone(),
+                    sigma2: cal.sigma2,
+                    select_epsilon: em.epsilon(),
+                    rho_spent: filter.spent(),
+                    annealed,
+                },
+                &mut trace,
+            );
+        }
+        // 3. the release
+        let mut answers = Vec::with_capacity(workload.num_queries());
+        for m in workload.marginals() {
+            let mut sorted = m.attrs().to_vec();
+            sorted.sort_unstable();
+            let v = est.marginal(&sorted)?;
+            answers.extend(reorder(&sorted, &v, m));
+        }
+        let mut notes = vec![
+            format!(
+                "estimator: {}; {} rounds after the {} 1-way tables; total used: {}",
+                est.name(),
+                round,
+                d,
+                match rel {
+                    Neighbouring::ReplaceOne => "the public n".to_string(),
+                    Neighbouring::AddRemove =>
+                        format!("{total:.1} (estimated from the noisy 1-way tables)"),
+                }
+            ),
+            format!(
+                "ρ spent {:.6} of {:.6} (zCDP filter; annealed {} times)",
+                filter.spent(),
+                self.rho,
+                trace.iter().filter(|r| r.annealed).count()
+            ),
+        ];
+        notes.extend(est.notes());
+        let diagnostics = Diagnostics {
+            wall_seconds: start.elapsed().as_secs_f64(),
+            iterations: Some(round),
+            notes,
+            ..Diagnostics::default()
+        };
+        let synthetic_n = total.round().clamp(1.0, 1e6) as usize;
+        let records = est.sample(synthetic_n, rng)?;
+        let synthetic = Some(crate::SyntheticData {
+            weights: vec![1.0 / synthetic_n as f64; synthetic_n],
+            records,
+        });
+        Ok(AdaptiveRun {
+            release: Release {
+                answers,
+                synthetic,
+                certificate: self.certificate(),
+                diagnostics,
+            },
+            rounds: trace,
+        })
+    }
+}
+
+impl Mechanism for AdaptiveProjection {
+    fn name(&self) -> &'static str {
+        "adaptive-projection"
+    }
+
+    fn certificate(&self) -> PrivacyCertificate {
+        let loss = PrivacyLoss::Zcdp { rho: self.rho };
+        PrivacyCertificate {
+            mechanism: self.name().to_string(),
+            loss,
+            neighbouring: self.params.neighbouring,
+            approx_equivalent: self.delta.and_then(|d| loss.to_approx(d).ok()),
+        }
+    }
+
+    fn produces_synthetic(&self) -> bool {
+        true
+    }
+
+    fn release(
+        &self,
+        data: &Dataset,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        Ok(self.run(data, workload, rng)?.release)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn domain() -> Domain {
+        Domain::new(vec![("a".into(), 2), ("b".into(), 3), ("c".into(), 4)]).unwrap()
+    }
+
+    #[test]
+    fn candidates_are_the_downward_closure_with_aim_weights() {
+        let d = domain();
+        let w = MarginalWorkload::from_attribute_lists(
+            &d,
+            &[vec!["a".into(), "b".into()], vec!["c".into(), "b".into()]],
+        )
+        .unwrap();
+        let c = candidates(&w);
+        let names: Vec<Vec<usize>> = c.iter().map(|c| c.attrs.clone()).collect();
+        assert_eq!(
+            names,
+            vec![vec![0], vec![1], vec![2], vec![0, 1], vec![1, 2]]
+        );
+        // w_{b} = |{b}∩{a,b}| + |{b}∩{b,c}| = 2; w_{a,b} = 2 + 1 = 3
+        assert_eq!(c[1].weight, 2.0);
+        assert_eq!(c[3].weight, 3.0);
+        assert_eq!(c[0].parent, vec![0, 1]);
+    }
+
+    #[test]
+    fn marginalise_and_reorder_against_brute_force() {
+        let d = domain();
+        let vals: Vec<f64> = (0..24).map(|i| i as f64).collect();
+        // P(b) from the (a, b, c) table: sum over a and c
+        let m = marginalise(&[0, 1, 2], &[2, 3, 4], &vals, &[1]);
+        for (b, got) in m.iter().enumerate() {
+            let want: f64 = (0..2)
+                .flat_map(|a| (0..4).map(move |c| (a * 12 + b * 4 + c) as f64))
+                .sum();
+            assert_eq!(*got, want);
+        }
+        let m = marginalise(&[0, 1, 2], &[2, 3, 4], &vals, &[0, 2]);
+        assert_eq!(
+            m[4 + 1],
+            (12 + 1) as f64 + (16 + 1) as f64 + (20 + 1) as f64
+        );
+        // reorder (a, c) sorted into the table order (c, a)
+        let t = Marginal::new(&d, vec![2, 0]).unwrap();
+        let sorted: Vec<f64> = (0..8).map(|i| i as f64).collect(); // index a*4 + c
+        let r = reorder(&[0, 2], &sorted, &t);
+        for c in 0..4 {
+            for a in 0..2 {
+                assert_eq!(r[c * 2 + a], (a * 4 + c) as f64);
+            }
+        }
+    }
+}
