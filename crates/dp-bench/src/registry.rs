@@ -274,6 +274,14 @@ pub fn audit_settings(name: &str) -> Result<AuditSettings> {
             ci_runs: 20_000,
             steps: steps(PrivacyLoss::zcdp(3.75)?),
         },
+        // d = 2 attributes, T = 32: ρ = 40 gives the first selection ε = √(8·0.1·40/32) = 1
+        // and the first measurement ρ = 0.9·40/32 = 1.125 (σ² = 0.89 on a replace-one table)
+        "adaptive-projection" => AuditSettings {
+            budget: PrivacyLoss::zcdp(0.125)?,
+            delta: DELTA,
+            ci_runs: 20_000,
+            steps: steps(PrivacyLoss::zcdp(40.0)?),
+        },
         _ => {
             let candidates = [
                 PrivacyLoss::pure(1.0)?,

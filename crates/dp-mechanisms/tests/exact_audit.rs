@@ -8,11 +8,11 @@
 //!
 //! Run with `--nocapture` to print the table that docs/privacy.md reproduces.
 
-use dp_core::{PermuteAndFlip, PrivacyLoss, Selector};
+use dp_core::{Neighbouring, PermuteAndFlip, PrivacyLoss, Selector};
 use dp_mechanisms::iterative::*;
 use dp_mechanisms::{
-    ExactStepCheck, Mechanism, StepAudited, StepPrimitive, StepRequest, exact_check,
-    exact_check_step,
+    AdaptiveProjectionParams, ExactStepCheck, Mechanism, StepAudited, StepPrimitive, StepRequest,
+    exact_check, exact_check_step,
 };
 use dp_queries::{Dataset, Domain, MarginalWorkload};
 
@@ -44,6 +44,28 @@ fn mechanisms() -> Vec<(String, Box<dyn Mechanism>)> {
         v.push((
             format!("ic-mw {b}"),
             Box::new(IcParams::new(b).alpha(0.3).check().unwrap()),
+        ));
+    }
+    for (b, rel) in [
+        (PrivacyLoss::zcdp(0.5).unwrap(), Neighbouring::ReplaceOne),
+        // (ε, δ) = (1, 1e-6) gives per-step ρ ≈ 7e-4 (σ² ≈ 730), where the auditor's f64
+        // evaluation of D_α near α = 1 loses ~4e-9 relative to cancellation (seen: worst
+        // 6.85011669e-4 against the exact bound α/(2σ²) = 6.85011666e-4, above REL_TOL);
+        // the auditor's resolution, not the mechanism, limits small budgets here
+        (
+            PrivacyLoss::approx(10.0, 1e-6).unwrap(),
+            Neighbouring::AddRemove,
+        ),
+        (PrivacyLoss::zcdp(20.0).unwrap(), Neighbouring::AddRemove),
+    ] {
+        v.push((
+            format!("adaptive-projection {b} {rel}"),
+            Box::new(
+                AdaptiveProjectionParams::new(b)
+                    .neighbouring(rel)
+                    .check()
+                    .unwrap(),
+            ),
         ));
     }
     for rho in [0.05, 0.5] {

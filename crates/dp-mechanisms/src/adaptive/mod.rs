@@ -81,6 +81,10 @@ pub struct AdaptiveRound {
     pub sigma2: f64,
     /// ε of the selection (0 in round 0).
     pub select_epsilon: f64,
+    /// ρ of the measurement (`Δ₂²/(2σ²)` is at most this).
+    pub measure_rho: f64,
+    /// ρ charged for the selection (`ε²/8`, 0 in round 0).
+    pub select_rho: f64,
     /// ρ spent after the round.
     pub rho_spent: f64,
     /// Whether the round annealed (the next round's budget is 4×).
@@ -353,6 +357,17 @@ fn public_total(neighbouring: Neighbouring, n: usize, one_ways: &[MeasuredMargin
     }
 }
 
+/// The public state before a selection round (for the step audit): the allowed candidates
+/// (indices into the candidate list), the estimate on each, the public total and the
+/// round's calibration.
+struct RoundView<'a> {
+    round: usize,
+    allowed: &'a [usize],
+    estimates: &'a [Vec<f64>],
+    total: f64,
+    calibration: &'a RoundCalibration,
+}
+
 /// What a run produced besides the release: the per-round trace.
 #[derive(Clone, Debug)]
 pub struct AdaptiveRun {
@@ -380,6 +395,18 @@ impl AdaptiveProjection {
         data: &Dataset,
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
+    ) -> Result<AdaptiveRun> {
+        self.run_observed(data, workload, rng, &mut |_| {})
+    }
+
+    /// [`Self::run`], showing `observe` the public state of every selection round before
+    /// its selection (for the step audit).
+    fn run_observed(
+        &self,
+        data: &Dataset,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+        observe: &mut dyn FnMut(&RoundView<'_>),
     ) -> Result<AdaptiveRun> {
         let start = Instant::now();
         let p = &self.params;
@@ -439,6 +466,8 @@ impl AdaptiveProjection {
                 selected: Vec::new(),
                 sigma2: cal1.sigma2,
                 select_epsilon: 0.0,
+                measure_rho: cal1.measure_rho,
+                select_rho: 0.0,
                 rho_spent: filter.spent(),
                 annealed: false,
             },
@@ -506,6 +535,13 @@ impl AdaptiveProjection {
                 .zip(&estimates)
                 .map(|(&i, e)| fit_error_score(&counts[i], e, total, sigma, cands[i].weight))
                 .collect();
+            observe(&RoundView {
+                round,
+                allowed: &allowed,
+                estimates: &estimates,
+                total,
+                calibration: &cal,
+            });
             // charge, then draw
             filter.spend(&format!("round {round}"), cal.charge())?;
             let k = select(&em, &scores, rng)?;
@@ -535,6 +571,8 @@ impl AdaptiveProjection {
                     selected: cands[i].attrs.clone(),
                     sigma2: cal.sigma2,
                     select_epsilon: em.epsilon(),
+                    measure_rho: cal.measure_rho,
+                    select_rho: cal.select_charge(),
                     rho_spent: filter.spent(),
                     annealed,
                 },
@@ -593,6 +631,202 @@ impl AdaptiveProjection {
     }
 }
 
+impl crate::StepAudited for AdaptiveProjection {
+    /// The steps of a reference run on `reference` (seed `request.seed`): the first 1-way
+    /// measurement (claimed `ρ_measure`), and per audited round (default: the first and the
+    /// last) the exponential-mechanism selection (claimed pure ε, accounted `ε²/8`-zCDP) with
+    /// the round's public state fixed (allowed candidates, estimate, total, calibration), and
+    /// the discrete-Gaussian measurement of the reference run's selection (or of allowed
+    /// candidate `request.measured_query`), claimed `ρ_measure`-zCDP. The whole run: every
+    /// 1-way measurement and every round of the reference run, zCDP composition, against
+    /// the certificate's ρ. Under add/remove the runners accept data of any size.
+    fn step_decomposition(
+        &self,
+        reference: &Dataset,
+        workload: &MarginalWorkload,
+        request: &crate::StepRequest,
+    ) -> Result<crate::StepDecomposition> {
+        use crate::steps::{audited_rounds, one_hot};
+        use crate::{AuditedStep, StepComposition, StepDecomposition, StepLoss, StepPrimitive};
+        let rel = self.params.neighbouring;
+        let n_ref = reference.n();
+        let domain = workload.domain().clone();
+        let check = move |data: &Dataset| -> Result<()> {
+            if data.domain() != &domain || (rel == Neighbouring::ReplaceOne && data.n() != n_ref) {
+                return Err(MechanismError::Data {
+                    reason: format!(
+                        "a step runner built for the workload's domain (n = {n_ref} under \
+                         replace-one) got other data"
+                    ),
+                });
+            }
+            Ok(())
+        };
+        let cands = Arc::new(candidates(workload));
+        // the reference run, recording the public state of every round
+        struct Seen {
+            round: usize,
+            allowed: Vec<usize>,
+            estimates: Vec<Vec<f64>>,
+            total: f64,
+            calibration: RoundCalibration,
+        }
+        let mut seen: Vec<Seen> = Vec::new();
+        let mut rng = dp_core::seeded_rng(request.seed);
+        let run = self.run_observed(reference, workload, &mut rng, &mut |v| {
+            seen.push(Seen {
+                round: v.round,
+                allowed: v.allowed.to_vec(),
+                estimates: v.estimates.to_vec(),
+                total: v.total,
+                calibration: v.calibration.clone(),
+            })
+        })?;
+        let last = seen.len();
+        if last == 0 {
+            return Err(MechanismError::Data {
+                reason: "the reference run had no selection round".into(),
+            });
+        }
+        let rounds = audited_rounds(&request.rounds, &[1, last], last)?;
+        let counts_of = {
+            let (cands, check) = (cands.clone(), check.clone());
+            Arc::new(move |data: &Dataset, i: usize| -> Result<Vec<u64>> {
+                check(data)?;
+                Ok(Marginal::new(data.domain(), cands[i].attrs.clone())?.try_count(data)?)
+            })
+        };
+        let changed = crate::sensitivity::single_marginal_count_sensitivity(rel).l1;
+        let mut steps = Vec::new();
+        let first = &run.rounds[0];
+        {
+            let c = counts_of.clone();
+            let sigma2 = first.sigma2;
+            steps.push(
+                AuditedStep::new(
+                    format!(
+                        "adaptive-projection 1-way measurement of {:?}",
+                        cands[0].attrs
+                    ),
+                    PrivacyLoss::zcdp(first.measure_rho)?,
+                    PrivacyLoss::zcdp(first.measure_rho)?,
+                    vec!["noisy counts".into()],
+                    Box::new(move |data, rng| {
+                        Ok(measure(&c(data, 0)?, sigma2, rng)?
+                            .iter()
+                            .map(|&v| v as f64)
+                            .collect())
+                    }),
+                )
+                .with_primitive(StepPrimitive::DiscreteGaussianTable {
+                    sigma2,
+                    changed_cells: changed,
+                }),
+            );
+        }
+        for v in seen.iter().filter(|v| rounds.contains(&v.round)) {
+            let em = v
+                .calibration
+                .selector
+                .clone()
+                .ok_or_else(|| MechanismError::Numerical {
+                    what: "a selection round without a selector".into(),
+                })?;
+            let sigma = v.calibration.sigma();
+            let (allowed, estimates, total) = (v.allowed.clone(), v.estimates.clone(), v.total);
+            let (c, cs) = (counts_of.clone(), cands.clone());
+            let selector = dp_core::Selector::Exponential(em.clone());
+            let m = allowed.len();
+            steps.push(
+                AuditedStep::new(
+                    format!(
+                        "adaptive-projection round {}: exponential-mechanism selection",
+                        v.round
+                    ),
+                    em.privacy(),
+                    em.zcdp_privacy(),
+                    (0..m)
+                        .map(|k| format!("selected {:?}", cands[allowed[k]].attrs))
+                        .collect(),
+                    Box::new(move |data, rng| {
+                        let scores = allowed
+                            .iter()
+                            .zip(&estimates)
+                            .map(|(&i, e)| {
+                                Ok(fit_error_score(&c(data, i)?, e, total, sigma, cs[i].weight))
+                            })
+                            .collect::<Result<Vec<f64>>>()?;
+                        Ok(one_hot(select(&em, &scores, rng)?, scores.len()))
+                    }),
+                )
+                .with_primitive(StepPrimitive::Selection {
+                    selector,
+                    candidates: m,
+                }),
+            );
+            let traced = &run.rounds[v.round];
+            let i = match request.measured_query {
+                Some(k) => v.allowed[k.min(m - 1)],
+                None => cands
+                    .iter()
+                    .position(|c| c.attrs == traced.selected)
+                    .unwrap_or(v.allowed[0]),
+            };
+            let (c, sigma2) = (counts_of.clone(), v.calibration.sigma2);
+            let meas = PrivacyLoss::zcdp(v.calibration.measure_rho)?;
+            steps.push(
+                AuditedStep::new(
+                    format!(
+                        "adaptive-projection round {}: Gaussian measurement of the selected table",
+                        v.round
+                    ),
+                    meas,
+                    meas,
+                    vec!["noisy counts".into()],
+                    Box::new(move |data, rng| {
+                        Ok(measure(&c(data, i)?, sigma2, rng)?
+                            .iter()
+                            .map(|&v| v as f64)
+                            .collect())
+                    }),
+                )
+                .with_primitive(StepPrimitive::DiscreteGaussianTable {
+                    sigma2,
+                    changed_cells: changed,
+                }),
+            );
+        }
+        for s in steps.iter_mut() {
+            s.neighbouring = rel;
+        }
+        let d = cands.iter().filter(|c| c.attrs.len() == 1).count() as u64;
+        let mut losses = vec![StepLoss {
+            what: "1-way measurements".into(),
+            count: d,
+            loss: PrivacyLoss::zcdp(first.measure_rho)?,
+        }];
+        for r in &run.rounds[1..] {
+            losses.push(StepLoss {
+                what: format!("round {} selection", r.round),
+                count: 1,
+                loss: PrivacyLoss::zcdp(r.select_rho)?,
+            });
+            losses.push(StepLoss {
+                what: format!("round {} measurement", r.round),
+                count: 1,
+                loss: PrivacyLoss::zcdp(r.measure_rho)?,
+            });
+        }
+        Ok(StepDecomposition {
+            rounds,
+            steps,
+            losses,
+            composition: StepComposition::Basic,
+            accounting: PrivacyLoss::zcdp(self.rho)?,
+        })
+    }
+}
+
 impl Mechanism for AdaptiveProjection {
     fn name(&self) -> &'static str {
         "adaptive-projection"
@@ -610,6 +844,10 @@ impl Mechanism for AdaptiveProjection {
 
     fn produces_synthetic(&self) -> bool {
         true
+    }
+
+    fn step_audited(&self) -> Option<&dyn crate::StepAudited> {
+        Some(self)
     }
 
     fn release(

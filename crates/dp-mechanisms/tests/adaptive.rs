@@ -1,0 +1,163 @@
+//! The adaptive projection mechanism (issue #10 item 3): its accounting (the zCDP filter
+//! never lets the rounds exceed ρ, and they use it up), its step decomposition composes to
+//! the certificate, its inputs are validated, and add/remove releases never use `n`.
+
+use dp_core::{Neighbouring, PrivacyLoss};
+use dp_mechanisms::adaptive::AdaptiveProjectionParams;
+use dp_mechanisms::{Mechanism, StepAudited, StepRequest};
+use dp_queries::{Dataset, Domain, MarginalWorkload};
+
+fn small(n: usize) -> (Dataset, MarginalWorkload) {
+    let domain = Domain::new(vec![
+        ("a".into(), 2),
+        ("b".into(), 3),
+        ("c".into(), 2),
+        ("d".into(), 4),
+    ])
+    .unwrap();
+    let w = MarginalWorkload::all_kway(&domain, 2).unwrap();
+    let cols = (0..4)
+        .map(|j| {
+            (0..n)
+                .map(|i| ((i * (j + 3) + i / 3) % domain.size(j) as usize) as u32)
+                .collect()
+        })
+        .collect();
+    (Dataset::from_columns(domain, cols).unwrap(), w)
+}
+
+/// Over budgets spanning five orders of magnitude, both relations and several seeds: the
+/// charges of the rounds (1-ways + selections + measurements) sum to at most ρ and to at
+/// least ρ·(1 − 1e-6) (the last round takes what is left), every round's selection charge is
+/// ε²/8 of its ε, and annealing multiplies the next round's charges by 4.
+#[test]
+fn rounds_spend_exactly_the_budget_and_never_more() {
+    let (data, w) = small(300);
+    for rho in [1e-4, 0.01, 1.0, 10.0] {
+        for rel in [Neighbouring::ReplaceOne, Neighbouring::AddRemove] {
+            for seed in 0..3 {
+                let m = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(rho).unwrap())
+                    .neighbouring(rel)
+                    .check()
+                    .unwrap();
+                let run = m.run(&data, &w, &mut dp_core::seeded_rng(seed)).unwrap();
+                let d = 4.0;
+                let mut total = d * run.rounds[0].measure_rho;
+                for r in &run.rounds[1..] {
+                    total += r.measure_rho + r.select_rho;
+                    assert!(r.select_rho <= r.select_epsilon.powi(2) / 8.0 * (1.0 + 1e-12));
+                    assert!(r.select_rho >= r.select_epsilon.powi(2) / 8.0 * (1.0 - 1e-9));
+                    // σ² = Δ₂²/(2ρ_measure): Δ₂² = 2 (replace-one), 1 (add/remove)
+                    let d2 = if rel == Neighbouring::ReplaceOne {
+                        2.0
+                    } else {
+                        1.0
+                    };
+                    assert!(r.sigma2 >= d2 / (2.0 * r.measure_rho));
+                    assert!(r.sigma2 <= d2 / (2.0 * r.measure_rho) * (1.0 + 1e-12));
+                }
+                assert!(total <= rho * (1.0 + 1e-12), "ρ {rho}: spent {total}");
+                assert!(total >= rho * (1.0 - 1e-6), "ρ {rho}: spent only {total}");
+                let last = run.rounds.last().unwrap().rho_spent;
+                assert!(last <= rho, "filter total {last} > {rho}");
+                for pair in run.rounds[1..].windows(2) {
+                    let (a, b) = (&pair[0], &pair[1]);
+                    if a.annealed && b.round != run.rounds.len() - 1 {
+                        assert!((b.measure_rho / a.measure_rho - 4.0).abs() < 1e-9);
+                    }
+                }
+                // the initial per-round budget: T = 16·d rounds, α = 0.9
+                let t = 16.0 * d;
+                assert!((run.rounds[0].measure_rho - 0.9 * rho / t).abs() < 1e-12 * rho);
+                assert_eq!(run.release.certificate.neighbouring, rel);
+                assert_eq!(run.release.answers.len(), w.num_queries());
+                assert!(
+                    run.release
+                        .answers
+                        .iter()
+                        .all(|a| a.is_finite() && *a >= 0.0)
+                );
+            }
+        }
+    }
+}
+
+/// The step decomposition composes to exactly the certificate's ρ (within rounding) and
+/// audits the first and last rounds; the measured candidate can be fixed.
+#[test]
+fn step_decomposition_composes_to_the_certificate() {
+    let (data, w) = small(60);
+    for rel in [Neighbouring::ReplaceOne, Neighbouring::AddRemove] {
+        let m = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(0.5).unwrap())
+            .neighbouring(rel)
+            .check()
+            .unwrap();
+        let dec = m
+            .step_decomposition(&data, &w, &StepRequest::new(11))
+            .unwrap();
+        let composed = dec.composed().unwrap();
+        match composed {
+            PrivacyLoss::Zcdp { rho } => {
+                assert!(rho <= 0.5 * (1.0 + 1e-9) && rho >= 0.5 * (1.0 - 1e-6))
+            }
+            other => panic!("{other}"),
+        }
+        // 1-way + (selection, measurement) × 2 audited rounds
+        assert_eq!(dec.steps.len(), 5, "{:?}", dec.steps);
+        assert!(dec.steps.iter().all(|s| s.neighbouring == rel));
+        // the runners are the release's code: they run on the reference data
+        let mut rng = dp_core::seeded_rng(1);
+        for s in &dec.steps {
+            let out = s.run(&data, &mut rng).unwrap();
+            assert!(!out.is_empty());
+        }
+    }
+}
+
+/// Inputs: pure ε is refused (Gaussian noise cannot give it); parameters are validated;
+/// under add/remove an empty dataset is released like any other (refusing it would
+/// distinguish it from its neighbours), under replace-one it is refused.
+#[test]
+fn inputs_are_validated_and_add_remove_releases_the_empty_dataset() {
+    assert!(
+        AdaptiveProjectionParams::new(PrivacyLoss::pure(1.0).unwrap())
+            .check()
+            .is_err()
+    );
+    let mut p = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(1.0).unwrap());
+    p.measurement_share = 1.0;
+    assert!(p.check().is_err());
+    let mut p = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(1.0).unwrap());
+    p.rounds_per_attribute = 0;
+    assert!(p.check().is_err());
+    let (data, w) = small(10);
+    let empty = Dataset::empty(data.domain().clone());
+    let ar = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(1.0).unwrap())
+        .check()
+        .unwrap();
+    let r = ar.release(&empty, &w, &mut dp_core::seeded_rng(2)).unwrap();
+    assert_eq!(r.answers.len(), w.num_queries());
+    let ro = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(1.0).unwrap())
+        .neighbouring(Neighbouring::ReplaceOne)
+        .check()
+        .unwrap();
+    assert!(ro.release(&empty, &w, &mut dp_core::seeded_rng(2)).is_err());
+    // another domain is refused before any noise
+    let other = Domain::new(vec![("x".into(), 2)]).unwrap();
+    let bad = Dataset::from_columns(other, vec![vec![0, 1]]).unwrap();
+    assert!(ar.release(&bad, &w, &mut dp_core::seeded_rng(2)).is_err());
+}
+
+/// Under add/remove nothing in the release depends on `n` except through noisy counts:
+/// the notes never contain the true n.
+#[test]
+fn add_remove_release_does_not_report_n() {
+    let (data, w) = small(1234);
+    let m = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(1.0).unwrap())
+        .check()
+        .unwrap();
+    let r = m.release(&data, &w, &mut dp_core::seeded_rng(5)).unwrap();
+    for note in &r.diagnostics.notes {
+        assert!(!note.contains("1234"), "{note}");
+    }
+}
