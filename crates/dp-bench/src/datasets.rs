@@ -52,6 +52,30 @@ pub const BUNDLED: &[BundledDataset] = &[
         csv: include_bytes!("../../../data/nltcs/nltcs.csv"),
         domain_json: include_str!("../../../data/nltcs/nltcs-domain.json"),
     },
+    BundledDataset {
+        name: "acs",
+        description: "ACS (PrivBayes / PrivMRF extract), 47 461 records, 23 binary attributes",
+        origin: "caicre/PrivMRF data/acs.csv @ b6feb08",
+        license: "repo Apache-2.0",
+        csv: include_bytes!("../../../data/acs/acs.csv"),
+        domain_json: include_str!("../../../data/acs/acs-domain.json"),
+    },
+    BundledDataset {
+        name: "titanic",
+        description: "Kaggle Titanic, 1 304 records, 9 attributes",
+        origin: "ryan112358/hd-datasets clean/titanic.csv @ 4fe5e5d (2021-10-05)",
+        license: "none stated in the source repository",
+        csv: include_bytes!("../../../data/titanic/titanic.csv"),
+        domain_json: include_str!("../../../data/titanic/titanic-domain.json"),
+    },
+    BundledDataset {
+        name: "temporal-match2",
+        description: "IPUMS ACS extract (NIST 2020 style), 170 254 records, 35 attributes, |X| ≈ 10^33.5",
+        origin: "ryan112358/hd-datasets clean/temporal-match2.zip @ 1369ff5 (2021-10-29)",
+        license: "none stated; the underlying data follows IPUMS terms",
+        csv: include_bytes!("../../../data/temporal-match2/temporal-match2.csv"),
+        domain_json: include_str!("../../../data/temporal-match2/temporal-match2-domain.json"),
+    },
 ];
 
 /// Look a bundled dataset up by name.
@@ -76,6 +100,13 @@ mod tests {
         assert_eq!((adult.n(), adult.domain().len()), (48_842, 14));
         let nltcs = bundled("nltcs").unwrap().load().unwrap();
         assert_eq!((nltcs.n(), nltcs.domain().len()), (21_574, 16));
+        let acs = bundled("acs").unwrap().load().unwrap();
+        assert_eq!((acs.n(), acs.domain().len()), (47_461, 23));
+        let titanic = bundled("titanic").unwrap().load().unwrap();
+        assert_eq!((titanic.n(), titanic.domain().len()), (1_304, 9));
+        let tm2 = bundled("temporal-match2").unwrap().load().unwrap();
+        assert_eq!((tm2.n(), tm2.domain().len()), (170_254, 35));
+        assert!((tm2.domain().log10_universe_size() - 33.5).abs() < 0.05);
         assert!(bundled("nope").is_err());
     }
 }
