@@ -68,6 +68,9 @@ enum Family {
     IterativeScaling,
     /// Projection, coarse projection, chaining with packing lower bounds (seed 004).
     Projection,
+    /// Real tables (issue #10): adaptive projection and the implicit projection against the
+    /// Gaussian baseline on adult, temporal-match2 and acs.
+    RealTables,
 }
 
 fn root() -> PathBuf {
@@ -94,6 +97,54 @@ fn bench(quick: bool, out: Option<PathBuf>, only: Option<Family>) -> Result<()> 
         // The projection family (seed 004) with packing lower bounds.
         dp_bench::experiments_projection::run_and_report(quick, &out)?;
     }
+    if runs(Family::RealTables) {
+        bench_real(quick, &out)?;
+    }
+    Ok(())
+}
+
+/// The real-tables grid (issue #10), one JSON line per run.
+fn bench_real(quick: bool, out: &Path) -> Result<()> {
+    use dp_bench::experiments_real::{RealScale, format_real_table, real_grid, run_real};
+    let (scale, file) = if quick {
+        (RealScale::Quick, "real-tables-quick.jsonl")
+    } else {
+        (RealScale::Full, "real-tables.jsonl")
+    };
+    let grid = real_grid(scale);
+    let path = out.join(file);
+    let mut f =
+        std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+    let pb = ProgressBar::new(grid.len() as u64);
+    pb.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} [{elapsed_precise}] {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut write_error = None;
+    let records = run_real(&grid, |r| {
+        pb.inc(1);
+        pb.set_message(format!(
+            "{} {} {} ε={} seed {}: avgL1 {:.3}, {:.1} s",
+            r.config.dataset,
+            r.workload_name,
+            r.config.mechanism,
+            r.config.epsilon,
+            r.config.seed,
+            r.error.mean_marginal_l1,
+            r.seconds
+        ));
+        let line = serde_json::to_string(r).map_err(anyhow::Error::from);
+        if let Err(e) = line.and_then(|l| writeln!(f, "{l}").map_err(Into::into)) {
+            write_error.get_or_insert(e);
+        }
+    })?;
+    pb.finish_and_clear();
+    if let Some(e) = write_error {
+        return Err(e.context(format!("writing {}", path.display())));
+    }
+    println!("== real tables (issue #10), δ = 1e-9 ==");
+    print!("{}", format_real_table(&records));
+    println!("results: {}\n", path.display());
     Ok(())
 }
 

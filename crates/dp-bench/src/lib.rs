@@ -27,6 +27,7 @@ pub mod error;
 pub mod experiments;
 pub mod experiments_iterative;
 pub mod experiments_projection;
+pub mod experiments_real;
 pub mod ledger_file;
 pub mod plots;
 pub mod registry;

@@ -1,0 +1,307 @@
+//! The real-tables grid (issue #10): mechanisms that need no enumerable universe, on the
+//! bundled adult, temporal-match2 and acs tables, against the Gaussian baseline and beside
+//! the peers' published numbers (docs/benchmarks.md).
+//!
+//! Every run reports the normalised-table metrics of the issue (avgL1 = mean over the
+//! workload's tables of the table's ℓ1 error, max = largest cell error, RMSE), the wall time
+//! and the peak resident memory of the release (Linux: `VmHWM` after resetting it through
+//! `/proc/self/clear_refs`; `None` elsewhere). Benchmarks measure; nothing here asserts.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use dp_core::{Neighbouring, PrivacyLoss};
+use dp_mechanisms::{Mechanism, PostProcessing};
+use dp_queries::{Dataset, ErrorReport, MarginalWorkload};
+use serde::{Deserialize, Serialize};
+
+use crate::Result;
+use crate::datasets::bundled;
+use crate::registry::build_mechanism;
+
+/// A workload of the grid: a benchmark JSON file of `data/workloads/` or a spec for
+/// [`MarginalWorkload::parse_spec`] (with its seed).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum RealWorkload {
+    /// `data/workloads/NAME`.
+    File(String),
+    /// A spec such as `random-3way:64`, drawn with this seed.
+    Spec(String, u64),
+}
+
+impl RealWorkload {
+    fn name(&self) -> String {
+        match self {
+            RealWorkload::File(f) => f.trim_end_matches(".json").to_string(),
+            RealWorkload::Spec(s, seed) => format!("{s} (seed {seed})"),
+        }
+    }
+
+    fn load(&self, data: &Dataset) -> Result<MarginalWorkload> {
+        Ok(match self {
+            RealWorkload::File(f) => {
+                let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                    .join("../../data/workloads")
+                    .join(f);
+                MarginalWorkload::from_json_file(data.domain(), &path)?
+            }
+            RealWorkload::Spec(s, seed) => MarginalWorkload::parse_spec(data.domain(), s, *seed)?,
+        })
+    }
+}
+
+/// One configuration of the grid.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RealConfig {
+    /// Bundled dataset.
+    pub dataset: String,
+    /// Workload.
+    pub workload: RealWorkload,
+    /// Registry name of the mechanism.
+    pub mechanism: String,
+    /// Simplex post-processing (the Gaussian baseline's `--post simplex`).
+    pub simplex: bool,
+    /// Neighbouring relation.
+    pub neighbouring: Neighbouring,
+    /// ε of the (ε, δ) budget.
+    pub epsilon: f64,
+    /// δ.
+    pub delta: f64,
+    /// Seed of the mechanism's randomness.
+    pub seed: u64,
+}
+
+/// The result of one run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RealRecord {
+    /// The configuration.
+    pub config: RealConfig,
+    /// The workload's name.
+    pub workload_name: String,
+    /// Error of the released answers against the truth (normalised tables).
+    pub error: ErrorReport,
+    /// Wall time of the release in seconds.
+    pub seconds: f64,
+    /// Peak resident memory during the release (MiB), where measurable.
+    pub peak_mib: Option<f64>,
+    /// The release's diagnostic notes.
+    pub notes: Vec<String>,
+}
+
+/// The grid's scale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RealScale {
+    /// One small configuration per mechanism (CI).
+    Quick,
+    /// The issue's grid: adult W64 and all2 at ε ∈ {0.1, 1, 10}, both relations, 3 seeds;
+    /// temporal-match2 and acs random 3-way at ε = 1; the implicit projection at ε = 1.
+    Full,
+}
+
+/// The configurations of a scale.
+pub fn real_grid(scale: RealScale) -> Vec<RealConfig> {
+    let mut v = Vec::new();
+    let cfg = |dataset: &str,
+               workload: RealWorkload,
+               mechanism: &str,
+               simplex: bool,
+               neighbouring,
+               epsilon,
+               seed| RealConfig {
+        dataset: dataset.into(),
+        workload,
+        mechanism: mechanism.into(),
+        simplex,
+        neighbouring,
+        epsilon,
+        delta: 1e-9,
+        seed,
+    };
+    let both = [Neighbouring::AddRemove, Neighbouring::ReplaceOne];
+    match scale {
+        RealScale::Quick => {
+            let w = RealWorkload::Spec("random-2way:8".into(), 1);
+            for rel in both {
+                v.push(cfg("adult", w.clone(), "gaussian", true, rel, 1.0, 1));
+                v.push(cfg(
+                    "adult",
+                    w.clone(),
+                    "adaptive-projection",
+                    false,
+                    rel,
+                    1.0,
+                    1,
+                ));
+            }
+        }
+        RealScale::Full => {
+            for file in ["adult_w64.json", "adult_all2.json"] {
+                let w = RealWorkload::File(file.into());
+                for eps in [0.1, 1.0, 10.0] {
+                    for rel in both {
+                        for seed in 1..=3 {
+                            v.push(cfg("adult", w.clone(), "gaussian", true, rel, eps, seed));
+                            v.push(cfg(
+                                "adult",
+                                w.clone(),
+                                "adaptive-projection",
+                                false,
+                                rel,
+                                eps,
+                                seed,
+                            ));
+                        }
+                    }
+                }
+                v.push(cfg(
+                    "adult",
+                    w.clone(),
+                    "projection",
+                    false,
+                    Neighbouring::ReplaceOne,
+                    1.0,
+                    1,
+                ));
+            }
+            for (dataset, spec) in [
+                ("temporal-match2", "random-3way:32"),
+                ("acs", "random-3way:64"),
+            ] {
+                let w = RealWorkload::Spec(spec.into(), 1);
+                for rel in both {
+                    for seed in 1..=3 {
+                        v.push(cfg(dataset, w.clone(), "gaussian", true, rel, 1.0, seed));
+                        v.push(cfg(
+                            dataset,
+                            w.clone(),
+                            "adaptive-projection",
+                            false,
+                            rel,
+                            1.0,
+                            seed,
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    v
+}
+
+/// Reset the process's peak-RSS counter (Linux `clear_refs` 5); false where unsupported.
+fn reset_peak() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// The process's peak RSS since the last reset, in MiB (Linux `VmHWM`).
+fn peak_mib() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+/// Run one configuration.
+pub fn run_real_config(config: &RealConfig) -> Result<RealRecord> {
+    let data = bundled(&config.dataset)?.load()?;
+    let workload = config.workload.load(&data)?;
+    let truth = workload.answers(&data)?;
+    let budget = PrivacyLoss::approx(config.epsilon, config.delta)?;
+    let post = if config.simplex {
+        PostProcessing::SimplexProjection
+    } else {
+        PostProcessing::None
+    };
+    let mech: Box<dyn Mechanism> =
+        build_mechanism(&config.mechanism, budget, config.neighbouring, post)?;
+    let mut rng = dp_core::seeded_rng(config.seed);
+    let measurable = reset_peak();
+    let t = Instant::now();
+    let release = mech.release(&data, &workload, &mut rng)?;
+    let seconds = t.elapsed().as_secs_f64();
+    let peak = if measurable { peak_mib() } else { None };
+    Ok(RealRecord {
+        config: config.clone(),
+        workload_name: config.workload.name(),
+        error: ErrorReport::compute(&workload, &release.answers, &truth)?,
+        seconds,
+        peak_mib: peak,
+        notes: release.diagnostics.notes,
+    })
+}
+
+/// Run every configuration, calling `each` after each run.
+pub fn run_real(
+    configs: &[RealConfig],
+    mut each: impl FnMut(&RealRecord),
+) -> Result<Vec<RealRecord>> {
+    let mut out = Vec::with_capacity(configs.len());
+    for c in configs {
+        let r = run_real_config(c)?;
+        each(&r);
+        out.push(r);
+    }
+    Ok(out)
+}
+
+/// One row per (dataset, workload, mechanism, relation, ε): mean (and spread over seeds) of
+/// avgL1, mean max and RMSE, mean seconds, largest peak memory.
+pub fn format_real_table(records: &[RealRecord]) -> String {
+    let mut keys: Vec<(String, String, String, String, f64)> = Vec::new();
+    for r in records {
+        let k = key(r);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let mut s = String::from(
+        "| dataset | workload | mechanism | neighbours | ε | seeds | avgL1 (mean ± sd) | max | RMSE | seconds | peak MiB |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for k in keys {
+        let rs: Vec<&RealRecord> = records.iter().filter(|r| key(r) == k).collect();
+        let m = rs.len() as f64;
+        let mean = |f: &dyn Fn(&RealRecord) -> f64| rs.iter().map(|r| f(r)).sum::<f64>() / m;
+        let l1 = mean(&|r| r.error.mean_marginal_l1);
+        let sd = (rs
+            .iter()
+            .map(|r| (r.error.mean_marginal_l1 - l1).powi(2))
+            .sum::<f64>()
+            / (m - 1.0).max(1.0))
+        .sqrt();
+        let peak = rs
+            .iter()
+            .filter_map(|r| r.peak_mib)
+            .fold(None, |a: Option<f64>, x| Some(a.map_or(x, |a| a.max(x))));
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {:.3} ± {:.3} | {:.4} | {:.2e} | {:.1} | {} |\n",
+            k.0,
+            k.1,
+            k.2,
+            k.3,
+            k.4,
+            rs.len(),
+            l1,
+            sd,
+            mean(&|r| r.error.max_abs),
+            mean(&|r| r.error.rmse),
+            mean(&|r| r.seconds),
+            peak.map_or("–".into(), |p| format!("{p:.0}")),
+        ));
+    }
+    s
+}
+
+fn key(r: &RealRecord) -> (String, String, String, String, f64) {
+    let mech = if r.config.simplex {
+        format!("{}+simplex", r.config.mechanism)
+    } else {
+        r.config.mechanism.clone()
+    };
+    (
+        r.config.dataset.clone(),
+        r.workload_name.clone(),
+        mech,
+        r.config.neighbouring.to_string(),
+        r.config.epsilon,
+    )
+}
