@@ -27,6 +27,14 @@ pub enum BenchError {
     /// A malformed answers file, experiment file or command-line combination.
     #[error("{0}")]
     Usage(String),
+    /// A mechanism that failed after its spend was recorded in the budget ledger
+    /// ([`crate::ledger_file::release_charged`]): the spend stays charged, since noise may
+    /// already have been drawn (a failed release gets no free retry).
+    #[error(
+        "the release failed after its spend was recorded in the ledger (the spend stays \
+         charged: a failed release gets no free retry): {0}"
+    )]
+    ReleaseFailedAfterCharge(#[source] MechanismError),
     /// A bad row in an answers CSV file.
     #[error("{file}, line {line}: {message}")]
     AnswersFile {

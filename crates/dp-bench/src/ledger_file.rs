@@ -23,15 +23,21 @@
 //!   or the new ledger, never a partial one.
 //! * **Locking**: every operation holds an exclusive lock (`std::fs::File::lock`) on the
 //!   sidecar `FILE.lock` (never renamed, so the lock survives the rename). `dpqr release`
-//!   holds it from the budget check to the recorded spend, so two concurrent releases can
+//!   holds it from the budget check through the recorded spend to the end of the
+//!   mechanism's run, so two concurrent releases can
 //!   never both pass a check that only one of them fits.
-//! * **Charged before the noise**: `dpqr release` records the spend after the data and
-//!   workload are validated and *before* the first noise is drawn, so a release that fails
-//!   or crashes afterwards has still been charged (no free retry), and a crash can lose
-//!   budget (conservative) but never publish an unrecorded release.
+//! * **Charged before the noise**: `dpqr release --ledger` runs the mechanism only through
+//!   [`release_charged`], which records the spend (budget check and atomic write, under the
+//!   lock) and only then calls the mechanism. The data and workload are validated before,
+//!   so a release that fails or crashes after its first noise draw has still been charged
+//!   (no free retry), and a crash can lose budget (conservative) but never publish an
+//!   unrecorded release.
 
 use crate::{BenchError, Result, io_error};
 use dp_core::{Ledger, Neighbouring, PrivacyLoss, Spend};
+use dp_mechanisms::{Mechanism, Release};
+use dp_queries::{Dataset, MarginalWorkload};
+use rand::CryptoRng;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -324,6 +330,34 @@ impl LockedLedger {
         self.contents = next;
         Ok(())
     }
+}
+
+/// Run `mechanism` on `data` for `workload` as a release charged to dataset `key` of the
+/// locked `ledger`, in the only order that never gives a free retry (issue #9 item 5): the
+/// spend of the mechanism's certificate (its loss, stated for its neighbouring relation and
+/// charged in the ledger's) is checked against the budget and written to disk
+/// ([`LockedLedger::spend_and_save`]), and only then does the mechanism run and draw noise
+/// from `rng`. The caller holds the lock throughout (it owns `ledger`), so no concurrent
+/// release can pass a check in between.
+///
+/// Errors: a spend that does not fit (or cannot be written) is returned as is, nothing is
+/// recorded and the mechanism never runs; a mechanism that fails afterwards — possibly
+/// after drawing noise — gives [`BenchError::ReleaseFailedAfterCharge`], and its spend
+/// stays recorded.
+pub fn release_charged(
+    ledger: &mut LockedLedger,
+    key: &str,
+    label: &str,
+    mechanism: &dyn Mechanism,
+    data: &Dataset,
+    workload: &MarginalWorkload,
+    rng: &mut dyn CryptoRng,
+) -> Result<Release> {
+    let certificate = mechanism.certificate();
+    ledger.spend_and_save(key, label, certificate.loss, certificate.neighbouring)?;
+    mechanism
+        .release(data, workload, rng)
+        .map_err(BenchError::ReleaseFailedAfterCharge)
 }
 
 /// Read a ledger (under the lock, so never a half-written state of a concurrent writer).

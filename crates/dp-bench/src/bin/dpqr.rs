@@ -340,37 +340,6 @@ fn release(args: &ReleaseArgs) -> Result<()> {
         workload.len(),
         mech.name()
     ));
-    if let (Some((l, key)), Some(path)) = (&mut ledger, &args.ledger) {
-        // charge the release now, after every check that draws no noise and before the
-        // first noise is drawn: a release that fails or crashes from here on has been
-        // charged (no free retry), and nothing unrecorded is ever published
-        let label = format!(
-            "{} on {} ({} queries)",
-            mech.name(),
-            args.workload,
-            workload.num_queries()
-        );
-        l.spend_and_save(key, &label, spend, spend_relation)
-            .map_err(|e| {
-                BenchError::Usage(format!(
-                    "ledger {}: dataset {key}: refusing the release: {e}",
-                    path.display()
-                ))
-            })?;
-        let ledger_relation = l.contents.neighbouring;
-        let charged = if ledger_relation == spend_relation {
-            String::new()
-        } else {
-            match dp_core::convert_neighbouring(spend, spend_relation, ledger_relation) {
-                Ok(c) => format!(", charged {c} under {ledger_relation} neighbours"),
-                Err(_) => String::new(),
-            }
-        };
-        println!(
-            "ledger {}: recorded {spend} under {spend_relation} neighbours{charged} for {key}",
-            path.display()
-        );
-    }
     let mut rng = match args.seed {
         Some(s) => {
             eprintln!(
@@ -383,7 +352,54 @@ fn release(args: &ReleaseArgs) -> Result<()> {
         }
         None => os_seeded_rng()?,
     };
-    let release = mech.release(&data, &workload, &mut rng)?;
+    let release = match (&mut ledger, &args.ledger) {
+        (Some((l, key)), Some(path)) => {
+            // charged now, after every check that draws no noise and before the first
+            // noise is drawn (`release_charged` records the spend, then runs the
+            // mechanism): a release that fails or crashes from here on has been charged
+            // (no free retry), and nothing unrecorded is ever published
+            let label = format!(
+                "{} on {} ({} queries)",
+                mech.name(),
+                args.workload,
+                workload.num_queries()
+            );
+            let release = ledger_file::release_charged(
+                l,
+                key,
+                &label,
+                mech.as_ref(),
+                &data,
+                &workload,
+                &mut rng,
+            )
+            .map_err(|e| match e {
+                BenchError::ReleaseFailedAfterCharge(_) => {
+                    BenchError::Usage(format!("ledger {}: dataset {key}: {e}", path.display()))
+                }
+                e => BenchError::Usage(format!(
+                    "ledger {}: dataset {key}: refusing the release: {e}",
+                    path.display()
+                )),
+            })?;
+            let ledger_relation = l.contents.neighbouring;
+            let charged = if ledger_relation == spend_relation {
+                String::new()
+            } else {
+                match dp_core::convert_neighbouring(spend, spend_relation, ledger_relation) {
+                    Ok(c) => format!(", charged {c} under {ledger_relation} neighbours"),
+                    Err(_) => String::new(),
+                }
+            };
+            println!(
+                "ledger {}: recorded {spend} under {spend_relation} neighbours{charged} for \
+                 {key}",
+                path.display()
+            );
+            release
+        }
+        _ => mech.release(&data, &workload, &mut rng)?,
+    };
     drop(ledger); // release the lock
     pb.set_message("writing answers");
     write_answers_file(&args.out, &workload, &release.answers)?;
