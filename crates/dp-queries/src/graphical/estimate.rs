@@ -459,7 +459,7 @@ impl GraphicalModel {
                     // f(μ⁺) ≤ f(μ) + ⟨∇f, μ⁺ − μ⟩ + KL(μ⁺‖μ)/η, with
                     // KL(μ⁺‖μ) = −η⟨∇f, μ⁺⟩ − (ln Z⁺ − ln Z).
                     let bound = loss - g_dot_mu - (lz - log_z) / eta;
-                    if f.is_finite() && (f <= bound || (eta <= safe_step && f <= loss)) {
+                    if f.is_finite() && f <= loss && (f <= bound || eta <= safe_step) {
                         accepted = Some((f, lz));
                         break;
                     }
