@@ -16,6 +16,7 @@
 //! | [`workload`] | [`MarginalWorkload`]: lists of marginals, all/random `k`-way, specs, parallel counting |
 //! | [`onehot`] | [`BinaryDataset`]: one-hot, bit-packed rows; conjunction and parity counts |
 //! | [`metrics`] | [`ErrorReport`]: max / mean / RMS error and mean per-table ℓ1 |
+//! | [`graphical`] | [`GraphicalModel`]: the Private-PGM estimator (McKenna et al. 2019) — a maximum-entropy graphical model fitted to noisy marginals by mirror descent with junction-tree inference; exact marginals and sampling |
 //! | [`implicit`] | [`MarginalRecordOracle`]: the linear-optimisation oracle over the records of an implicit universe (exact elimination or coordinate ascent), an `AtomOracle` for projections |
 //! | [`universe`] | [`Universe`]: explicit small universes; [`MarginalPoints`]: their answer vectors as an implicit point set |
 //!
@@ -34,6 +35,7 @@ pub mod conjunctions;
 pub mod dataset;
 pub mod domain;
 pub mod error;
+pub mod graphical;
 pub mod implicit;
 pub mod marginal;
 pub mod metrics;
@@ -45,6 +47,9 @@ pub use conjunctions::{BitColumns, ConjunctionWorkload, Literal, QueryKind};
 pub use dataset::{Dataset, IN_MEMORY};
 pub use domain::Domain;
 pub use error::{QueryError, Result};
+pub use graphical::{
+    FitReport, GraphicalModel, GraphicalModelSettings, JunctionTree, NoisyMarginal, WarmStart,
+};
 pub use implicit::{MarginalRecordOracle, OracleStrategy, RecordOracleSettings};
 pub use marginal::Marginal;
 pub use metrics::ErrorReport;

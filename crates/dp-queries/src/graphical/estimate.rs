@@ -1,0 +1,769 @@
+//! The graphical-model estimator: fitting, inference and sampling (McKenna, Sheldon & Miklau,
+//! "Graphical-model based estimation and inference for differential privacy", ICML 2019).
+
+use rand::{Rng, RngExt};
+
+use super::factor::{LogFactor, cells, eliminate_to, index_map, log_sum_exp, strides};
+use super::junction_tree::JunctionTree;
+use super::{FitReport, GraphicalModelSettings, NoisyMarginal, WarmStart};
+use crate::dataset::Dataset;
+use crate::domain::Domain;
+use crate::error::{QueryError, Result};
+use crate::marginal::Marginal;
+
+/// Targets (measured counts divided by the total) are clamped to `±TARGET_CLAMP`, so that
+/// every quantity of the fit stays finite whatever the finite input (no real measurement is a
+/// count 10^100 times the total).
+const TARGET_CLAMP: f64 = 1e100;
+
+/// Most step-size halvings tried in one iteration before the fit stops (no step found that
+/// decreases the loss: converged to working precision).
+const MAX_HALVINGS: usize = 50;
+
+/// The tables of a junction tree laid out in one flat buffer, with the index maps of message
+/// passing.
+#[derive(Clone, Debug)]
+struct Layout {
+    tree: JunctionTree,
+    sizes: Vec<u32>,
+    /// Start of each clique's table in the flat buffer (and the total at the end).
+    offsets: Vec<usize>,
+    children: Vec<Vec<usize>>,
+    /// Cells of clique `c` → cells of its separator with its parent (empty for the root).
+    child_map: Vec<Vec<u32>>,
+    /// Cells of `parent(c)` → cells of the separator of `c` (empty for the root).
+    parent_map: Vec<Vec<u32>>,
+    sep_cells: Vec<usize>,
+    max_clique: usize,
+    max_sep: usize,
+}
+
+impl Layout {
+    fn new(tree: JunctionTree, sizes: &[u32]) -> Self {
+        let m = tree.cliques().len();
+        let mut offsets = Vec::with_capacity(m + 1);
+        let mut acc = 0usize;
+        for c in tree.cliques() {
+            offsets.push(acc);
+            acc += cells(c, sizes);
+        }
+        offsets.push(acc);
+        let mut children = vec![Vec::new(); m];
+        let mut child_map = vec![Vec::new(); m];
+        let mut parent_map = vec![Vec::new(); m];
+        let mut sep_cells = vec![1usize; m];
+        for c in 0..m {
+            if let Some(p) = tree.parents()[c] {
+                children[p].push(c);
+                let sep = tree.separator(c);
+                child_map[c] = index_map(&tree.cliques()[c], &sep, sizes);
+                parent_map[c] = index_map(&tree.cliques()[p], &sep, sizes);
+                sep_cells[c] = cells(&sep, sizes);
+            }
+        }
+        let max_clique = (0..m).map(|c| offsets[c + 1] - offsets[c]).max().unwrap_or(1);
+        let max_sep = sep_cells.iter().copied().max().unwrap_or(1);
+        Layout {
+            tree,
+            sizes: sizes.to_vec(),
+            offsets,
+            children,
+            child_map,
+            parent_map,
+            sep_cells,
+            max_clique,
+            max_sep,
+        }
+    }
+
+    fn total(&self) -> usize {
+        self.offsets.last().copied().unwrap_or(0)
+    }
+
+    fn range(&self, c: usize) -> std::ops::Range<usize> {
+        self.offsets[c]..self.offsets[c + 1]
+    }
+}
+
+/// A measurement prepared for the fit: its host clique, the map from the host's cells to the
+/// measurement's cells, the target in probability units and the weight.
+#[derive(Clone, Debug)]
+struct Prepared {
+    host: usize,
+    map: Vec<u32>,
+    target: Vec<f64>,
+    weight: f64,
+}
+
+/// Working buffers of belief propagation (allocated once per fit).
+struct Workspace {
+    beta: Vec<f64>,
+    msgs: Vec<Vec<f64>>,
+    scratch: Vec<f64>,
+    sep: Vec<f64>,
+}
+
+impl Workspace {
+    fn new(layout: &Layout) -> Self {
+        Workspace {
+            beta: vec![0.0; layout.total()],
+            msgs: layout.sep_cells.iter().map(|&s| vec![0.0; s]).collect(),
+            scratch: vec![0.0; layout.max_clique],
+            sep: vec![0.0; layout.max_sep],
+        }
+    }
+}
+
+/// `max(s, MIN_POSITIVE).ln()`: log of a sum of exponentials relative to a maximum; a sum
+/// that underflowed (mass below e^-708 of the clique's largest cell) is kept finite.
+fn safe_ln(s: f64) -> f64 {
+    s.max(f64::MIN_POSITIVE).ln()
+}
+
+/// Hugin-style belief propagation in log space on the junction tree (McKenna et al. 2019,
+/// §4; Koller & Friedman 2009, §10.3): `ws.beta` ends as the calibrated, **unnormalised**
+/// log-beliefs of the cliques (subtract the returned `ln Z` to normalise); the marginal of
+/// every hosted measurement (`hosts[c]` lists `(index, map)` of those hosted by `c`) is
+/// written to `out[index]` as probabilities. Two exponential passes over the cells.
+fn calibrate(
+    layout: &Layout,
+    theta: &[f64],
+    ws: &mut Workspace,
+    prepared: &[Prepared],
+    hosts: &[Vec<usize>],
+    out: &mut [Vec<f64>],
+) -> f64 {
+    let Workspace {
+        beta,
+        msgs,
+        scratch,
+        sep,
+    } = ws;
+    beta.copy_from_slice(theta);
+    let order = layout.tree.order();
+    let parents = layout.tree.parents();
+    // Collect: leaves to root.
+    for &c in order.iter().rev() {
+        let Some(p) = parents[c] else { continue };
+        let block = &beta[layout.range(c)];
+        let m = block.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let msg = &mut msgs[c];
+        msg.fill(0.0);
+        for (&x, &j) in block.iter().zip(&layout.child_map[c]) {
+            msg[j as usize] += (x - m).exp();
+        }
+        for v in msg.iter_mut() {
+            *v = m + safe_ln(*v);
+        }
+        let pb = &mut beta[layout.range(p)];
+        for (x, &j) in pb.iter_mut().zip(&layout.parent_map[c]) {
+            *x += msg[j as usize];
+        }
+    }
+    let root = order.first().copied().unwrap_or(0);
+    let log_z = log_sum_exp(&beta[layout.range(root)]);
+    // Distribute: root to leaves.
+    for &p in order {
+        if layout.children[p].is_empty() && hosts[p].is_empty() {
+            continue;
+        }
+        let r = layout.range(p);
+        let block = &beta[r.clone()];
+        let m = block.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let e = &mut scratch[..r.len()];
+        for (y, &x) in e.iter_mut().zip(block) {
+            *y = (x - m).exp();
+        }
+        let scale = (m - log_z).exp();
+        for &i in &hosts[p] {
+            let o = &mut out[i];
+            o.fill(0.0);
+            for (&y, &j) in e.iter().zip(&prepared[i].map) {
+                o[j as usize] += y;
+            }
+            for v in o.iter_mut() {
+                *v *= scale;
+            }
+        }
+        for &c in &layout.children[p] {
+            let s = &mut sep[..layout.sep_cells[c]];
+            s.fill(0.0);
+            for (&y, &j) in e.iter().zip(&layout.parent_map[c]) {
+                s[j as usize] += y;
+            }
+            for (v, &old) in s.iter_mut().zip(&msgs[c]) {
+                *v = m + safe_ln(*v) - old;
+            }
+            let cb = &mut beta[layout.range(c)];
+            for (x, &j) in cb.iter_mut().zip(&layout.child_map[c]) {
+                *x += s[j as usize];
+            }
+        }
+    }
+    log_z
+}
+
+/// A graphical model on the cliques of a junction tree: the distribution
+/// `p(x) ∝ exp(Σ_C θ_C(x_C))` fitted to noisy marginals by [`GraphicalModel::fit`]
+/// (McKenna, Sheldon & Miklau 2019, Algorithm 1 with junction-tree inference, §4).
+#[derive(Clone)]
+pub struct GraphicalModel {
+    domain: Domain,
+    layout: Layout,
+    /// Log-potentials θ_C, flat (one table per clique, sorted attributes, row-major).
+    theta: Vec<f64>,
+    /// Normalised log-marginals ln μ_C of the cliques, flat as `theta`.
+    log_marginals: Vec<f64>,
+    total: f64,
+}
+
+impl std::fmt::Debug for GraphicalModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GraphicalModel")
+            .field("cliques", &self.layout.tree.cliques())
+            .field("cells", &self.layout.total())
+            .field("total", &self.total)
+            .finish_non_exhaustive()
+    }
+}
+
+fn bad(reason: String) -> QueryError {
+    QueryError::BadWorkload { reason }
+}
+
+fn check_measurements(domain: &Domain, measurements: &[NoisyMarginal], total: f64) -> Result<()> {
+    if !(total.is_finite() && total > 0.0) {
+        return Err(bad(format!(
+            "graphical model: the total must be finite and > 0, got {total}"
+        )));
+    }
+    for (i, m) in measurements.iter().enumerate() {
+        if !m.marginal.fits(domain) {
+            return Err(QueryError::DomainMismatch {
+                reason: format!(
+                    "measurement #{i}: marginal on attributes {:?} with sizes {:?} does not fit the domain",
+                    m.marginal.attrs(),
+                    m.marginal.sizes()
+                ),
+            });
+        }
+        if m.values.len() != m.marginal.num_cells() {
+            return Err(QueryError::LengthMismatch {
+                expected: m.marginal.num_cells(),
+                found: m.values.len(),
+            });
+        }
+        if let Some(j) = m.values.iter().position(|v| !v.is_finite()) {
+            return Err(QueryError::NonFinite {
+                what: format!("measurement #{i} values"),
+                index: j,
+            });
+        }
+        if !(m.sigma.is_finite() && m.sigma > 0.0) {
+            return Err(bad(format!(
+                "measurement #{i}: sigma must be finite and > 0, got {}",
+                m.sigma
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl GraphicalModel {
+    /// Total cells `Σ_C Π_{a∈C} size(a)` of the junction tree a model on `cliques` would
+    /// have (McKenna et al. 2019, §4; the model-size cap of AIM, McKenna et al. 2022, §4),
+    /// computed from the elimination order alone without building any table, so that a caller
+    /// can filter candidate cliques by model size before measuring them.
+    ///
+    /// Errors on an attribute out of range or an empty or repeating clique.
+    pub fn model_cells(domain: &Domain, cliques: &[Vec<usize>]) -> Result<f64> {
+        JunctionTree::model_cells(domain, cliques)
+    }
+
+    /// Fits the model: minimises the weighted squared error of the measured marginals,
+    ///
+    /// ```text
+    ///   L(μ) = Σ_i ‖(total·μ_{C_i} − y_i) / σ_i‖₂²,
+    /// ```
+    ///
+    /// over μ in the marginal polytope (the Gaussian negative log-likelihood up to constants,
+    /// i.e. the weights `1/σ_i²` of generalised least squares: each measurement counts by its
+    /// precision), parameterised as a graphical model on the cliques of a junction tree that
+    /// covers every measured marginal and `settings.extra_cliques`. Entropic mirror descent
+    /// (McKenna et al. 2019, Algorithm 1) from the uniform distribution (or from `warm`),
+    /// with a backtracking line search on the relative-smoothness condition; see
+    /// `docs/mechanisms/estimation.md` for the step-size and convergence argument. The
+    /// result is the maximum-entropy distribution among the minimisers (the iterates never
+    /// leave the span of the measured cliques' indicator features).
+    ///
+    /// `warm`: a model fitted earlier on the same domain (e.g. on a subset of these
+    /// measurements); its log-potentials are carried over (see [`WarmStart`]). `total` is the
+    /// record count the measurements are scaled by (public or itself estimated).
+    ///
+    /// Errors: non-finite or non-positive `total` or σ, non-finite values, wrong lengths,
+    /// marginals or cliques that do not fit `domain`, invalid settings, a junction tree above
+    /// `settings.max_model_cells` ([`QueryError::TooLarge`]), a `warm` model on another
+    /// domain ([`QueryError::DomainMismatch`]).
+    pub fn fit(
+        domain: &Domain,
+        measurements: &[NoisyMarginal],
+        total: f64,
+        settings: &GraphicalModelSettings,
+        warm: Option<&GraphicalModel>,
+    ) -> Result<(GraphicalModel, FitReport)> {
+        settings.check()?;
+        check_measurements(domain, measurements, total)?;
+        if let Some(w) = warm
+            && w.domain != *domain
+        {
+            return Err(QueryError::DomainMismatch {
+                reason: "the warm-start model is on another domain".into(),
+            });
+        }
+        let sizes = domain.sizes();
+        let mut cliques: Vec<Vec<usize>> = measurements
+            .iter()
+            .map(|m| m.marginal.attrs().to_vec())
+            .collect();
+        cliques.extend(settings.extra_cliques.iter().cloned());
+        let mut tree = JunctionTree::build(domain, &cliques)?;
+        let too_large = |cells: f64| QueryError::TooLarge {
+            what: "graphical model (junction tree)".into(),
+            estimate: format!(
+                "{cells:.4e} cells (limit max_model_cells = {:.4e})",
+                settings.max_model_cells
+            ),
+        };
+        if tree.total_cells() > settings.max_model_cells {
+            return Err(too_large(tree.total_cells()));
+        }
+        let mut warm_start = WarmStart::Cold;
+        if let Some(w) = warm {
+            let covered = |t: &JunctionTree| {
+                w.layout
+                    .tree
+                    .cliques()
+                    .iter()
+                    .all(|c| t.smallest_containing(c).is_some())
+            };
+            if covered(&tree) {
+                warm_start = WarmStart::Exact;
+            } else {
+                let mut with_warm = cliques.clone();
+                with_warm.extend(w.layout.tree.cliques().iter().cloned());
+                let t2 = JunctionTree::build(domain, &with_warm)?;
+                if t2.total_cells() <= settings.max_model_cells {
+                    tree = t2;
+                    warm_start = WarmStart::Exact;
+                } else {
+                    warm_start = WarmStart::Partial;
+                }
+            }
+        }
+        let layout = Layout::new(tree, sizes);
+        let mut theta = vec![0.0; layout.total()];
+        if let Some(w) = warm {
+            for (k, wc) in w.layout.tree.cliques().iter().enumerate() {
+                let Some(c) = layout.tree.smallest_containing(wc) else {
+                    continue;
+                };
+                let map = index_map(&layout.tree.cliques()[c], wc, sizes);
+                let src = &w.theta[w.layout.range(k)];
+                for (t, &j) in theta[layout.range(c)].iter_mut().zip(&map) {
+                    *t += src[j as usize];
+                }
+            }
+        }
+        // Prepare measurements: weights (σ_min/σ_i)², targets y_i/total.
+        let sigma_min = measurements
+            .iter()
+            .map(|m| m.sigma)
+            .fold(f64::INFINITY, f64::min);
+        let mut prepared = Vec::with_capacity(measurements.len());
+        let mut hosts = vec![Vec::new(); layout.tree.cliques().len()];
+        for (i, m) in measurements.iter().enumerate() {
+            let attrs = m.marginal.attrs();
+            let mut sorted = attrs.to_vec();
+            sorted.sort_unstable();
+            let host = layout
+                .tree
+                .smallest_containing(&sorted)
+                .ok_or_else(|| bad("internal: a measured clique is in no tree clique".into()))?;
+            hosts[host].push(i);
+            let ratio = sigma_min / m.sigma;
+            prepared.push(Prepared {
+                host,
+                map: index_map(&layout.tree.cliques()[host], attrs, sizes),
+                target: m
+                    .values
+                    .iter()
+                    .map(|&y| (y / total).clamp(-TARGET_CLAMP, TARGET_CLAMP))
+                    .collect(),
+                weight: ratio * ratio,
+            });
+        }
+        let mut ws = Workspace::new(&layout);
+        let mut mu: Vec<Vec<f64>> = prepared.iter().map(|p| vec![0.0; p.target.len()]).collect();
+        let mut mu_try = mu.clone();
+        let mut grad = mu.clone();
+        let loss_of = |mu: &[Vec<f64>]| -> f64 {
+            prepared
+                .iter()
+                .zip(mu)
+                .map(|(p, m)| {
+                    p.weight
+                        * m.iter()
+                            .zip(&p.target)
+                            .map(|(a, b)| (a - b) * (a - b))
+                            .sum::<f64>()
+                })
+                .sum()
+        };
+        let mut log_z = calibrate(&layout, &theta, &mut ws, &prepared, &hosts, &mut mu);
+        let mut calibrations = 1usize;
+        let mut loss = loss_of(&mu);
+        let mut history = vec![loss];
+        // Relative smoothness constant of the normalised loss w.r.t. entropy: 2 Σ w_i.
+        let smooth: f64 = 2.0 * prepared.iter().map(|p| p.weight).sum::<f64>();
+        let safe_step = if smooth > 0.0 { 1.0 / smooth } else { 0.0 };
+        let mut step = safe_step;
+        let mut theta_try = theta.clone();
+        let mut iterations = 0usize;
+        let mut stalled = false;
+        let mut converged = false;
+        if smooth > 0.0 {
+            for _ in 0..settings.iterations {
+                for ((g, p), m) in grad.iter_mut().zip(&prepared).zip(&mu) {
+                    for ((gv, &t), &mv) in g.iter_mut().zip(&p.target).zip(m) {
+                        *gv = 2.0 * p.weight * (mv - t);
+                    }
+                }
+                let g_dot_mu: f64 = grad
+                    .iter()
+                    .zip(&mu)
+                    .map(|(g, m)| g.iter().zip(m).map(|(a, b)| a * b).sum::<f64>())
+                    .sum();
+                let mut eta = 2.0 * step;
+                let mut accepted = None;
+                for _ in 0..MAX_HALVINGS {
+                    theta_try.copy_from_slice(&theta);
+                    for (p, g) in prepared.iter().zip(&grad) {
+                        let block = &mut theta_try[layout.range(p.host)];
+                        for (t, &j) in block.iter_mut().zip(&p.map) {
+                            *t -= eta * g[j as usize];
+                        }
+                    }
+                    let lz = calibrate(&layout, &theta_try, &mut ws, &prepared, &hosts, &mut mu_try);
+                    calibrations += 1;
+                    let f = loss_of(&mu_try);
+                    // f(μ⁺) ≤ f(μ) + ⟨∇f, μ⁺ − μ⟩ + KL(μ⁺‖μ)/η, with
+                    // KL(μ⁺‖μ) = −η⟨∇f, μ⁺⟩ − (ln Z⁺ − ln Z).
+                    let bound = loss - g_dot_mu - (lz - log_z) / eta;
+                    if f.is_finite() && f <= loss && (f <= bound || eta <= safe_step) {
+                        accepted = Some((f, lz));
+                        break;
+                    }
+                    eta *= 0.5;
+                }
+                let Some((f, lz)) = accepted else {
+                    stalled = true;
+                    break;
+                };
+                std::mem::swap(&mut theta, &mut theta_try);
+                std::mem::swap(&mut mu, &mut mu_try);
+                let previous = loss;
+                loss = f;
+                log_z = lz;
+                step = eta;
+                iterations += 1;
+                history.push(loss);
+                if settings.tolerance > 0.0 && previous - loss <= settings.tolerance * loss {
+                    converged = true;
+                    break;
+                }
+            }
+        }
+        // Final beliefs, normalised.
+        let lz = calibrate(&layout, &theta, &mut ws, &prepared, &hosts, &mut mu);
+        calibrations += 1;
+        let mut log_marginals = std::mem::take(&mut ws.beta);
+        for v in log_marginals.iter_mut() {
+            *v -= lz;
+        }
+        let chi_square = if sigma_min.is_finite() {
+            let s = total / sigma_min;
+            loss * s * s
+        } else {
+            0.0
+        };
+        let report = FitReport {
+            iterations,
+            calibrations,
+            initial_loss: history[0],
+            final_loss: loss,
+            chi_square,
+            loss_history: history,
+            step_size: step,
+            model_cells: layout.total(),
+            cliques: layout.tree.cliques().to_vec(),
+            stalled,
+            converged,
+            warm_start,
+        };
+        let model = GraphicalModel {
+            domain: domain.clone(),
+            layout,
+            theta,
+            log_marginals,
+            total,
+        };
+        Ok((model, report))
+    }
+
+    /// The domain of the model.
+    pub fn domain(&self) -> &Domain {
+        &self.domain
+    }
+
+    /// The model's junction tree (its cliques are the model's maximal cliques).
+    pub fn junction_tree(&self) -> &JunctionTree {
+        &self.layout.tree
+    }
+
+    /// Total cells of the model's clique tables.
+    pub fn num_cells(&self) -> usize {
+        self.layout.total()
+    }
+
+    /// The total the model was fitted with (counts = total × probabilities).
+    pub fn total(&self) -> f64 {
+        self.total
+    }
+
+    /// Builds a model directly from log-potentials, one table per clique of the junction tree
+    /// on `cliques` (see [`GraphicalModel::junction_tree`]), each over the clique's sorted
+    /// attributes in row-major order: `p(x) ∝ exp(Σ_C θ_C(x_C))`. For tests and for callers
+    /// that hold potentials from elsewhere.
+    ///
+    /// Errors: bad cliques, wrong table count or lengths, non-finite entries, a non-finite or
+    /// non-positive total.
+    pub fn from_potentials(
+        domain: &Domain,
+        cliques: &[Vec<usize>],
+        potentials: &dyn Fn(&[usize]) -> Vec<f64>,
+        total: f64,
+    ) -> Result<GraphicalModel> {
+        check_measurements(domain, &[], total)?;
+        let tree = JunctionTree::build(domain, cliques)?;
+        let layout = Layout::new(tree, domain.sizes());
+        let mut theta = Vec::with_capacity(layout.total());
+        for (c, cl) in layout.tree.cliques().iter().enumerate() {
+            let t = potentials(cl);
+            let want = layout.range(c).len();
+            if t.len() != want {
+                return Err(QueryError::LengthMismatch {
+                    expected: want,
+                    found: t.len(),
+                });
+            }
+            if let Some(j) = t.iter().position(|v| !v.is_finite()) {
+                return Err(QueryError::NonFinite {
+                    what: format!("potential of clique {cl:?}"),
+                    index: j,
+                });
+            }
+            theta.extend(t);
+        }
+        let mut ws = Workspace::new(&layout);
+        let hosts = vec![Vec::new(); layout.tree.cliques().len()];
+        let lz = calibrate(&layout, &theta, &mut ws, &[], &hosts, &mut []);
+        let mut log_marginals = ws.beta;
+        for v in log_marginals.iter_mut() {
+            *v -= lz;
+        }
+        Ok(GraphicalModel {
+            domain: domain.clone(),
+            layout,
+            theta,
+            log_marginals,
+            total,
+        })
+    }
+
+    /// The normalised marginal (probabilities summing to 1) on `attrs`, in the row-major cell
+    /// order of that list (as [`Marginal`]). In-clique marginalisation of the calibrated
+    /// clique marginals when the attributes lie in one clique; otherwise exact sum-product
+    /// variable elimination on the smallest subtree of the junction tree whose cliques cover
+    /// `attrs`, using `p(x_T) = Π_{C∈T} μ_C / Π_{S∈T} μ_S` (McKenna et al. 2019, §4). Never
+    /// approximate.
+    ///
+    /// Errors: an attribute out of range, an empty or repeating list, a table above the
+    /// marginal size limit, an elimination table above 10⁸ entries ([`QueryError::TooLarge`]).
+    pub fn marginal(&self, attrs: &[usize]) -> Result<Vec<f64>> {
+        Marginal::new(&self.domain, attrs.to_vec())?;
+        let sizes = &self.layout.sizes;
+        let mut sorted = attrs.to_vec();
+        sorted.sort_unstable();
+        let tree = &self.layout.tree;
+        let mut out;
+        if let Some(c) = tree.smallest_containing(&sorted) {
+            let map = index_map(&tree.cliques()[c], attrs, sizes);
+            let block = &self.log_marginals[self.layout.range(c)];
+            let m = block.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            out = vec![0.0; cells(attrs, sizes)];
+            for (&x, &j) in block.iter().zip(&map) {
+                out[j as usize] += (x - m).exp();
+            }
+        } else {
+            let keep = self.steiner(&sorted);
+            let mut factors = Vec::new();
+            for &c in &keep {
+                let cl = &tree.cliques()[c];
+                factors.push(LogFactor {
+                    vars: cl.clone(),
+                    table: self.log_marginals[self.layout.range(c)].to_vec(),
+                });
+                if let Some(p) = tree.parents()[c]
+                    && keep.contains(&p)
+                {
+                    let sep = tree.separator(c);
+                    let mut s = vec![0.0; self.layout.sep_cells[c]];
+                    let block = &self.log_marginals[self.layout.range(c)];
+                    let m = block.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    for (&x, &j) in block.iter().zip(&self.layout.child_map[c]) {
+                        s[j as usize] += (x - m).exp();
+                    }
+                    factors.push(LogFactor {
+                        vars: sep,
+                        table: s.iter().map(|&v| -(m + safe_ln(v))).collect(),
+                    });
+                }
+            }
+            let f = eliminate_to(factors, &sorted, sizes)?;
+            let m = f.table.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let map = index_map(&sorted, attrs, sizes);
+            out = vec![0.0; f.table.len()];
+            for (&x, &j) in f.table.iter().zip(&map) {
+                out[j as usize] = (x - m).exp();
+            }
+        }
+        let s: f64 = out.iter().sum();
+        for v in out.iter_mut() {
+            *v /= s;
+        }
+        Ok(out)
+    }
+
+    /// The smallest connected set of cliques covering `attrs` (sorted): one clique per
+    /// attribute, then every clique on a tree path between two of them.
+    fn steiner(&self, attrs: &[usize]) -> Vec<usize> {
+        let tree = &self.layout.tree;
+        let m = tree.cliques().len();
+        let mut needed = vec![false; m];
+        for &a in attrs {
+            if let Some(c) = tree.smallest_containing(&[a]) {
+                needed[c] = true;
+            }
+        }
+        let mut alive = vec![true; m];
+        let mut degree = vec![0usize; m];
+        for c in 0..m {
+            if let Some(p) = tree.parents()[c] {
+                degree[c] += 1;
+                degree[p] += 1;
+            }
+        }
+        loop {
+            let mut changed = false;
+            for c in 0..m {
+                if alive[c] && !needed[c] && degree[c] <= 1 {
+                    alive[c] = false;
+                    changed = true;
+                    if let Some(p) = tree.parents()[c]
+                        && alive[p]
+                    {
+                        degree[p] -= 1;
+                    }
+                    for &ch in &self.layout.children[c] {
+                        if alive[ch] {
+                            degree[ch] -= 1;
+                        }
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        (0..m).filter(|&c| alive[c]).collect()
+    }
+
+    /// `n` synthetic records drawn independently from the model by forward sampling along
+    /// the junction tree (root clique from its marginal, then each clique's new attributes
+    /// from its marginal conditioned on the separator with its parent), with the caller's
+    /// `rng`. Post-processing of the fitted model. `n = 0` gives the empty dataset.
+    pub fn sample<R: Rng + ?Sized>(&self, n: usize, rng: &mut R) -> Result<Dataset> {
+        let d = self.domain.len();
+        if n == 0 {
+            return Ok(Dataset::empty(self.domain.clone()));
+        }
+        let sizes = &self.layout.sizes;
+        let tree = &self.layout.tree;
+        let mut columns = vec![vec![0u32; n]; d];
+        for &c in tree.order() {
+            let clique = &tree.cliques()[c];
+            let sep = tree.separator(c);
+            let rest: Vec<usize> = clique
+                .iter()
+                .copied()
+                .filter(|a| sep.binary_search(a).is_err())
+                .collect();
+            if rest.is_empty() {
+                continue;
+            }
+            let r_cells = cells(&rest, sizes);
+            let rest_map = index_map(clique, &rest, sizes);
+            let sep_map: Vec<u32> = if sep.is_empty() {
+                vec![0; rest_map.len()]
+            } else {
+                self.layout.child_map[c].clone()
+            };
+            let block = &self.log_marginals[self.layout.range(c)];
+            let m = block.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let mut cum = vec![0.0; block.len()];
+            for ((&x, &s), &r) in block.iter().zip(&sep_map).zip(&rest_map) {
+                cum[s as usize * r_cells + r as usize] = (x - m).exp();
+            }
+            for seg in cum.chunks_exact_mut(r_cells) {
+                let mut acc = 0.0;
+                for v in seg.iter_mut() {
+                    acc += *v;
+                    *v = acc;
+                }
+            }
+            let sep_st = strides(&sep, sizes);
+            let rest_st = strides(&rest, sizes);
+            for i in 0..n {
+                let s: usize = sep
+                    .iter()
+                    .zip(&sep_st)
+                    .map(|(&a, &st)| columns[a][i] as usize * st)
+                    .sum();
+                let seg = &cum[s * r_cells..(s + 1) * r_cells];
+                let mass = seg[r_cells - 1];
+                let r = if mass > 0.0 {
+                    let u = rng.random::<f64>() * mass;
+                    seg.partition_point(|&v| v <= u).min(r_cells - 1)
+                } else {
+                    rng.random_range(0..r_cells)
+                };
+                let mut rem = r;
+                for (&a, &st) in rest.iter().zip(&rest_st) {
+                    columns[a][i] = (rem / st) as u32;
+                    rem %= st;
+                }
+            }
+        }
+        Dataset::from_columns(self.domain.clone(), columns)
+    }
+}

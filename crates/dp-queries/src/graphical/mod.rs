@@ -1,0 +1,134 @@
+//! Graphical-model estimation from noisy marginals (Private-PGM: McKenna, Sheldon & Miklau,
+//! "Graphical-model based estimation and inference for differential privacy", ICML 2019).
+//!
+//! Given noisy measurements `y_i = total·μ_{C_i} + noise` of marginals over a domain far too
+//! large to enumerate, [`GraphicalModel::fit`] finds the distribution whose marginals minimise
+//! the noise-weighted squared error, and among those the one of maximum entropy: a graphical
+//! model `p(x) ∝ exp(Σ_C θ_C(x_C))` on the cliques of a junction tree covering the measured
+//! marginals, fitted by entropic mirror descent with exact junction-tree inference
+//! (§3–§4 of the paper). The model answers any marginal exactly ([`GraphicalModel::marginal`])
+//! and samples synthetic records ([`GraphicalModel::sample`]).
+//!
+//! Everything here is post-processing of the measurements: no privacy role.
+//! See `docs/mechanisms/estimation.md`.
+
+mod estimate;
+mod factor;
+mod junction_tree;
+
+pub use estimate::GraphicalModel;
+pub use junction_tree::JunctionTree;
+
+use crate::error::{QueryError, Result};
+use crate::marginal::Marginal;
+
+/// One noisy measurement of a marginal, in count units (McKenna et al. 2019, §3: a
+/// measurement `y = Q μ + noise` with `Q` the marginal's identity query).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NoisyMarginal {
+    /// The measured marginal (attributes in any order).
+    pub marginal: Marginal,
+    /// Noisy counts, row-major in the marginal's attribute order (may be negative).
+    pub values: Vec<f64>,
+    /// Standard deviation of the noise of each cell, in count units (finite, > 0).
+    pub sigma: f64,
+}
+
+/// Settings of [`GraphicalModel::fit`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct GraphicalModelSettings {
+    /// Mirror-descent iterations (accepted steps) per fit. Default 500.
+    pub iterations: usize,
+    /// Refuse ([`QueryError::TooLarge`]) a junction tree whose cliques have more cells in
+    /// total (memory ≈ 40 bytes per cell during a fit). Default 2·10⁶; at most 2³¹.
+    pub max_model_cells: f64,
+    /// Cliques the model must contain besides the measured ones (sorted or not).
+    pub extra_cliques: Vec<Vec<usize>>,
+    /// Stop early when one iteration lowers the loss by at most `tolerance × loss`
+    /// (relative); 0 disables (the default): exactly `iterations` steps unless no step
+    /// decreases the loss.
+    pub tolerance: f64,
+}
+
+impl Default for GraphicalModelSettings {
+    fn default() -> Self {
+        GraphicalModelSettings {
+            iterations: 500,
+            max_model_cells: 2e6,
+            extra_cliques: Vec::new(),
+            tolerance: 0.0,
+        }
+    }
+}
+
+impl GraphicalModelSettings {
+    /// Validates: `max_model_cells` finite in `[1, 2³¹]`, `tolerance` finite and `≥ 0`.
+    pub fn check(&self) -> Result<()> {
+        if !(self.max_model_cells.is_finite()
+            && self.max_model_cells >= 1.0
+            && self.max_model_cells <= 2f64.powi(31))
+        {
+            return Err(QueryError::BadWorkload {
+                reason: format!(
+                    "graphical model: max_model_cells must be in [1, 2^31], got {}",
+                    self.max_model_cells
+                ),
+            });
+        }
+        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
+            return Err(QueryError::BadWorkload {
+                reason: format!(
+                    "graphical model: tolerance must be finite and >= 0, got {}",
+                    self.tolerance
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// How a warm start carried the earlier model over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WarmStart {
+    /// No warm model: the fit started from the uniform distribution.
+    Cold,
+    /// Every clique of the warm model lies in a clique of the new tree: the fit started from
+    /// exactly the warm model's distribution (the tree was enlarged by the warm cliques when
+    /// that was needed and fitted under `max_model_cells`).
+    Exact,
+    /// Some warm cliques did not fit in the new tree (and enlarging it would exceed
+    /// `max_model_cells`): only the potentials of the contained cliques were carried over.
+    Partial,
+}
+
+/// What a fit did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FitReport {
+    /// Accepted mirror-descent steps.
+    pub iterations: usize,
+    /// Belief-propagation passes (one per line-search trial, plus the first and last).
+    pub calibrations: usize,
+    /// Loss of the starting point (uniform or warm), in the normalised units of
+    /// [`FitReport::final_loss`].
+    pub initial_loss: f64,
+    /// Final loss in normalised units: `Σ_i (σ_min/σ_i)²·‖μ_{C_i} − y_i/total‖₂²`
+    /// (probability units; always finite).
+    pub final_loss: f64,
+    /// The same loss in count units, `Σ_i ‖(total·μ_{C_i} − y_i)/σ_i‖₂²` (about the number of
+    /// measured cells when the fit is at the noise level; may overflow to ∞ for absurd inputs).
+    pub chi_square: f64,
+    /// Loss after each accepted step (`loss_history[0]` is the start), non-increasing.
+    pub loss_history: Vec<f64>,
+    /// The last accepted step size (normalised units).
+    pub step_size: f64,
+    /// Total cells of the junction tree.
+    pub model_cells: usize,
+    /// The model's maximal cliques.
+    pub cliques: Vec<Vec<usize>>,
+    /// No step size decreased the loss (converged to working precision) before `iterations`.
+    pub stalled: bool,
+    /// Stopped by the relative `tolerance`.
+    pub converged: bool,
+    /// How a warm start was used.
+    pub warm_start: WarmStart,
+}
