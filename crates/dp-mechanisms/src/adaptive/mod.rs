@@ -60,11 +60,22 @@ use crate::{
     Diagnostics, GaussianParams, Mechanism, MechanismError, PrivacyCertificate, Release, Result,
 };
 use engine::{RoundCalibration, ZcdpFilter, fit_error_score, measure, select};
-use estimator::{IndependentEstimator, MarginalEstimator, MeasuredMarginal};
+use estimator::{
+    GraphicalModelEstimator, IndependentEstimator, MarginalEstimator, MeasuredMarginal,
+};
 
 /// Which estimate the rounds update ([`estimator`]).
 #[derive(Clone, Debug, PartialEq)]
 pub enum EstimatorChoice {
+    /// The graphical model (maximum-entropy projection onto the marginal polytope,
+    /// [`estimator::GraphicalModelEstimator`]) with these mirror-descent steps per round and
+    /// for the final fit. The default.
+    GraphicalModel {
+        /// Steps per round (warm started).
+        round_iterations: usize,
+        /// Steps of the final fit.
+        final_iterations: usize,
+    },
     /// The product of the measured 1-way marginals (a baseline; ignores larger tables).
     Independent,
 }
@@ -136,7 +147,10 @@ impl AdaptiveProjectionParams {
             rounds_per_attribute: 16,
             measurement_share: 0.9,
             max_model_cells: 2e6,
-            estimator: EstimatorChoice::Independent,
+            estimator: EstimatorChoice::GraphicalModel {
+                round_iterations: 100,
+                final_iterations: 1000,
+            },
             progress: None,
         }
     }
@@ -385,6 +399,15 @@ impl AdaptiveProjection {
 
     fn new_estimator(&self, domain: &Domain) -> Box<dyn MarginalEstimator> {
         match self.params.estimator {
+            EstimatorChoice::GraphicalModel {
+                round_iterations,
+                final_iterations,
+            } => Box::new(GraphicalModelEstimator::new(
+                domain,
+                round_iterations,
+                final_iterations,
+                self.params.max_model_cells,
+            )),
             EstimatorChoice::Independent => Box::new(IndependentEstimator::new(domain)),
         }
     }
@@ -580,6 +603,7 @@ impl AdaptiveProjection {
             );
         }
         // 3. the release
+        est.fit_final(&measurements, total)?;
         let mut answers = Vec::with_capacity(workload.num_queries());
         for m in workload.marginals() {
             let mut sorted = m.attrs().to_vec();

@@ -61,7 +61,10 @@ impl Layout {
                 sep_cells[c] = cells(&sep, sizes);
             }
         }
-        let max_clique = (0..m).map(|c| offsets[c + 1] - offsets[c]).max().unwrap_or(1);
+        let max_clique = (0..m)
+            .map(|c| offsets[c + 1] - offsets[c])
+            .max()
+            .unwrap_or(1);
         let max_sep = sep_cells.iter().copied().max().unwrap_or(1);
         Layout {
             tree,
@@ -453,7 +456,8 @@ impl GraphicalModel {
                             *t -= eta * g[j as usize];
                         }
                     }
-                    let lz = calibrate(&layout, &theta_try, &mut ws, &prepared, &hosts, &mut mu_try);
+                    let lz =
+                        calibrate(&layout, &theta_try, &mut ws, &prepared, &hosts, &mut mu_try);
                     calibrations += 1;
                     let f = loss_of(&mu_try);
                     // f(μ⁺) ≤ f(μ) + ⟨∇f, μ⁺ − μ⟩ + KL(μ⁺‖μ)/η, with

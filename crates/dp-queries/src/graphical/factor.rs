@@ -34,12 +34,7 @@ pub(crate) fn index_map(outer: &[usize], inner: &[usize], sizes: &[u32]) -> Vec<
     // stride in the inner table of each outer position (0 when not in inner)
     let st: Vec<usize> = outer
         .iter()
-        .map(|a| {
-            inner
-                .iter()
-                .position(|b| b == a)
-                .map_or(0, |p| inner_st[p])
-        })
+        .map(|a| inner.iter().position(|b| b == a).map_or(0, |p| inner_st[p]))
         .collect();
     let dims: Vec<usize> = outer.iter().map(|&a| sizes[a] as usize).collect();
     let n = cells(outer, sizes);
@@ -101,7 +96,10 @@ pub(crate) fn eliminate_to(
     sizes: &[u32],
 ) -> Result<LogFactor> {
     loop {
-        let mut vars: Vec<usize> = factors.iter().flat_map(|f| f.vars.iter().copied()).collect();
+        let mut vars: Vec<usize> = factors
+            .iter()
+            .flat_map(|f| f.vars.iter().copied())
+            .collect();
         vars.sort_unstable();
         vars.dedup();
         let mut best: Option<(f64, usize, Vec<usize>)> = None;
@@ -145,7 +143,12 @@ fn too_large(w: f64) -> QueryError {
 
 /// The sum of `factors` over `scope` (sorted), with `sum_out` (not in `scope`) summed out
 /// in log space when given.
-fn combine(factors: &[LogFactor], scope: &[usize], sum_out: Option<usize>, sizes: &[u32]) -> LogFactor {
+fn combine(
+    factors: &[LogFactor],
+    scope: &[usize],
+    sum_out: Option<usize>,
+    sizes: &[u32],
+) -> LogFactor {
     let mut full: Vec<usize> = scope.to_vec();
     if let Some(v) = sum_out {
         full.push(v);
