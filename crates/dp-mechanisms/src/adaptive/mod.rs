@@ -655,6 +655,27 @@ impl AdaptiveProjection {
     }
 }
 
+/// Tables of at most this many cells also report every pairwise difference of noisy counts
+/// to the step audit (see [`with_pairs`]).
+const MAX_PAIR_CELLS: usize = 16;
+
+/// A measured table's noisy counts for the step audit, followed (for small tables) by the
+/// differences of every pair of cells. Under replace-one a neighbour moves one count from one
+/// cell to another, so the evidence is split between two cells; their difference carries all
+/// of it (shift 2, variance 2σ²: exactly the table's `Δ₂²/(2σ²)`), which any single cell does
+/// not. Post-processing of the step's output, so a valid audit statistic.
+fn with_pairs(noisy: &[i64]) -> Vec<f64> {
+    let mut out: Vec<f64> = noisy.iter().map(|&v| v as f64).collect();
+    if noisy.len() <= MAX_PAIR_CELLS {
+        for a in 0..noisy.len() {
+            for b in a + 1..noisy.len() {
+                out.push((noisy[a] - noisy[b]) as f64);
+            }
+        }
+    }
+    out
+}
+
 impl crate::StepAudited for AdaptiveProjection {
     /// The steps of a reference run on `reference` (seed `request.seed`): the first 1-way
     /// measurement (claimed `ρ_measure`), and per audited round (default: the first and the
@@ -721,6 +742,23 @@ impl crate::StepAudited for AdaptiveProjection {
             })
         };
         let changed = crate::sensitivity::single_marginal_count_sensitivity(rel).l1;
+        let cell_names = |i: usize| -> Vec<String> {
+            let cells: usize = cands[i]
+                .attrs
+                .iter()
+                .map(|&a| workload.domain().size(a) as usize)
+                .product();
+            let mut names: Vec<String> =
+                (0..cells).map(|c| format!("noisy count of cell {c}")).collect();
+            if cells <= MAX_PAIR_CELLS {
+                for a in 0..cells {
+                    for b in a + 1..cells {
+                        names.push(format!("cell {a} − cell {b}"));
+                    }
+                }
+            }
+            names
+        };
         let mut steps = Vec::new();
         let first = &run.rounds[0];
         {
@@ -734,12 +772,9 @@ impl crate::StepAudited for AdaptiveProjection {
                     ),
                     PrivacyLoss::zcdp(first.measure_rho)?,
                     PrivacyLoss::zcdp(first.measure_rho)?,
-                    vec!["noisy counts".into()],
+                    cell_names(0),
                     Box::new(move |data, rng| {
-                        Ok(measure(&c(data, 0)?, sigma2, rng)?
-                            .iter()
-                            .map(|&v| v as f64)
-                            .collect())
+                        Ok(with_pairs(&measure(&c(data, 0)?, sigma2, rng)?))
                     }),
                 )
                 .with_primitive(StepPrimitive::DiscreteGaussianTable {
@@ -806,12 +841,9 @@ impl crate::StepAudited for AdaptiveProjection {
                     ),
                     meas,
                     meas,
-                    vec!["noisy counts".into()],
+                    cell_names(i),
                     Box::new(move |data, rng| {
-                        Ok(measure(&c(data, i)?, sigma2, rng)?
-                            .iter()
-                            .map(|&v| v as f64)
-                            .collect())
+                        Ok(with_pairs(&measure(&c(data, i)?, sigma2, rng)?))
                     }),
                 )
                 .with_primitive(StepPrimitive::DiscreteGaussianTable {
