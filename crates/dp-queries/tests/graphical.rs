@@ -149,12 +149,18 @@ fn marginals_match_brute_force_in_and_out_of_clique() {
             let want = brute_marginal(&sizes, &t.p, &attrs);
             assert_eq!(got.len(), want.len());
             for (g, w) in got.iter().zip(&want) {
-                assert!((g - w).abs() < 1e-10, "{attrs:?} on {cliques:?}: {g} vs {w}");
+                assert!(
+                    (g - w).abs() < 1e-10,
+                    "{attrs:?} on {cliques:?}: {g} vs {w}"
+                );
             }
         }
     }
     // Both paths were exercised.
-    assert!(inside > 20 && outside > 20, "{inside} in-clique, {outside} out");
+    assert!(
+        inside > 20 && outside > 20,
+        "{inside} in-clique, {outside} out"
+    );
 }
 
 #[test]
@@ -230,7 +236,10 @@ fn measure(dom: &Domain, p: &[f64], attrs: &[usize], total: f64, sigma: f64) -> 
 }
 
 fn entropy(p: &[f64]) -> f64 {
-    -p.iter().filter(|&&v| v > 0.0).map(|v| v * v.ln()).sum::<f64>()
+    -p.iter()
+        .filter(|&&v| v > 0.0)
+        .map(|v| v * v.ln())
+        .sum::<f64>()
 }
 
 /// Convergence bound of the fit (docs/mechanisms/estimation.md): every accepted step size is
@@ -268,7 +277,11 @@ fn noiseless_fit_reproduces_measured_marginals_within_the_rate_bound() {
     );
     // the start is far from the bound (the test can fail), the end within it
     assert!(report.initial_loss > 10.0 * rate_bound(&[1.0; 5], kl, iters));
-    assert!(report.final_loss <= bound, "{} > {bound}", report.final_loss);
+    assert!(
+        report.final_loss <= bound,
+        "{} > {bound}",
+        report.final_loss
+    );
     // each measured marginal: w‖μ − y/N‖² ≤ f(μ_T), recomputed from the model's marginals
     let mut loss = 0.0;
     for (c, m) in cliques.iter().zip(&meas) {
@@ -410,7 +423,13 @@ fn loss_never_increases_and_warm_start_does_not_lose_ground() {
     let mut rng = ChaCha8Rng::seed_from_u64(5);
     let sizes = [3u32, 4, 2, 3, 4, 2];
     let dom = domain(&sizes);
-    let cliques = vec![vec![0, 1], vec![1, 2, 3], vec![3, 4], vec![4, 5, 0], vec![2, 5]];
+    let cliques = vec![
+        vec![0, 1],
+        vec![1, 2, 3],
+        vec![3, 4],
+        vec![4, 5, 0],
+        vec![2, 5],
+    ];
     let t = truth(&dom, &cliques, 1.0, &mut rng);
     let total = 2000.0;
     let meas: Vec<NoisyMarginal> = cliques
@@ -429,7 +448,10 @@ fn loss_never_increases_and_warm_start_does_not_lose_ground() {
     // Warm start on the same measurements starts where the fit ended and ends no worse.
     let (_, again) = GraphicalModel::fit(&dom, &meas, total, &settings, Some(&model)).unwrap();
     assert_eq!(again.warm_start, WarmStart::Exact);
-    assert!((again.initial_loss - report.final_loss).abs() <= 1e-12 * report.final_loss.max(1e-300) + 1e-15);
+    assert!(
+        (again.initial_loss - report.final_loss).abs()
+            <= 1e-12 * report.final_loss.max(1e-300) + 1e-15
+    );
     assert!(again.final_loss <= report.final_loss);
     assert!(again.loss_history.windows(2).all(|w| w[1] <= w[0]));
     // Warm start from a fit on a subset: the new fit starts from the old distribution.
@@ -486,9 +508,13 @@ fn samples_follow_the_model() {
         let want = brute_marginal(&sizes, &t.p, attrs);
         for (&c, &p) in counts.iter().zip(&want) {
             let v = p * (1.0 - p);
-            let tol = (2.0 * l / 3.0 + ((2.0 * l / 3.0).powi(2) + 8.0 * nf * l * v).sqrt()) / (2.0 * nf);
+            let tol =
+                (2.0 * l / 3.0 + ((2.0 * l / 3.0).powi(2) + 8.0 * nf * l * v).sqrt()) / (2.0 * nf);
             let got = c as f64 / nf;
-            assert!((got - p).abs() <= tol, "{attrs:?}: {got} vs {p} (tol {tol})");
+            assert!(
+                (got - p).abs() <= tol,
+                "{attrs:?}: {got} vs {p} (tol {tol})"
+            );
         }
     }
     assert_eq!(model.sample(0, &mut rng).unwrap().n(), 0);
@@ -503,21 +529,38 @@ fn bad_input_is_an_error() {
         sigma: 1.0,
     };
     let s = GraphicalModelSettings::default();
-    let fit = |m: &NoisyMarginal, total: f64| GraphicalModel::fit(&dom, &[m.clone()], total, &s, None);
+    let fit = |m: &NoisyMarginal, total: f64| {
+        GraphicalModel::fit(&dom, std::slice::from_ref(m), total, &s, None)
+    };
     assert!(fit(&ok, 6.0).is_ok());
     let mut m = ok.clone();
     m.values.pop();
-    assert!(matches!(fit(&m, 6.0), Err(QueryError::LengthMismatch { expected: 6, found: 5 })));
+    assert!(matches!(
+        fit(&m, 6.0),
+        Err(QueryError::LengthMismatch {
+            expected: 6,
+            found: 5
+        })
+    ));
     let mut m = ok.clone();
     m.values[2] = f64::NAN;
-    assert!(matches!(fit(&m, 6.0), Err(QueryError::NonFinite { index: 2, .. })));
+    assert!(matches!(
+        fit(&m, 6.0),
+        Err(QueryError::NonFinite { index: 2, .. })
+    ));
     for sigma in [0.0, -1.0, f64::NAN, f64::INFINITY] {
         let mut m = ok.clone();
         m.sigma = sigma;
-        assert!(matches!(fit(&m, 6.0), Err(QueryError::BadWorkload { .. })), "{sigma}");
+        assert!(
+            matches!(fit(&m, 6.0), Err(QueryError::BadWorkload { .. })),
+            "{sigma}"
+        );
     }
     for total in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-        assert!(matches!(fit(&ok, total), Err(QueryError::BadWorkload { .. })), "{total}");
+        assert!(
+            matches!(fit(&ok, total), Err(QueryError::BadWorkload { .. })),
+            "{total}"
+        );
     }
     // a marginal of another domain (sizes differ, or attribute out of range)
     let other = domain(&[2, 4, 2]);
@@ -527,7 +570,10 @@ fn bad_input_is_an_error() {
             marginal: Marginal::new(&other, attrs).unwrap(),
             sigma: 1.0,
         };
-        assert!(matches!(fit(&m, 6.0), Err(QueryError::DomainMismatch { .. })));
+        assert!(matches!(
+            fit(&m, 6.0),
+            Err(QueryError::DomainMismatch { .. })
+        ));
     }
     for bad in [
         GraphicalModelSettings {
@@ -547,19 +593,22 @@ fn bad_input_is_an_error() {
             ..Default::default()
         },
     ] {
-        assert!(GraphicalModel::fit(&dom, &[ok.clone()], 6.0, &bad, None).is_err());
+        assert!(GraphicalModel::fit(&dom, std::slice::from_ref(&ok), 6.0, &bad, None).is_err());
     }
     let small = GraphicalModelSettings {
         max_model_cells: 5.0,
         ..Default::default()
     };
     assert!(matches!(
-        GraphicalModel::fit(&dom, &[ok.clone()], 6.0, &small, None),
+        GraphicalModel::fit(&dom, std::slice::from_ref(&ok), 6.0, &small, None),
         Err(QueryError::TooLarge { .. })
     ));
     let (model, _) = fit(&ok, 6.0).unwrap();
     assert!(GraphicalModel::fit(&other, &[], 6.0, &s, Some(&model)).is_err());
-    assert!(matches!(model.marginal(&[2]), Err(QueryError::AttributeOutOfRange { .. })));
+    assert!(matches!(
+        model.marginal(&[2]),
+        Err(QueryError::AttributeOutOfRange { .. })
+    ));
     assert!(model.marginal(&[0, 0]).is_err());
     assert!(model.marginal(&[]).is_err());
     assert!(GraphicalModel::model_cells(&dom, &[vec![0, 2]]).is_err());
@@ -625,9 +674,21 @@ fn adult_speed() {
     let d = dom.len();
     let mut lists: Vec<Vec<usize>> = (0..d).map(|a| vec![a]).collect();
     let extra: Vec<Vec<usize>> = vec![
-        vec![0, 4], vec![0, 11], vec![3, 5], vec![4, 6], vec![6, 8], vec![5, 13], vec![3, 13],
-        vec![0, 13], vec![7, 12], vec![1, 5], vec![9, 13], vec![10, 13], vec![4, 6, 8],
-        vec![1, 5, 11], vec![0, 3, 13],
+        vec![0, 4],
+        vec![0, 11],
+        vec![3, 5],
+        vec![4, 6],
+        vec![6, 8],
+        vec![5, 13],
+        vec![3, 13],
+        vec![0, 13],
+        vec![7, 12],
+        vec![1, 5],
+        vec![9, 13],
+        vec![10, 13],
+        vec![4, 6, 8],
+        vec![1, 5, 11],
+        vec![0, 3, 13],
     ];
     lists.extend(extra);
     let sigma = 50.0;
@@ -639,11 +700,17 @@ fn adult_speed() {
                 .count(&data)
                 .iter()
                 .map(|&c| {
-                    let (u1, u2): (f64, f64) = (rng.random::<f64>().max(1e-300), rng.random::<f64>());
-                    c as f64 + sigma * (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+                    let (u1, u2): (f64, f64) =
+                        (rng.random::<f64>().max(1e-300), rng.random::<f64>());
+                    c as f64
+                        + sigma * (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
                 })
                 .collect();
-            NoisyMarginal { marginal: m, values, sigma }
+            NoisyMarginal {
+                marginal: m,
+                values,
+                sigma,
+            }
         })
         .collect();
     let total = data.n() as f64;
@@ -681,7 +748,11 @@ fn adult_speed() {
             let m = Marginal::new(&dom, vec![a, b]).unwrap();
             let truth = m.count(&data);
             let est = model.marginal(&[a, b]).unwrap();
-            let l1: f64 = truth.iter().zip(&est).map(|(&c, e)| (c as f64 / total - e).abs()).sum();
+            let l1: f64 = truth
+                .iter()
+                .zip(&est)
+                .map(|(&c, e)| (c as f64 / total - e).abs())
+                .sum();
             if lists.iter().any(|l| l.contains(&a) && l.contains(&b)) {
                 l1_meas.push(l1);
             } else {
@@ -699,8 +770,45 @@ fn adult_speed() {
     );
     let t = Instant::now();
     let _ = model.sample(data.n(), &mut rng).unwrap();
-    println!("sampling {} records: {:.3} s", data.n(), t.elapsed().as_secs_f64());
+    println!(
+        "sampling {} records: {:.3} s",
+        data.n(),
+        t.elapsed().as_secs_f64()
+    );
     let t = Instant::now();
-    let (_, warm) = GraphicalModel::fit(&dom, &meas, total, &GraphicalModelSettings { iterations: 50, ..settings.clone() }, Some(&model)).unwrap();
-    println!("warm refit 50 iterations: {:.3} s, loss {:.4e} -> {:.4e}", t.elapsed().as_secs_f64(), warm.initial_loss, warm.final_loss);
+    let (_, warm) = GraphicalModel::fit(
+        &dom,
+        &meas,
+        total,
+        &GraphicalModelSettings {
+            iterations: 50,
+            ..settings.clone()
+        },
+        Some(&model),
+    )
+    .unwrap();
+    println!(
+        "warm refit 50 iterations: {:.3} s, loss {:.4e} -> {:.4e}",
+        t.elapsed().as_secs_f64(),
+        warm.initial_loss,
+        warm.final_loss
+    );
+    // A model near 10^6 cells: force a clique on age × fnlwgt × hours-per-week (841 500 cells).
+    let big = GraphicalModelSettings {
+        iterations: 100,
+        max_model_cells: 1e7,
+        extra_cliques: vec![vec![0, 2, 11]],
+        ..Default::default()
+    };
+    let t = Instant::now();
+    let (_, r) = GraphicalModel::fit(&dom, &meas, total, &big, None).unwrap();
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "big model: {} cells, {} iterations, {} calibrations in {:.3} s = {:.2} ms/iteration",
+        r.model_cells,
+        r.iterations,
+        r.calibrations,
+        secs,
+        1e3 * secs / r.iterations as f64
+    );
 }

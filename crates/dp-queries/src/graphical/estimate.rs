@@ -65,7 +65,10 @@ impl Layout {
                 sep_cells[c] = cells(&sep, sizes);
             }
         }
-        let max_clique = (0..m).map(|c| offsets[c + 1] - offsets[c]).max().unwrap_or(1);
+        let max_clique = (0..m)
+            .map(|c| offsets[c + 1] - offsets[c])
+            .max()
+            .unwrap_or(1);
         let max_sep = sep_cells.iter().copied().max().unwrap_or(1);
         Layout {
             tree,
@@ -536,7 +539,11 @@ impl GraphicalModel {
                     let bound = loss - g_dot_mu - (lz - log_z) / eta;
                     if f.is_finite() && f <= loss && (f <= bound || eta <= safe_step) {
                         accepted = Some((f, lz));
-                        streak = if trial == 0 && streak < 2 { streak + 1 } else { 0 };
+                        streak = if trial == 0 && streak < 2 {
+                            streak + 1
+                        } else {
+                            0
+                        };
                         break;
                     }
                     eta *= 0.5;
@@ -825,24 +832,28 @@ impl GraphicalModel {
             }
             let sep_st = strides(&sep, sizes);
             let rest_st = strides(&rest, sizes);
-            for i in 0..n {
-                let s: usize = sep
-                    .iter()
-                    .zip(&sep_st)
-                    .map(|(&a, &st)| columns[a][i] as usize * st)
-                    .sum();
-                let seg = &cum[s * r_cells..(s + 1) * r_cells];
+            // separator cell of every record, from the attributes sampled so far
+            let mut idx = vec![0usize; n];
+            for (&a, &st) in sep.iter().zip(&sep_st) {
+                for (s, &code) in idx.iter_mut().zip(&columns[a]) {
+                    *s += code as usize * st;
+                }
+            }
+            // then the cell of the new attributes, drawn from the conditional
+            for s in idx.iter_mut() {
+                let seg = &cum[*s * r_cells..(*s + 1) * r_cells];
                 let mass = seg[r_cells - 1];
-                let r = if mass > 0.0 {
+                *s = if mass > 0.0 {
                     let u = rng.random::<f64>() * mass;
                     seg.partition_point(|&v| v <= u).min(r_cells - 1)
                 } else {
                     rng.random_range(0..r_cells)
                 };
-                let mut rem = r;
-                for (&a, &st) in rest.iter().zip(&rest_st) {
-                    columns[a][i] = (rem / st) as u32;
-                    rem %= st;
+            }
+            for (&a, &st) in rest.iter().zip(&rest_st) {
+                let size = sizes[a] as usize;
+                for (code, &r) in columns[a].iter_mut().zip(&idx) {
+                    *code = ((r / st) % size) as u32;
                 }
             }
         }

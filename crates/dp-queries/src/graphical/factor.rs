@@ -34,12 +34,7 @@ pub(crate) fn index_map(outer: &[usize], inner: &[usize], sizes: &[u32]) -> Vec<
     // stride in the inner table of each outer position (0 when not in inner)
     let st: Vec<usize> = outer
         .iter()
-        .map(|a| {
-            inner
-                .iter()
-                .position(|b| b == a)
-                .map_or(0, |p| inner_st[p])
-        })
+        .map(|a| inner.iter().position(|b| b == a).map_or(0, |p| inner_st[p]))
         .collect();
     let dims: Vec<usize> = outer.iter().map(|&a| sizes[a] as usize).collect();
     let n = cells(outer, sizes);
@@ -171,7 +166,10 @@ pub(crate) fn eliminate_to(
     sizes: &[u32],
 ) -> Result<LogFactor> {
     loop {
-        let mut vars: Vec<usize> = factors.iter().flat_map(|f| f.vars.iter().copied()).collect();
+        let mut vars: Vec<usize> = factors
+            .iter()
+            .flat_map(|f| f.vars.iter().copied())
+            .collect();
         vars.sort_unstable();
         vars.dedup();
         let mut best: Option<(f64, usize, Vec<usize>)> = None;
@@ -215,7 +213,12 @@ fn too_large(w: f64) -> QueryError {
 
 /// The sum of `factors` over `scope` (sorted), with `sum_out` (not in `scope`) summed out
 /// in log space when given.
-fn combine(factors: &[LogFactor], scope: &[usize], sum_out: Option<usize>, sizes: &[u32]) -> LogFactor {
+fn combine(
+    factors: &[LogFactor],
+    scope: &[usize],
+    sum_out: Option<usize>,
+    sizes: &[u32],
+) -> LogFactor {
     let mut full: Vec<usize> = scope.to_vec();
     if let Some(v) = sum_out {
         full.push(v);
@@ -271,7 +274,14 @@ mod tests {
         let sizes = [2u32, 3, 4, 2];
         let outer = [0usize, 1, 2, 3];
         let src: Vec<f64> = (0..48).map(|i| (i * 7 % 11) as f64).collect();
-        for inner in [vec![0usize], vec![1, 0], vec![3], vec![2, 1], vec![0, 1, 2, 3], vec![]] {
+        for inner in [
+            vec![0usize],
+            vec![1, 0],
+            vec![3],
+            vec![2, 1],
+            vec![0, 1, 2, 3],
+            vec![],
+        ] {
             let flat = index_map(&outer, &inner, &sizes);
             let rm = RunMap::new(&outer, &inner, &sizes);
             let n = cells(&inner, &sizes);

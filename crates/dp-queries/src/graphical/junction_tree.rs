@@ -63,11 +63,7 @@ impl JunctionTree {
     fn from_maximal(sizes: &[u32], mut cliques: Vec<Vec<usize>>) -> Self {
         // Largest clique first: it becomes the root.
         let cells_of = |c: &Vec<usize>| c.iter().map(|&a| f64::from(sizes[a])).product::<f64>();
-        cliques.sort_by(|a, b| {
-            cells_of(b)
-                .total_cmp(&cells_of(a))
-                .then_with(|| a.cmp(b))
-        });
+        cliques.sort_by(|a, b| cells_of(b).total_cmp(&cells_of(a)).then_with(|| a.cmp(b)));
         let m = cliques.len();
         // Prim's maximum spanning tree on |C_i ∩ C_j| (0-weight edges join components).
         let mut parent = vec![None; m];
@@ -151,7 +147,11 @@ impl JunctionTree {
     /// The smallest clique (fewest cells) containing every attribute of `attrs`, if any.
     pub fn smallest_containing(&self, attrs: &[usize]) -> Option<usize> {
         (0..self.cliques.len())
-            .filter(|&c| attrs.iter().all(|a| self.cliques[c].binary_search(a).is_ok()))
+            .filter(|&c| {
+                attrs
+                    .iter()
+                    .all(|a| self.cliques[c].binary_search(a).is_ok())
+            })
             .min_by(|&a, &b| self.cells[a].total_cmp(&self.cells[b]))
     }
 }
@@ -204,8 +204,8 @@ fn eliminate(sizes: &[u32], mut adj: Vec<Vec<bool>>, h: Heuristic) -> Vec<Vec<us
         let mut best: Option<(f64, f64, usize)> = None;
         for v in (0..d).filter(|&v| alive[v]) {
             let nb: Vec<usize> = (0..d).filter(|&u| alive[u] && adj[v][u]).collect();
-            let weight = nb.iter().map(|&u| f64::from(sizes[u])).product::<f64>()
-                * f64::from(sizes[v]);
+            let weight =
+                nb.iter().map(|&u| f64::from(sizes[u])).product::<f64>() * f64::from(sizes[v]);
             let mut fill = 0usize;
             for (i, &a) in nb.iter().enumerate() {
                 fill += nb[..i].iter().filter(|&&b| !adj[a][b]).count();
