@@ -71,6 +71,8 @@ mod tests {
         check::<BinaryDataset>();
         check::<ErrorReport>();
         check::<QueryError>();
+        check::<GraphicalModel>();
+        check::<JunctionTree>();
     }
 
     #[test]

@@ -748,8 +748,9 @@ impl crate::StepAudited for AdaptiveProjection {
                 .iter()
                 .map(|&a| workload.domain().size(a) as usize)
                 .product();
-            let mut names: Vec<String> =
-                (0..cells).map(|c| format!("noisy count of cell {c}")).collect();
+            let mut names: Vec<String> = (0..cells)
+                .map(|c| format!("noisy count of cell {c}"))
+                .collect();
             if cells <= MAX_PAIR_CELLS {
                 for a in 0..cells {
                     for b in a + 1..cells {
@@ -773,9 +774,7 @@ impl crate::StepAudited for AdaptiveProjection {
                     PrivacyLoss::zcdp(first.measure_rho)?,
                     PrivacyLoss::zcdp(first.measure_rho)?,
                     cell_names(0),
-                    Box::new(move |data, rng| {
-                        Ok(with_pairs(&measure(&c(data, 0)?, sigma2, rng)?))
-                    }),
+                    Box::new(move |data, rng| Ok(with_pairs(&measure(&c(data, 0)?, sigma2, rng)?))),
                 )
                 .with_primitive(StepPrimitive::DiscreteGaussianTable {
                     sigma2,
@@ -842,9 +841,7 @@ impl crate::StepAudited for AdaptiveProjection {
                     meas,
                     meas,
                     cell_names(i),
-                    Box::new(move |data, rng| {
-                        Ok(with_pairs(&measure(&c(data, i)?, sigma2, rng)?))
-                    }),
+                    Box::new(move |data, rng| Ok(with_pairs(&measure(&c(data, i)?, sigma2, rng)?))),
                 )
                 .with_primitive(StepPrimitive::DiscreteGaussianTable {
                     sigma2,

@@ -3,7 +3,7 @@
 
 use rand::{Rng, RngExt};
 
-use super::factor::{LogFactor, cells, eliminate_to, index_map, log_sum_exp, strides};
+use super::factor::{LogFactor, RunMap, cells, eliminate_to, index_map, log_sum_exp, strides};
 use super::junction_tree::JunctionTree;
 use super::{FitReport, GraphicalModelSettings, NoisyMarginal, WarmStart};
 use crate::dataset::Dataset;
@@ -31,8 +31,10 @@ struct Layout {
     children: Vec<Vec<usize>>,
     /// Cells of clique `c` → cells of its separator with its parent (empty for the root).
     child_map: Vec<Vec<u32>>,
-    /// Cells of `parent(c)` → cells of the separator of `c` (empty for the root).
-    parent_map: Vec<Vec<u32>>,
+    /// The same map by runs (for the hot loops).
+    child_run: Vec<RunMap>,
+    /// Cells of `parent(c)` → cells of the separator of `c` (trivial for the root).
+    parent_run: Vec<RunMap>,
     sep_cells: Vec<usize>,
     max_clique: usize,
     max_sep: usize,
@@ -50,14 +52,16 @@ impl Layout {
         offsets.push(acc);
         let mut children = vec![Vec::new(); m];
         let mut child_map = vec![Vec::new(); m];
-        let mut parent_map = vec![Vec::new(); m];
+        let mut child_run = vec![RunMap::new(&[], &[], sizes); m];
+        let mut parent_run = vec![RunMap::new(&[], &[], sizes); m];
         let mut sep_cells = vec![1usize; m];
         for c in 0..m {
             if let Some(p) = tree.parents()[c] {
                 children[p].push(c);
                 let sep = tree.separator(c);
                 child_map[c] = index_map(&tree.cliques()[c], &sep, sizes);
-                parent_map[c] = index_map(&tree.cliques()[p], &sep, sizes);
+                child_run[c] = RunMap::new(&tree.cliques()[c], &sep, sizes);
+                parent_run[c] = RunMap::new(&tree.cliques()[p], &sep, sizes);
                 sep_cells[c] = cells(&sep, sizes);
             }
         }
@@ -72,7 +76,8 @@ impl Layout {
             offsets,
             children,
             child_map,
-            parent_map,
+            child_run,
+            parent_run,
             sep_cells,
             max_clique,
             max_sep,
@@ -88,12 +93,11 @@ impl Layout {
     }
 }
 
-/// A measurement prepared for the fit: its host clique, the map from the host's cells to the
+/// A measurement prepared for the fit: the map from the host's cells to the
 /// measurement's cells, the target in probability units and the weight.
 #[derive(Clone, Debug)]
 struct Prepared {
-    host: usize,
-    map: Vec<u32>,
+    map: RunMap,
     target: Vec<f64>,
     weight: f64,
 }
@@ -125,17 +129,10 @@ fn safe_ln(s: f64) -> f64 {
 
 /// Hugin-style belief propagation in log space on the junction tree (McKenna et al. 2019,
 /// §4; Koller & Friedman 2009, §10.3): `ws.beta` ends as the calibrated, **unnormalised**
-/// log-beliefs of the cliques (subtract the returned `ln Z` to normalise); the marginal of
-/// every hosted measurement (`hosts[c]` lists `(index, map)` of those hosted by `c`) is
-/// written to `out[index]` as probabilities. Two exponential passes over the cells.
-fn calibrate(
-    layout: &Layout,
-    theta: &[f64],
-    ws: &mut Workspace,
-    prepared: &[Prepared],
-    hosts: &[Vec<usize>],
-    out: &mut [Vec<f64>],
-) -> f64 {
+/// log-beliefs of the cliques (subtract the returned `ln Z` to normalise). Used for the
+/// model's stored log-marginals (finite everywhere, so exact elimination can divide by
+/// separator marginals); the fit's inner loop uses [`calibrate_fast`].
+fn calibrate(layout: &Layout, theta: &[f64], ws: &mut Workspace) -> f64 {
     let Workspace {
         beta,
         msgs,
@@ -150,24 +147,23 @@ fn calibrate(
         let Some(p) = parents[c] else { continue };
         let block = &beta[layout.range(c)];
         let m = block.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let e = &mut scratch[..block.len()];
+        for (y, &x) in e.iter_mut().zip(block) {
+            *y = (x - m).exp();
+        }
         let msg = &mut msgs[c];
         msg.fill(0.0);
-        for (&x, &j) in block.iter().zip(&layout.child_map[c]) {
-            msg[j as usize] += (x - m).exp();
-        }
+        layout.child_run[c].scatter_sum(e, msg);
         for v in msg.iter_mut() {
             *v = m + safe_ln(*v);
         }
-        let pb = &mut beta[layout.range(p)];
-        for (x, &j) in pb.iter_mut().zip(&layout.parent_map[c]) {
-            *x += msg[j as usize];
-        }
+        layout.parent_run[c].gather_add(msg, &mut beta[layout.range(p)]);
     }
     let root = order.first().copied().unwrap_or(0);
     let log_z = log_sum_exp(&beta[layout.range(root)]);
     // Distribute: root to leaves.
     for &p in order {
-        if layout.children[p].is_empty() && hosts[p].is_empty() {
+        if layout.children[p].is_empty() {
             continue;
         }
         let r = layout.range(p);
@@ -177,30 +173,95 @@ fn calibrate(
         for (y, &x) in e.iter_mut().zip(block) {
             *y = (x - m).exp();
         }
-        let scale = (m - log_z).exp();
+        for &c in &layout.children[p] {
+            let s = &mut sep[..layout.sep_cells[c]];
+            s.fill(0.0);
+            layout.parent_run[c].scatter_sum(e, s);
+            for (v, &old) in s.iter_mut().zip(&msgs[c]) {
+                *v = m + safe_ln(*v) - old;
+            }
+            layout.child_run[c].gather_add(s, &mut beta[layout.range(c)]);
+        }
+    }
+    log_z
+}
+
+/// Belief propagation for the fit's inner loop: the same schedule as [`calibrate`], but each
+/// clique is exponentiated once (in the collect pass, relative to its maximum) and the
+/// distribute pass is Hugin's update in probability space, `E_c ← E_c · s_S / t_S` (new over
+/// old separator marginal). The potentials are `θ − η·G` when `step = Some((G, η))`. Writes
+/// the marginal of every measurement (probabilities) into `out` and returns `ln Z`. Cells
+/// whose mass is below e^-708 of their clique's largest are treated as zero.
+fn calibrate_fast(
+    layout: &Layout,
+    theta: &[f64],
+    step: Option<(&[f64], f64)>,
+    ws: &mut Workspace,
+    prepared: &[Prepared],
+    hosts: &[Vec<usize>],
+    out: &mut [Vec<f64>],
+) -> f64 {
+    let Workspace {
+        beta,
+        msgs,
+        scratch: _,
+        sep,
+    } = ws;
+    match step {
+        Some((g, eta)) => {
+            for ((b, &t), &gv) in beta.iter_mut().zip(theta).zip(g) {
+                *b = t - eta * gv;
+            }
+        }
+        None => beta.copy_from_slice(theta),
+    }
+    let order = layout.tree.order();
+    let parents = layout.tree.parents();
+    // Collect: each clique, complete in log space, goes to probability space relative to
+    // its maximum; its separator sums t_S are kept and sent up in log space.
+    let mut root_scale = 0.0;
+    for &c in order.iter().rev() {
+        let block = &mut beta[layout.range(c)];
+        let m = block.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        for x in block.iter_mut() {
+            *x = (*x - m).exp();
+        }
+        let Some(p) = parents[c] else {
+            root_scale = m;
+            continue;
+        };
+        let t = &mut msgs[c];
+        t.fill(0.0);
+        layout.child_run[c].scatter_sum(block, t);
+        let lt = &mut sep[..t.len()];
+        for (l, &v) in lt.iter_mut().zip(t.iter()) {
+            *l = m + safe_ln(v);
+        }
+        layout.parent_run[c].gather_add(lt, &mut beta[layout.range(p)]);
+    }
+    let root = order.first().copied().unwrap_or(0);
+    let z: f64 = beta[layout.range(root)].iter().sum();
+    let log_z = root_scale + z.ln();
+    let inv_z = 1.0 / z;
+    // Distribute: every clique ends relative to the root's scale.
+    for &p in order {
+        let r = layout.range(p);
         for &i in &hosts[p] {
             let o = &mut out[i];
             o.fill(0.0);
-            for (&y, &j) in e.iter().zip(&prepared[i].map) {
-                o[j as usize] += y;
-            }
+            prepared[i].map.scatter_sum(&beta[r.clone()], o);
             for v in o.iter_mut() {
-                *v *= scale;
+                *v *= inv_z;
             }
         }
         for &c in &layout.children[p] {
             let s = &mut sep[..layout.sep_cells[c]];
             s.fill(0.0);
-            for (&y, &j) in e.iter().zip(&layout.parent_map[c]) {
-                s[j as usize] += y;
+            layout.parent_run[c].scatter_sum(&beta[r.clone()], s);
+            for (v, &t) in s.iter_mut().zip(&msgs[c]) {
+                *v = if t >= f64::MIN_POSITIVE { *v / t } else { 0.0 };
             }
-            for (v, &old) in s.iter_mut().zip(&msgs[c]) {
-                *v = m + safe_ln(*v) - old;
-            }
-            let cb = &mut beta[layout.range(c)];
-            for (x, &j) in cb.iter_mut().zip(&layout.child_map[c]) {
-                *x += s[j as usize];
-            }
+            layout.child_run[c].gather_mul(s, &mut beta[layout.range(c)]);
         }
     }
     log_z
@@ -395,8 +456,7 @@ impl GraphicalModel {
             hosts[host].push(i);
             let ratio = sigma_min / m.sigma;
             prepared.push(Prepared {
-                host,
-                map: index_map(&layout.tree.cliques()[host], attrs, sizes),
+                map: RunMap::new(&layout.tree.cliques()[host], attrs, sizes),
                 target: m
                     .values
                     .iter()
@@ -409,6 +469,7 @@ impl GraphicalModel {
         let mut mu: Vec<Vec<f64>> = prepared.iter().map(|p| vec![0.0; p.target.len()]).collect();
         let mut mu_try = mu.clone();
         let mut grad = mu.clone();
+        let mut g_full = vec![0.0; layout.total()];
         let loss_of = |mu: &[Vec<f64>]| -> f64 {
             prepared
                 .iter()
@@ -422,7 +483,7 @@ impl GraphicalModel {
                 })
                 .sum()
         };
-        let mut log_z = calibrate(&layout, &theta, &mut ws, &prepared, &hosts, &mut mu);
+        let mut log_z = calibrate_fast(&layout, &theta, None, &mut ws, &prepared, &hosts, &mut mu);
         let mut calibrations = 1usize;
         let mut loss = loss_of(&mu);
         let mut history = vec![loss];
@@ -430,7 +491,7 @@ impl GraphicalModel {
         let smooth: f64 = 2.0 * prepared.iter().map(|p| p.weight).sum::<f64>();
         let safe_step = if smooth > 0.0 { 1.0 / smooth } else { 0.0 };
         let mut step = safe_step;
-        let mut theta_try = theta.clone();
+        let mut streak = 2usize;
         let mut iterations = 0usize;
         let mut stalled = false;
         let mut converged = false;
@@ -446,18 +507,31 @@ impl GraphicalModel {
                     .zip(&mu)
                     .map(|(g, m)| g.iter().zip(m).map(|(a, b)| a * b).sum::<f64>())
                     .sum();
-                let mut eta = 2.0 * step;
-                let mut accepted = None;
-                for _ in 0..MAX_HALVINGS {
-                    theta_try.copy_from_slice(&theta);
-                    for (p, g) in prepared.iter().zip(&grad) {
-                        let block = &mut theta_try[layout.range(p.host)];
-                        for (t, &j) in block.iter_mut().zip(&p.map) {
-                            *t -= eta * g[j as usize];
-                        }
+                // The gradient as a sum of clique tables (only hosting cliques are touched).
+                for (c, list) in hosts.iter().enumerate() {
+                    if list.is_empty() {
+                        continue;
                     }
-                    let lz =
-                        calibrate(&layout, &theta_try, &mut ws, &prepared, &hosts, &mut mu_try);
+                    let block = &mut g_full[layout.range(c)];
+                    block.fill(0.0);
+                    for &i in list {
+                        prepared[i].map.gather_add(&grad[i], block);
+                    }
+                }
+                // Try twice the last step after two steps in a row were accepted at their first try,
+                // else the last step (never below it: see the rate argument in the docs).
+                let mut eta = if streak >= 2 { 2.0 * step } else { step };
+                let mut accepted = None;
+                for trial in 0..MAX_HALVINGS {
+                    let lz = calibrate_fast(
+                        &layout,
+                        &theta,
+                        Some((&g_full, eta)),
+                        &mut ws,
+                        &prepared,
+                        &hosts,
+                        &mut mu_try,
+                    );
                     calibrations += 1;
                     let f = loss_of(&mu_try);
                     // f(μ⁺) ≤ f(μ) + ⟨∇f, μ⁺ − μ⟩ + KL(μ⁺‖μ)/η, with
@@ -465,6 +539,11 @@ impl GraphicalModel {
                     let bound = loss - g_dot_mu - (lz - log_z) / eta;
                     if f.is_finite() && f <= loss && (f <= bound || eta <= safe_step) {
                         accepted = Some((f, lz));
+                        streak = if trial == 0 && streak < 2 {
+                            streak + 1
+                        } else {
+                            0
+                        };
                         break;
                     }
                     eta *= 0.5;
@@ -473,7 +552,15 @@ impl GraphicalModel {
                     stalled = true;
                     break;
                 };
-                std::mem::swap(&mut theta, &mut theta_try);
+                for (c, list) in hosts.iter().enumerate() {
+                    if list.is_empty() {
+                        continue;
+                    }
+                    let r = layout.range(c);
+                    for (t, &g) in theta[r.clone()].iter_mut().zip(&g_full[r]) {
+                        *t -= eta * g;
+                    }
+                }
                 std::mem::swap(&mut mu, &mut mu_try);
                 let previous = loss;
                 loss = f;
@@ -488,8 +575,7 @@ impl GraphicalModel {
             }
         }
         // Final beliefs, normalised.
-        let lz = calibrate(&layout, &theta, &mut ws, &prepared, &hosts, &mut mu);
-        calibrations += 1;
+        let lz = calibrate(&layout, &theta, &mut ws);
         let mut log_marginals = std::mem::take(&mut ws.beta);
         for v in log_marginals.iter_mut() {
             *v -= lz;
@@ -579,8 +665,7 @@ impl GraphicalModel {
             theta.extend(t);
         }
         let mut ws = Workspace::new(&layout);
-        let hosts = vec![Vec::new(); layout.tree.cliques().len()];
-        let lz = calibrate(&layout, &theta, &mut ws, &[], &hosts, &mut []);
+        let lz = calibrate(&layout, &theta, &mut ws);
         let mut log_marginals = ws.beta;
         for v in log_marginals.iter_mut() {
             *v -= lz;
@@ -747,24 +832,28 @@ impl GraphicalModel {
             }
             let sep_st = strides(&sep, sizes);
             let rest_st = strides(&rest, sizes);
-            for i in 0..n {
-                let s: usize = sep
-                    .iter()
-                    .zip(&sep_st)
-                    .map(|(&a, &st)| columns[a][i] as usize * st)
-                    .sum();
-                let seg = &cum[s * r_cells..(s + 1) * r_cells];
+            // separator cell of every record, from the attributes sampled so far
+            let mut idx = vec![0usize; n];
+            for (&a, &st) in sep.iter().zip(&sep_st) {
+                for (s, &code) in idx.iter_mut().zip(&columns[a]) {
+                    *s += code as usize * st;
+                }
+            }
+            // then the cell of the new attributes, drawn from the conditional
+            for s in idx.iter_mut() {
+                let seg = &cum[*s * r_cells..(*s + 1) * r_cells];
                 let mass = seg[r_cells - 1];
-                let r = if mass > 0.0 {
+                *s = if mass > 0.0 {
                     let u = rng.random::<f64>() * mass;
                     seg.partition_point(|&v| v <= u).min(r_cells - 1)
                 } else {
                     rng.random_range(0..r_cells)
                 };
-                let mut rem = r;
-                for (&a, &st) in rest.iter().zip(&rest_st) {
-                    columns[a][i] = (rem / st) as u32;
-                    rem %= st;
+            }
+            for (&a, &st) in rest.iter().zip(&rest_st) {
+                let size = sizes[a] as usize;
+                for (code, &r) in columns[a].iter_mut().zip(&idx) {
+                    *code = ((r / st) % size) as u32;
                 }
             }
         }

@@ -68,6 +68,76 @@ pub(crate) fn index_map(outer: &[usize], inner: &[usize], sizes: &[u32]) -> Vec<
     out
 }
 
+/// An [`index_map`] stored by runs: the trailing attributes of `outer` that are not in
+/// `inner` form runs of `run` consecutive cells that all project to the same inner cell, so
+/// sums and broadcasts over a run are contiguous (and vectorise) and the map has one entry
+/// per run.
+#[derive(Clone, Debug)]
+pub(crate) struct RunMap {
+    run: usize,
+    map: Vec<u32>,
+}
+
+impl RunMap {
+    /// The map from the table over `outer` to the table over `inner` (see [`index_map`]).
+    pub(crate) fn new(outer: &[usize], inner: &[usize], sizes: &[u32]) -> Self {
+        let mut k = outer.len();
+        let mut run = 1usize;
+        while k > 0 && !inner.contains(&outer[k - 1]) {
+            k -= 1;
+            run *= sizes[outer[k]] as usize;
+        }
+        RunMap {
+            run,
+            map: index_map(&outer[..k], inner, sizes),
+        }
+    }
+
+    /// `dst[inner cell] += Σ src[outer cells projecting to it]`.
+    #[inline]
+    pub(crate) fn scatter_sum(&self, src: &[f64], dst: &mut [f64]) {
+        if self.run == 1 {
+            for (&x, &j) in src.iter().zip(&self.map) {
+                dst[j as usize] += x;
+            }
+        } else {
+            for (block, &j) in src.chunks_exact(self.run).zip(&self.map) {
+                dst[j as usize] += block.iter().sum::<f64>();
+            }
+        }
+    }
+
+    /// `dst[outer cell] += src[its inner cell]`.
+    #[inline]
+    pub(crate) fn gather_add(&self, src: &[f64], dst: &mut [f64]) {
+        if self.run == 1 {
+            for (x, &j) in dst.iter_mut().zip(&self.map) {
+                *x += src[j as usize];
+            }
+        } else {
+            for (block, &j) in dst.chunks_exact_mut(self.run).zip(&self.map) {
+                let v = src[j as usize];
+                block.iter_mut().for_each(|x| *x += v);
+            }
+        }
+    }
+
+    /// `dst[outer cell] *= src[its inner cell]`.
+    #[inline]
+    pub(crate) fn gather_mul(&self, src: &[f64], dst: &mut [f64]) {
+        if self.run == 1 {
+            for (x, &j) in dst.iter_mut().zip(&self.map) {
+                *x *= src[j as usize];
+            }
+        } else {
+            for (block, &j) in dst.chunks_exact_mut(self.run).zip(&self.map) {
+                let v = src[j as usize];
+                block.iter_mut().for_each(|x| *x *= v);
+            }
+        }
+    }
+}
+
 /// `ln Σ exp(v)` over a slice, with the maximum subtracted (finite for finite input).
 pub(crate) fn log_sum_exp(v: &[f64]) -> f64 {
     let m = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -197,5 +267,38 @@ mod tests {
         }
         assert_eq!(index_map(&outer, &[], &sizes), vec![0; 24]);
         assert_eq!(index_map(&[], &[], &sizes), vec![0]);
+    }
+
+    #[test]
+    fn run_maps_agree_with_index_maps() {
+        let sizes = [2u32, 3, 4, 2];
+        let outer = [0usize, 1, 2, 3];
+        let src: Vec<f64> = (0..48).map(|i| (i * 7 % 11) as f64).collect();
+        for inner in [
+            vec![0usize],
+            vec![1, 0],
+            vec![3],
+            vec![2, 1],
+            vec![0, 1, 2, 3],
+            vec![],
+        ] {
+            let flat = index_map(&outer, &inner, &sizes);
+            let rm = RunMap::new(&outer, &inner, &sizes);
+            let n = cells(&inner, &sizes);
+            let (mut want, mut got) = (vec![0.0; n], vec![0.0; n]);
+            for (&x, &j) in src.iter().zip(&flat) {
+                want[j as usize] += x;
+            }
+            rm.scatter_sum(&src, &mut got);
+            assert_eq!(got, want, "{inner:?}");
+            let small: Vec<f64> = (0..n).map(|i| 1.0 + i as f64).collect();
+            let (mut a, mut b) = (src.clone(), src.clone());
+            rm.gather_add(&small, &mut a);
+            rm.gather_mul(&small, &mut b);
+            for i in 0..48 {
+                assert_eq!(a[i], src[i] + small[flat[i] as usize]);
+                assert_eq!(b[i], src[i] * small[flat[i] as usize]);
+            }
+        }
     }
 }
