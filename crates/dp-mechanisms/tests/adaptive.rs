@@ -98,7 +98,7 @@ fn step_decomposition_composes_to_the_certificate() {
         let composed = dec.composed().unwrap();
         match composed {
             PrivacyLoss::Zcdp { rho } => {
-                assert!(rho <= 0.5 * (1.0 + 1e-9) && rho >= 0.5 * (1.0 - 1e-6))
+                assert!((0.5 * (1.0 - 1e-6)..=0.5 * (1.0 + 1e-9)).contains(&rho))
             }
             other => panic!("{other}"),
         }
