@@ -58,6 +58,7 @@ mod tests {
         let d = Domain::new(vec![("a".into(), 2), ("b".into(), 3)]).unwrap();
         let records = Dataset::from_columns(d, vec![vec![0, 1], vec![2, 0]]).unwrap();
         let s = SyntheticData {
+            sampled_from_model: false,
             records,
             weights: vec![0.25, 0.75],
         };
@@ -68,6 +69,7 @@ mod tests {
             "a,b,weight\n0,2,0.25\n1,0,0.75\n"
         );
         let bad = SyntheticData {
+            sampled_from_model: false,
             records: s.records.clone(),
             weights: vec![1.0],
         };

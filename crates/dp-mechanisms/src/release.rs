@@ -34,9 +34,14 @@ impl PrivacyCertificate {
 }
 
 /// Weighted synthetic records over the workload's domain, for mechanisms whose output is a
-/// (weighted) dataset. Answers computed from it equal the release's answers.
+/// (weighted) dataset. Answers computed from it equal the release's answers, unless
+/// [`Self::sampled_from_model`] is set.
 #[derive(Clone, Debug)]
 pub struct SyntheticData {
+    /// `true` when the records are a random sample of a released model (adaptive
+    /// projection): their answers then differ from the release's answers (the model's
+    /// exact marginals) by sampling error. `false`: they reproduce the answers exactly.
+    pub sampled_from_model: bool,
     /// The distinct records.
     pub records: Dataset,
     /// Non-negative weights summing to one, one per record.

@@ -631,6 +631,12 @@ impl AdaptiveProjection {
             ),
         ];
         notes.extend(est.notes());
+        notes.push(
+            "synthetic records: a sample of the fitted model; the released answers are the \
+             model's own marginals, so answers computed from the records differ by sampling \
+             error"
+                .into(),
+        );
         let diagnostics = Diagnostics {
             wall_seconds: start.elapsed().as_secs_f64(),
             iterations: Some(round),
@@ -640,6 +646,7 @@ impl AdaptiveProjection {
         let synthetic_n = total.round().clamp(1.0, 1e6) as usize;
         let records = est.sample(synthetic_n, rng)?;
         let synthetic = Some(crate::SyntheticData {
+            sampled_from_model: true,
             weights: vec![1.0 / synthetic_n as f64; synthetic_n],
             records,
         });

@@ -820,6 +820,7 @@ pub(crate) fn records_to_synthetic(data: &Dataset, records: &[Vec<u32>]) -> Resu
         weights.push(counts[r] as f64 / total);
     }
     Ok(SyntheticData {
+        sampled_from_model: false,
         records: Dataset::from_columns(data.domain().clone(), cols)?,
         weights,
     })

@@ -390,6 +390,7 @@ pub(crate) fn synthetic_of(universe: &Universe, weights: &[f64]) -> Result<Synth
     let idx: Vec<usize> = (0..weights.len()).filter(|&x| weights[x] > 0.0).collect();
     let total: f64 = idx.iter().map(|&x| weights[x]).sum();
     Ok(SyntheticData {
+        sampled_from_model: false,
         records: universe.to_dataset(&idx)?,
         weights: idx.iter().map(|&x| weights[x] / total).collect(),
     })

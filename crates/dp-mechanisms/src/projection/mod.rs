@@ -356,6 +356,7 @@ pub(crate) fn synthetic_from_atoms(
     let indices: Vec<usize> = atoms.iter().map(|&(a, _)| index_of(a)).collect();
     let total: f64 = atoms.iter().map(|&(_, w)| w).sum();
     Ok(SyntheticData {
+        sampled_from_model: false,
         records: universe.to_dataset(&indices)?,
         weights: atoms.iter().map(|&(_, w)| w / total).collect(),
     })
@@ -516,6 +517,7 @@ impl ProjectionMechanism {
         let ids: Vec<usize> = fw.atoms.iter().map(|&(a, _)| a).collect();
         let total: f64 = fw.atoms.iter().map(|&(_, w)| w).sum();
         let synthetic = SyntheticData {
+            sampled_from_model: false,
             records: oracle.records_dataset(&ids)?,
             weights: fw.atoms.iter().map(|&(_, w)| w / total).collect(),
         };
