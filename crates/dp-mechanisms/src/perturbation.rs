@@ -320,6 +320,25 @@ pub(crate) fn check_data(data: &Dataset, workload: &MarginalWorkload) -> Result<
     Ok(())
 }
 
+/// [`check_data`] under `neighbouring`: under add/remove an empty dataset passes (refusing it
+/// would distinguish it from its one-record neighbours); under replace-one `n ≥ 1` is
+/// required because the answers are divided by the public `n`.
+pub(crate) fn check_data_under(
+    data: &Dataset,
+    workload: &MarginalWorkload,
+    neighbouring: Neighbouring,
+) -> Result<()> {
+    match neighbouring {
+        Neighbouring::ReplaceOne => check_data(data, workload),
+        Neighbouring::AddRemove if data.domain() != workload.domain() => {
+            Err(MechanismError::Data {
+                reason: "the dataset's domain is not the workload's domain".into(),
+            })
+        }
+        Neighbouring::AddRemove => Ok(()),
+    }
+}
+
 /// Check the data against the workload and count every cell exactly, as `i64`.
 ///
 /// Under add/remove neighbours an empty dataset is released like any other: refusing it
@@ -330,16 +349,7 @@ fn exact_counts(
     workload: &MarginalWorkload,
     neighbouring: Neighbouring,
 ) -> Result<Vec<i64>> {
-    match neighbouring {
-        Neighbouring::ReplaceOne => check_data(data, workload)?,
-        Neighbouring::AddRemove => {
-            if data.domain() != workload.domain() {
-                return Err(MechanismError::Data {
-                    reason: "the dataset's domain is not the workload's domain".into(),
-                });
-            }
-        }
-    }
+    check_data_under(data, workload, neighbouring)?;
     workload
         .count_all(data)?
         .into_iter()

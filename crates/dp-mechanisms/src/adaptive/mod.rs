@@ -434,18 +434,7 @@ impl AdaptiveProjection {
         let start = Instant::now();
         let p = &self.params;
         let rel = p.neighbouring;
-        if data.domain() != workload.domain() {
-            return Err(MechanismError::Data {
-                reason: "the dataset's domain is not the workload's domain".into(),
-            });
-        }
-        if rel == Neighbouring::ReplaceOne && data.n() == 0 {
-            return Err(MechanismError::Data {
-                reason: "the dataset has no records (replace-one neighbours divide by the public \
-                         n; use add/remove neighbours to release an empty dataset)"
-                    .into(),
-            });
-        }
+        crate::perturbation::check_data_under(data, workload, rel)?;
         let domain = workload.domain();
         let cands = candidates(workload);
         let d = cands.iter().filter(|c| c.attrs.len() == 1).count();
@@ -524,12 +513,18 @@ impl AdaptiveProjection {
                     what: "a selection round without a selector".into(),
                 })?;
             let limit = p.max_model_cells * (filter.spent() + cal.charge()) / self.rho;
-            let measured: Vec<Vec<usize>> = measurements.iter().map(|m| m.attrs.clone()).collect();
+            // the measured cliques plus one candidate, in one reused buffer
+            let mut cliques: Vec<Vec<usize>> =
+                measurements.iter().map(|m| m.attrs.clone()).collect();
             let allowed: Vec<usize> = (0..cands.len())
                 .filter(|&i| {
-                    let mut cl = measured.clone();
-                    cl.push(cands[i].attrs.clone());
-                    cands[i].attrs.len() == 1 || est.admits(&cl, limit)
+                    if cands[i].attrs.len() == 1 {
+                        return true;
+                    }
+                    cliques.push(cands[i].attrs.clone());
+                    let ok = est.admits(&cliques, limit);
+                    cliques.pop();
+                    ok
                 })
                 .collect();
             // the estimate on every allowed candidate, from its parent's marginal
