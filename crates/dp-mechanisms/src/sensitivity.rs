@@ -85,6 +85,18 @@ pub fn marginal_fit_error_sensitivity(neighbouring: Neighbouring) -> u64 {
     single_marginal_count_sensitivity(neighbouring).l1
 }
 
+/// Sensitivity of the **max-error score** `max_i |c_{r,i}(D) − v_{r,i}|` of one marginal
+/// table `r` against a public vector `v_r` (count units): each cell's `|c_i − v_i|` moves by
+/// at most `|c_i(D) − c_i(D′)| ≤ 1` (one record is in one cell; replace-one moves one count
+/// down in one cell and one up in another, each by 1), and a maximum of functions each moving
+/// by at most 1 moves by at most 1. So Δ = 1 under **both** relations — the table's Δ∞, not
+/// its Δ₁. A public offset `b_r` does not change it.
+pub fn marginal_max_error_sensitivity(neighbouring: Neighbouring) -> u64 {
+    match neighbouring {
+        Neighbouring::ReplaceOne | Neighbouring::AddRemove => 1,
+    }
+}
+
 /// Sensitivity of a chaining level's count vector (seed 004 §4.2), under replace-one.
 ///
 /// A level's dataset has one term per record, `a = q(z) − q(p)` for two universe elements
@@ -209,7 +221,8 @@ mod tests {
     /// every replace-one neighbour (record 0 replaced by each universe record) and every
     /// add/remove neighbour (each universe record added, each record removed) of a small
     /// dataset, the largest ℓ1 / squared ℓ2 change of one 2-way table's counts, and of the
-    /// fit-error score `‖c − v‖₁` against a fixed public `v`, equal the formulas.
+    /// fit-error score `‖c − v‖₁` and of the max-error score `max_i |c_i − v_i|` against a
+    /// fixed public `v`, equal the formulas (attained: the bounds are not loose).
     #[test]
     fn single_table_and_fit_error_score_match_brute_force() {
         let (domain, _) = small_workload();
@@ -221,8 +234,19 @@ mod tests {
         let v: Vec<f64> = (0..c0.len()).map(|i| (i % 3) as f64 * 0.7).collect();
         let score =
             |c: &[u64]| -> f64 { c.iter().zip(&v).map(|(a, b)| (*a as f64 - b).abs()).sum() };
-        let s0 = score(&c0);
+        // for the max score the public vector is 0 (any v works for the bound; with the
+        // three records in three cells, 0 makes it attained: a record joining another's
+        // cell raises the maximum by 1 under both relations)
+        let v_int = vec![0.0f64; c0.len()];
+        let max_score = |c: &[u64]| -> f64 {
+            c.iter()
+                .zip(&v_int)
+                .map(|(a, b)| (*a as f64 - b).abs())
+                .fold(0.0, f64::max)
+        };
+        let (s0, m0) = (score(&c0), max_score(&c0));
         let mut worst = [(0u64, 0u64, 0.0f64); 2]; // replace-one, add/remove
+        let mut worst_max = [0.0f64; 2];
         let mut visit = |k: usize, cols: Vec<Vec<u32>>| {
             let d = Dataset::from_columns(domain.clone(), cols).unwrap();
             let c = table.count(&d);
@@ -230,6 +254,7 @@ mod tests {
             let l2: u64 = c.iter().zip(&c0).map(|(a, b)| a.abs_diff(*b).pow(2)).sum();
             let ds = (score(&c) - s0).abs();
             worst[k] = (worst[k].0.max(l1), worst[k].1.max(l2), worst[k].2.max(ds));
+            worst_max[k] = worst_max[k].max((max_score(&c) - m0).abs());
         };
         for a in 0..3u32 {
             for b in 0..2u32 {
@@ -268,6 +293,12 @@ mod tests {
             let s = single_marginal_count_sensitivity(rel);
             assert_eq!((s.l1, s.l2_squared), (worst[k].0, worst[k].1), "{rel}");
             let e = marginal_fit_error_sensitivity(rel) as f64;
+            let em = marginal_max_error_sensitivity(rel) as f64;
+            assert!(
+                (worst_max[k] - em).abs() < 1e-12,
+                "{rel}: max-error score moved at most {} but Δ∞ = {em}",
+                worst_max[k]
+            );
             assert!(
                 worst[k].2 <= e + 1e-12,
                 "{rel}: score moved {} > {e}",

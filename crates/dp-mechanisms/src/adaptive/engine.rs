@@ -18,7 +18,10 @@
 use dp_core::{DiscreteGaussian, ExponentialMechanism, Ledger, Neighbouring, PrivacyLoss};
 use rand::CryptoRng;
 
-use crate::sensitivity::{marginal_fit_error_sensitivity, single_marginal_count_sensitivity};
+use crate::sensitivity::{
+    marginal_fit_error_sensitivity, marginal_max_error_sensitivity,
+    single_marginal_count_sensitivity,
+};
 use crate::{MechanismError, Result};
 
 /// A zCDP privacy filter: adaptively chosen spends, refused once their sum would exceed ρ
@@ -66,6 +69,22 @@ impl ZcdpFilter {
     }
 }
 
+/// The quality score a selection round ranks candidate tables by (module docs of
+/// [`crate::adaptive`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RoundScore {
+    /// AIM's weighted ℓ1 fit error net of the expected noise ([`fit_error_score`]), with
+    /// the largest candidate weight `max_weight` (the score's sensitivity is
+    /// `max_weight · Δ₁`).
+    FitError {
+        /// `max_r w_r`.
+        max_weight: f64,
+    },
+    /// The largest cell error net of the expected largest noise ([`max_error_score`]);
+    /// unweighted, sensitivity `Δ∞ = 1`.
+    MaxCellError,
+}
+
 /// One round's calibrated selection and measurement (module docs of
 /// [`crate::adaptive`]): the exponential mechanism at ε with `ε²/8 ≤ ρ_select` and discrete
 /// Gaussian noise with `Δ₂²/(2σ²) ≤ ρ_measure`.
@@ -77,17 +96,19 @@ pub struct RoundCalibration {
     pub sigma2: f64,
     /// The selector (ε, score sensitivity `Δ_q`), `None` in a measurement-only step.
     pub selector: Option<ExponentialMechanism>,
+    /// The score the selector ranks by.
+    pub score: RoundScore,
 }
 
 impl RoundCalibration {
     /// Calibrate a round with `measure_rho` for one table's counts and `select_rho` for the
-    /// selection among scores of sensitivity `score_weight · Δ(fit error)` (`select_rho = 0`:
-    /// no selection). Δ's come from [`crate::sensitivity`].
+    /// selection among `score`s (`select_rho = 0`: no selection). Δ's come from
+    /// [`crate::sensitivity`].
     pub fn new(
         neighbouring: Neighbouring,
         measure_rho: f64,
         select_rho: f64,
-        score_weight: f64,
+        score: RoundScore,
     ) -> Result<Self> {
         if !(measure_rho.is_finite() && measure_rho > 0.0) {
             return Err(MechanismError::InvalidParameter {
@@ -99,7 +120,12 @@ impl RoundCalibration {
         let delta2 = single_marginal_count_sensitivity(neighbouring).l2_squared as f64;
         let sigma2 = crate::calibration::gaussian_sigma2(delta2, measure_rho);
         let selector = if select_rho > 0.0 {
-            let ds = score_weight * marginal_fit_error_sensitivity(neighbouring) as f64;
+            let ds = match score {
+                RoundScore::FitError { max_weight } => {
+                    max_weight * marginal_fit_error_sensitivity(neighbouring) as f64
+                }
+                RoundScore::MaxCellError => marginal_max_error_sensitivity(neighbouring) as f64,
+            };
             // the largest ε whose charge ε²/8 (rounded up by dp-core) fits in ρ_select
             let mut eps = (8.0 * select_rho).sqrt().next_down();
             loop {
@@ -116,7 +142,20 @@ impl RoundCalibration {
             measure_rho,
             sigma2,
             selector,
+            score,
         })
+    }
+
+    /// The round's score of a candidate with exact `counts`, the estimate's normalised
+    /// marginal `estimate`, public total `total` and weight `weight` (ignored by
+    /// [`RoundScore::MaxCellError`]). The release and the step audit both call this.
+    pub fn score_of(&self, counts: &[u64], estimate: &[f64], total: f64, weight: f64) -> f64 {
+        match self.score {
+            RoundScore::FitError { .. } => {
+                fit_error_score(counts, estimate, total, self.sigma(), weight)
+            }
+            RoundScore::MaxCellError => max_error_score(counts, estimate, total, self.sigma()),
+        }
     }
 
     /// The round's charge: `ρ_measure + ε²/8` (rounded up by the ledger when spent).
@@ -151,6 +190,22 @@ pub fn fit_error_score(counts: &[u64], estimate: &[f64], total: f64, sigma: f64,
         .map(|(&c, &p)| (c as f64 - total * p).abs())
         .sum();
     w * (l1 - (2.0 / std::f64::consts::PI).sqrt() * sigma * counts.len() as f64)
+}
+
+/// The max-error score of a candidate table: `max_i |c_{r,i} − T̂·p̂_{r,i}| − σ·√(2 ln(2n_r))`,
+/// the table's worst cell error against the current estimate, net of (roughly) the expected
+/// largest of `n_r` noise magnitudes the measurement would leave. It steers rounds towards
+/// the tables whose *largest* error is worst, which AIM's ℓ1 score — dominated by the noise
+/// term on tables with many cells — never picks even when one large cell is far off
+/// (docs/mechanisms/adaptive.md, "max error"). Sensitivity `Δ∞ = 1` under both relations
+/// ([`crate::sensitivity::marginal_max_error_sensitivity`]; `T̂·p̂_r` is public).
+pub fn max_error_score(counts: &[u64], estimate: &[f64], total: f64, sigma: f64) -> f64 {
+    let worst = counts
+        .iter()
+        .zip(estimate)
+        .map(|(&c, &p)| (c as f64 - total * p).abs())
+        .fold(0.0f64, f64::max);
+    worst - sigma * (2.0 * (2.0 * counts.len().max(1) as f64).ln()).sqrt()
 }
 
 /// The selection step: the exponential mechanism on `scores` (exact sampling, dp-core).
@@ -194,18 +249,33 @@ mod tests {
     /// selection ε is the largest with ε²/8 ≤ ρ_select, Δ_q = w·Δ₁ (1 or 2): by hand.
     #[test]
     fn round_calibration_by_hand() {
-        let r = RoundCalibration::new(Neighbouring::AddRemove, 0.125, 0.125, 3.0).unwrap();
+        let r = RoundCalibration::new(
+            Neighbouring::AddRemove,
+            0.125,
+            0.125,
+            RoundScore::FitError { max_weight: 3.0 },
+        )
+        .unwrap();
         assert!(r.sigma2 >= 4.0 && r.sigma2 < 4.0 * (1.0 + 1e-12));
         let em = r.selector.as_ref().unwrap();
         assert!((em.epsilon() - 1.0).abs() < 1e-12 && em.epsilon() <= 1.0);
         assert_eq!(em.sensitivity(), 3.0);
         assert!(r.select_charge() <= 0.125);
-        let r = RoundCalibration::new(Neighbouring::ReplaceOne, 0.125, 0.125, 3.0).unwrap();
+        let r = RoundCalibration::new(
+            Neighbouring::ReplaceOne,
+            0.125,
+            0.125,
+            RoundScore::FitError { max_weight: 3.0 },
+        )
+        .unwrap();
         assert!(r.sigma2 >= 8.0 && r.sigma2 < 8.0 * (1.0 + 1e-12));
         assert_eq!(r.selector.as_ref().unwrap().sensitivity(), 6.0);
-        assert!(RoundCalibration::new(Neighbouring::AddRemove, 0.0, 0.1, 1.0).is_err());
         assert!(
-            RoundCalibration::new(Neighbouring::AddRemove, 0.1, 0.0, 1.0)
+            RoundCalibration::new(Neighbouring::AddRemove, 0.0, 0.1, RoundScore::MaxCellError)
+                .is_err()
+        );
+        assert!(
+            RoundCalibration::new(Neighbouring::AddRemove, 0.1, 0.0, RoundScore::MaxCellError)
                 .unwrap()
                 .selector
                 .is_none()
@@ -219,7 +289,13 @@ mod tests {
     /// add/remove, would move it by ≥ 12.
     #[test]
     fn measurement_noise_has_the_calibrated_variance() {
-        let r = RoundCalibration::new(Neighbouring::AddRemove, 1.0 / 32.0, 0.0, 1.0).unwrap();
+        let r = RoundCalibration::new(
+            Neighbouring::AddRemove,
+            1.0 / 32.0,
+            0.0,
+            RoundScore::MaxCellError,
+        )
+        .unwrap();
         assert!((r.sigma2 - 16.0).abs() < 1e-9);
         let mut rng = dp_core::seeded_rng(7);
         let counts = vec![1000u64; 20_000];
@@ -232,6 +308,28 @@ mod tests {
             / (y.len() - 1) as f64;
         let se = (2.0 / 20_000f64).sqrt() * 16.0;
         assert!((var - 16.0).abs() < 6.0 * se, "variance {var}");
+    }
+
+    /// The max-error round's selector has Δ = 1 under both relations (not the ℓ1 score's
+    /// 2 under replace-one, nor weighted), by hand.
+    #[test]
+    fn max_error_round_calibration_by_hand() {
+        for rel in [Neighbouring::AddRemove, Neighbouring::ReplaceOne] {
+            let r = RoundCalibration::new(rel, 0.125, 0.125, RoundScore::MaxCellError).unwrap();
+            assert_eq!(r.selector.as_ref().unwrap().sensitivity(), 1.0);
+        }
+    }
+
+    #[test]
+    fn max_error_score_by_hand() {
+        // counts (3, 1, 0), estimate (0.5, 0.25, 0.25) of total 4 → errors (1, 0, 1): max 1;
+        // σ = 2 → 1 − 2·√(2 ln 6)
+        let s = max_error_score(&[3, 1, 0], &[0.5, 0.25, 0.25], 4.0, 2.0);
+        assert!((s - (1.0 - 2.0 * (2.0 * 6f64.ln()).sqrt())).abs() < 1e-12);
+        assert_eq!(
+            max_error_score(&[3, 1, 0], &[0.5, 0.25, 0.25], 4.0, 0.0),
+            1.0
+        );
     }
 
     #[test]

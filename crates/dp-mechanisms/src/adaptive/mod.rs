@@ -59,7 +59,7 @@ use rayon::prelude::*;
 use crate::{
     Diagnostics, GaussianParams, Mechanism, MechanismError, PrivacyCertificate, Release, Result,
 };
-use engine::{RoundCalibration, ZcdpFilter, fit_error_score, measure, select};
+use engine::{RoundCalibration, RoundScore, ZcdpFilter, measure, select};
 use estimator::{
     GraphicalModelEstimator, IndependentEstimator, MarginalEstimator, MeasuredMarginal,
 };
@@ -119,6 +119,10 @@ pub struct AdaptiveProjectionParams {
     /// Model-size cap (cells of the estimate's model) reached when the budget is spent.
     /// Default 2·10⁶.
     pub max_model_cells: f64,
+    /// Every `max_error_every`-th selection round ranks candidates by their largest cell
+    /// error ([`engine::max_error_score`]) instead of AIM's ℓ1 fit error; 0 never does.
+    /// Default 0 (AIM's rule).
+    pub max_error_every: usize,
     /// The estimator.
     pub estimator: EstimatorChoice,
     /// Called after every round.
@@ -133,6 +137,7 @@ impl std::fmt::Debug for AdaptiveProjectionParams {
             .field("rounds_per_attribute", &self.rounds_per_attribute)
             .field("measurement_share", &self.measurement_share)
             .field("max_model_cells", &self.max_model_cells)
+            .field("max_error_every", &self.max_error_every)
             .field("estimator", &self.estimator)
             .finish_non_exhaustive()
     }
@@ -147,6 +152,7 @@ impl AdaptiveProjectionParams {
             rounds_per_attribute: 16,
             measurement_share: 0.9,
             max_model_cells: 2e6,
+            max_error_every: 0,
             estimator: EstimatorChoice::GraphicalModel {
                 round_iterations: 100,
                 final_iterations: 1000,
@@ -158,6 +164,12 @@ impl AdaptiveProjectionParams {
     /// Set the neighbouring relation.
     pub fn neighbouring(mut self, neighbouring: Neighbouring) -> Self {
         self.neighbouring = neighbouring;
+        self
+    }
+
+    /// Set [`Self::max_error_every`].
+    pub fn max_error_every(mut self, k: usize) -> Self {
+        self.max_error_every = k;
         self
     }
 
@@ -459,7 +471,8 @@ impl AdaptiveProjection {
             trace.push(r.clone());
         };
         // 1. the 1-ways
-        let cal1 = RoundCalibration::new(rel, rho_m, 0.0, wmax)?;
+        let fit_score = RoundScore::FitError { max_weight: wmax };
+        let cal1 = RoundCalibration::new(rel, rho_m, 0.0, fit_score)?;
         for (i, c) in cands.iter().enumerate().filter(|(_, c)| c.attrs.len() == 1) {
             filter.spend(&format!("1-way {:?}", c.attrs), cal1.measure_rho)?;
             let y = measure(&counts[i], cal1.sigma2, rng)?;
@@ -490,7 +503,12 @@ impl AdaptiveProjection {
         while filter.remaining() > self.rho * 1e-9 {
             round += 1;
             let remaining = filter.remaining();
-            let mut cal = RoundCalibration::new(rel, rho_m, rho_s, wmax)?;
+            let score = if p.max_error_every > 0 && round.is_multiple_of(p.max_error_every) {
+                RoundScore::MaxCellError
+            } else {
+                fit_score
+            };
+            let mut cal = RoundCalibration::new(rel, rho_m, rho_s, score)?;
             if remaining < 2.0 * cal.charge() || !filter.fits(cal.charge()) {
                 let mut share = 1.0;
                 loop {
@@ -498,7 +516,7 @@ impl AdaptiveProjection {
                         rel,
                         alpha * remaining * share,
                         (1.0 - alpha) * remaining * share,
-                        wmax,
+                        score,
                     )?;
                     if filter.fits(cal.charge()) {
                         break;
@@ -551,7 +569,7 @@ impl AdaptiveProjection {
             let scores: Vec<f64> = allowed
                 .iter()
                 .zip(&estimates)
-                .map(|(&i, e)| fit_error_score(&counts[i], e, total, sigma, cands[i].weight))
+                .map(|(&i, e)| cal.score_of(&counts[i], e, total, cands[i].weight))
                 .collect();
             observe(&RoundView {
                 round,
@@ -572,13 +590,22 @@ impl AdaptiveProjection {
             });
             est.fit(&measurements, total)?;
             let after = est.marginal(&cands[i].attrs)?;
-            let moved: f64 = after
+            let changes = after
                 .iter()
                 .zip(&estimates[k])
-                .map(|(a, b)| total * (a - b).abs())
-                .sum();
-            let annealed =
-                moved <= (2.0 / std::f64::consts::PI).sqrt() * sigma * after.len() as f64;
+                .map(|(a, b)| total * (a - b).abs());
+            // did the measurement move the estimate by more than its noise would? (ℓ1 for
+            // AIM's rounds, the largest cell for max-error rounds)
+            let annealed = match cal.score {
+                RoundScore::FitError { .. } => {
+                    changes.sum::<f64>()
+                        <= (2.0 / std::f64::consts::PI).sqrt() * sigma * after.len() as f64
+                }
+                RoundScore::MaxCellError => {
+                    changes.fold(0.0, f64::max)
+                        <= sigma * (2.0 * (2.0 * after.len() as f64).ln()).sqrt()
+                }
+            };
             if annealed {
                 rho_m *= 4.0;
                 rho_s *= 4.0;
@@ -792,7 +819,7 @@ impl crate::StepAudited for AdaptiveProjection {
                 .ok_or_else(|| MechanismError::Numerical {
                     what: "a selection round without a selector".into(),
                 })?;
-            let sigma = v.calibration.sigma();
+            let cal = v.calibration.clone();
             let (allowed, estimates, total) = (v.allowed.clone(), v.estimates.clone(), v.total);
             let (c, cs) = (counts_of.clone(), cands.clone());
             let selector = dp_core::Selector::Exponential(em.clone());
@@ -812,9 +839,7 @@ impl crate::StepAudited for AdaptiveProjection {
                         let scores = allowed
                             .iter()
                             .zip(&estimates)
-                            .map(|(&i, e)| {
-                                Ok(fit_error_score(&c(data, i)?, e, total, sigma, cs[i].weight))
-                            })
+                            .map(|(&i, e)| Ok(cal.score_of(&c(data, i)?, e, total, cs[i].weight)))
                             .collect::<Result<Vec<f64>>>()?;
                         Ok(one_hot(select(&em, &scores, rng)?, scores.len()))
                     }),

@@ -684,10 +684,13 @@ impl GraphicalModel {
     /// clique marginals when the attributes lie in one clique; otherwise exact sum-product
     /// variable elimination on the smallest subtree of the junction tree whose cliques cover
     /// `attrs`, using `p(x_T) = Π_{C∈T} μ_C / Π_{S∈T} μ_S` (McKenna et al. 2019, §4). Never
-    /// approximate.
+    /// approximate. When the elimination would build a table above 10⁸ entries it conditions
+    /// on the largest requested attribute and eliminates once per value (still exact; more
+    /// time, less memory).
     ///
     /// Errors: an attribute out of range, an empty or repeating list, a table above the
-    /// marginal size limit, an elimination table above 10⁸ entries ([`QueryError::TooLarge`]).
+    /// marginal size limit, an elimination table above 10⁸ entries even after conditioning on
+    /// every requested attribute ([`QueryError::TooLarge`]).
     pub fn marginal(&self, attrs: &[usize]) -> Result<Vec<f64>> {
         Marginal::new(&self.domain, attrs.to_vec())?;
         let sizes = &self.layout.sizes;
@@ -728,7 +731,7 @@ impl GraphicalModel {
                     });
                 }
             }
-            let f = eliminate_to(factors, &sorted, sizes)?;
+            let f = eliminate_to(&factors, &sorted, sizes)?;
             let m = f.table.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let map = index_map(&sorted, attrs, sizes);
             out = vec![0.0; f.table.len()];

@@ -7,6 +7,8 @@
 //! (McKenna, Sheldon & Miklau 2019, §4: every inference step is a sum or a product of such
 //! tables; with the maps, neither allocates per cell).
 
+use std::borrow::Cow;
+
 use crate::error::{QueryError, Result};
 
 /// Largest intermediate table (entries) that exact variable elimination may build for an
@@ -156,65 +158,158 @@ pub(crate) struct LogFactor {
 }
 
 /// Exact sum-product variable elimination in log space: the log of the (unnormalised)
-/// marginal on `keep` (sorted) of `exp(Σ factors)`, as a table over `keep`. Eliminates the
-/// other variables greedily by smallest table created (the min-weight rule of
-/// [`super::JunctionTree`]). Errors with [`QueryError::TooLarge`] before building a table
-/// above [`MAX_ELIMINATION_TABLE`] entries.
+/// marginal on `keep` (sorted) of `exp(Σ factors)`, as a table over `keep`, with no
+/// intermediate table above [`MAX_ELIMINATION_TABLE`] entries (see [`eliminate_within`]).
 pub(crate) fn eliminate_to(
-    mut factors: Vec<LogFactor>,
+    factors: &[LogFactor],
     keep: &[usize],
     sizes: &[u32],
 ) -> Result<LogFactor> {
-    loop {
-        let mut vars: Vec<usize> = factors
+    let borrowed: Vec<Cow<'_, LogFactor>> = factors.iter().map(Cow::Borrowed).collect();
+    eliminate_within(&borrowed, keep, sizes, MAX_ELIMINATION_TABLE)
+}
+
+/// [`eliminate_to`] with the largest intermediate table capped at `limit` entries.
+///
+/// The other variables are eliminated greedily by smallest table created (the min-weight
+/// rule of [`super::JunctionTree`]). The kept variables are never summed out, so every table
+/// built while eliminating a neighbour of one carries it; when the planned order would build
+/// a table above `limit`, the computation *conditions* on the largest kept variable `v` that
+/// some factor holds: for each value `x` of `v` it restricts every factor to `v = x` and
+/// eliminates to `keep \ {v}` (recursively, conditioning again if needed). Those results are
+/// the slices `v = x` of the log table over `keep` (one unnormalised function, so they fit
+/// together with no rescaling): exact, at `|v|` times the work with tables `|v|` times
+/// smaller. Errors with [`QueryError::TooLarge`] when `keep` itself is above `limit`, or when
+/// nothing is left to condition on and a table would still be above it.
+pub(crate) fn eliminate_within(
+    factors: &[Cow<'_, LogFactor>],
+    keep: &[usize],
+    sizes: &[u32],
+    limit: f64,
+) -> Result<LogFactor> {
+    let keep_cells: f64 = keep.iter().map(|&a| f64::from(sizes[a])).product();
+    if keep_cells > limit {
+        return Err(too_large(keep_cells, limit));
+    }
+    let mut scopes: Vec<Vec<usize>> = factors.iter().map(|f| f.vars.clone()).collect();
+    let mut widest = 0.0f64;
+    while let Some((w, v, scope)) = next_elimination(&scopes, keep, sizes) {
+        widest = widest.max(w);
+        scopes.retain(|s| s.binary_search(&v).is_err());
+        scopes.push(scope.into_iter().filter(|&a| a != v).collect());
+    }
+    if widest <= limit {
+        return Ok(run_elimination(factors.to_vec(), keep, sizes));
+    }
+    let held = |a: usize| factors.iter().any(|f| f.vars.binary_search(&a).is_ok());
+    let Some(p) = (0..keep.len())
+        .filter(|&p| held(keep[p]))
+        .max_by_key(|&p| sizes[keep[p]])
+    else {
+        return Err(too_large(widest, limit));
+    };
+    let v = keep[p];
+    let rest: Vec<usize> = keep.iter().copied().filter(|&a| a != v).collect();
+    let slot = index_map(&rest, keep, sizes);
+    let v_stride = strides(keep, sizes)[p];
+    let mut table = vec![0.0f64; cells(keep, sizes)];
+    for x in 0..sizes[v] as usize {
+        let restricted: Vec<Cow<'_, LogFactor>> = factors
             .iter()
-            .flat_map(|f| f.vars.iter().copied())
+            .map(|f| match f.vars.binary_search(&v) {
+                Ok(q) => Cow::Owned(restrict(f, q, x, sizes)),
+                Err(_) => Cow::Borrowed(&**f),
+            })
             .collect();
-        vars.sort_unstable();
-        vars.dedup();
-        let mut best: Option<(f64, usize, Vec<usize>)> = None;
-        for &v in vars.iter().filter(|v| keep.binary_search(v).is_err()) {
-            let mut scope: Vec<usize> = factors
-                .iter()
-                .filter(|f| f.vars.binary_search(&v).is_ok())
-                .flat_map(|f| f.vars.iter().copied())
-                .collect();
-            scope.sort_unstable();
-            scope.dedup();
-            let w: f64 = scope.iter().map(|&a| f64::from(sizes[a])).product();
-            if best.as_ref().is_none_or(|b| w < b.0) {
-                best = Some((w, v, scope));
-            }
+        let slice = eliminate_within(&restricted, &rest, sizes, limit)?;
+        for (&j, &val) in slot.iter().zip(&slice.table) {
+            table[j as usize + x * v_stride] = val;
         }
-        let Some((w, v, scope)) = best else { break };
-        if w > MAX_ELIMINATION_TABLE {
-            return Err(too_large(w));
+    }
+    Ok(LogFactor {
+        vars: keep.to_vec(),
+        table,
+    })
+}
+
+/// The variable (not in `keep`) whose elimination creates the smallest table, with that
+/// table's entries and its scope (the variable included), or `None` when only kept
+/// variables are left.
+fn next_elimination(
+    scopes: &[Vec<usize>],
+    keep: &[usize],
+    sizes: &[u32],
+) -> Option<(f64, usize, Vec<usize>)> {
+    let mut vars: Vec<usize> = scopes.iter().flatten().copied().collect();
+    vars.sort_unstable();
+    vars.dedup();
+    let mut best: Option<(f64, usize, Vec<usize>)> = None;
+    for &v in vars.iter().filter(|v| keep.binary_search(v).is_err()) {
+        let mut scope: Vec<usize> = scopes
+            .iter()
+            .filter(|s| s.binary_search(&v).is_ok())
+            .flatten()
+            .copied()
+            .collect();
+        scope.sort_unstable();
+        scope.dedup();
+        let w: f64 = scope.iter().map(|&a| f64::from(sizes[a])).product();
+        if best.as_ref().is_none_or(|b| w < b.0) {
+            best = Some((w, v, scope));
         }
-        let (used, rest): (Vec<LogFactor>, Vec<LogFactor>) = factors
+    }
+    best
+}
+
+/// Runs the elimination [`next_elimination`] plans (the caller checked its table sizes).
+fn run_elimination(
+    mut factors: Vec<Cow<'_, LogFactor>>,
+    keep: &[usize],
+    sizes: &[u32],
+) -> LogFactor {
+    loop {
+        let scopes: Vec<Vec<usize>> = factors.iter().map(|f| f.vars.clone()).collect();
+        let Some((_, v, scope)) = next_elimination(&scopes, keep, sizes) else {
+            break;
+        };
+        let (used, rest): (Vec<_>, Vec<_>) = factors
             .into_iter()
             .partition(|f| f.vars.binary_search(&v).is_ok());
         let out_scope: Vec<usize> = scope.iter().copied().filter(|&a| a != v).collect();
         factors = rest;
-        factors.push(combine(&used, &out_scope, Some(v), sizes));
+        factors.push(Cow::Owned(combine(&used, &out_scope, Some(v), sizes)));
     }
-    let w: f64 = keep.iter().map(|&a| f64::from(sizes[a])).product();
-    if w > MAX_ELIMINATION_TABLE {
-        return Err(too_large(w));
-    }
-    Ok(combine(&factors, keep, None, sizes))
+    combine(&factors, keep, None, sizes)
 }
 
-fn too_large(w: f64) -> QueryError {
+/// `f` restricted to `f.vars[q] = x`: a table over the other variables.
+fn restrict(f: &LogFactor, q: usize, x: usize, sizes: &[u32]) -> LogFactor {
+    let vars: Vec<usize> = f
+        .vars
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != q)
+        .map(|(_, &a)| a)
+        .collect();
+    let offset = x * strides(&f.vars, sizes)[q];
+    let table = index_map(&vars, &f.vars, sizes)
+        .into_iter()
+        .map(|j| f.table[j as usize + offset])
+        .collect();
+    LogFactor { vars, table }
+}
+
+fn too_large(w: f64, limit: f64) -> QueryError {
     QueryError::TooLarge {
         what: "exact elimination for a marginal of the graphical model".into(),
-        estimate: format!("a table of {w:.3e} entries (limit {MAX_ELIMINATION_TABLE:.0e})"),
+        estimate: format!("a table of {w:.3e} entries (limit {limit:.0e})"),
     }
 }
 
 /// The sum of `factors` over `scope` (sorted), with `sum_out` (not in `scope`) summed out
 /// in log space when given.
 fn combine(
-    factors: &[LogFactor],
+    factors: &[Cow<'_, LogFactor>],
     scope: &[usize],
     sum_out: Option<usize>,
     sizes: &[u32],
@@ -300,5 +395,71 @@ mod tests {
                 assert_eq!(b[i], src[i] * small[flat[i] as usize]);
             }
         }
+    }
+
+    /// Log of the marginal on `keep` of `exp(Σ factors)` by enumerating every joint cell.
+    fn brute_force(factors: &[LogFactor], keep: &[usize], sizes: &[u32]) -> Vec<f64> {
+        let all: Vec<usize> = (0..sizes.len()).collect();
+        let to_keep = index_map(&all, keep, sizes);
+        let maps: Vec<Vec<u32>> = factors
+            .iter()
+            .map(|f| index_map(&all, &f.vars, sizes))
+            .collect();
+        let mut out = vec![0.0f64; cells(keep, sizes)];
+        for (cell, &k) in to_keep.iter().enumerate() {
+            let log: f64 = factors
+                .iter()
+                .zip(&maps)
+                .map(|(f, m)| f.table[m[cell] as usize])
+                .sum();
+            out[k as usize] += log.exp();
+        }
+        out.into_iter().map(f64::ln).collect()
+    }
+
+    #[test]
+    fn conditioned_elimination_is_exact() {
+        // a cycle 0-1-2-3-4-0: the min-weight order for {0, 2} builds a 24-entry table
+        // (eliminating 1 last, over {0, 1, 2}); limit 12 forces conditioning on attribute 0
+        // (then the widest table has 8 entries), limit 6 on attribute 2 as well (then 6)
+        let sizes = [3u32, 4, 2, 3, 2];
+        let scopes: [&[usize]; 5] = [&[0, 1], &[1, 2], &[2, 3], &[3, 4], &[0, 4]];
+        let factors: Vec<LogFactor> = scopes
+            .iter()
+            .enumerate()
+            .map(|(i, vars)| LogFactor {
+                vars: vars.to_vec(),
+                table: (0..cells(vars, &sizes))
+                    .map(|c| ((c * 7 + i * 3) % 11) as f64 / 5.0 - 1.0)
+                    .collect(),
+            })
+            .collect();
+        let borrowed: Vec<Cow<'_, LogFactor>> = factors.iter().map(Cow::Borrowed).collect();
+        let cases: [(Vec<usize>, &[f64]); 4] = [
+            (vec![0, 2], &[1e8, 12.0, 6.0]),
+            (vec![3], &[1e8, 12.0]),
+            (vec![1, 4], &[1e8, 12.0]),
+            (vec![0, 1, 2, 3, 4], &[1e8]),
+        ];
+        for (keep, limits) in cases {
+            let want = brute_force(&factors, &keep, &sizes);
+            for &limit in limits {
+                let got = eliminate_within(&borrowed, &keep, &sizes, limit).unwrap();
+                assert_eq!(got.vars, keep);
+                assert_eq!(got.table.len(), want.len());
+                for (g, w) in got.table.iter().zip(&want) {
+                    assert!(
+                        (g - w).abs() < 1e-12 * w.abs().max(1.0),
+                        "{keep:?} {limit}: {g} vs {w}"
+                    );
+                }
+            }
+        }
+        // nothing to condition on: summing the cycle out builds a 12-entry table at least
+        let err = eliminate_within(&borrowed, &[], &sizes, 6.0).unwrap_err();
+        assert!(matches!(err, QueryError::TooLarge { .. }), "{err}");
+        // the kept table itself (12 entries) above the limit
+        let err = eliminate_within(&borrowed, &[1, 3], &sizes, 6.0).unwrap_err();
+        assert!(matches!(err, QueryError::TooLarge { .. }), "{err}");
     }
 }
