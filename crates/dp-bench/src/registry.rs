@@ -1,5 +1,7 @@
 //! Mechanisms by name, and the mapping from command-line budget flags to a privacy loss.
 
+use std::sync::Arc;
+
 use crate::{BenchError, Result};
 use dp_core::{Neighbouring, PrivacyLoss};
 use dp_mechanisms::{DualQueryParams, IcParams, MwemParams};
@@ -97,12 +99,35 @@ impl BudgetArgs {
     }
 }
 
+/// What a caller may add to a mechanism beyond its budget, relation and post-processing;
+/// mechanisms without rounds or a boundable state ignore it.
+#[derive(Clone, Default)]
+pub struct BuildOptions {
+    /// Called with a one-line summary after every round (adaptive-projection). Everything in
+    /// it is public (selected table, noise, ρ spent: functions of the noisy outputs).
+    pub round_progress: Option<Arc<dyn Fn(String) + Send + Sync>>,
+    /// Memory the mechanism's own state may use (bytes), where it can be bounded
+    /// (adaptive-projection: `AdaptiveProjectionParams::within_memory`).
+    pub memory_bytes: Option<u64>,
+}
+
 /// Build the named mechanism with a validated budget.
 pub fn build_mechanism(
     name: &str,
     budget: PrivacyLoss,
     neighbouring: Neighbouring,
     post: PostProcessing,
+) -> Result<Box<dyn Mechanism>> {
+    build_mechanism_with(name, budget, neighbouring, post, &BuildOptions::default())
+}
+
+/// [`build_mechanism`] with [`BuildOptions`].
+pub fn build_mechanism_with(
+    name: &str,
+    budget: PrivacyLoss,
+    neighbouring: Neighbouring,
+    post: PostProcessing,
+    options: &BuildOptions,
 ) -> Result<Box<dyn Mechanism>> {
     Ok(match name {
         "gaussian" => Box::new(
@@ -145,11 +170,28 @@ pub fn build_mechanism(
                 .neighbouring(neighbouring)
                 .check()?,
         ),
-        "adaptive-projection" => Box::new(
-            dp_mechanisms::AdaptiveProjectionParams::new(budget)
-                .neighbouring(neighbouring)
-                .check()?,
-        ),
+        "adaptive-projection" => {
+            let mut p =
+                dp_mechanisms::AdaptiveProjectionParams::new(budget).neighbouring(neighbouring);
+            if let Some(bytes) = options.memory_bytes {
+                p = p.within_memory(bytes);
+            }
+            if let Some(f) = &options.round_progress {
+                let (f, rho) = (Arc::clone(f), p.check()?.rho());
+                p = p.progress(Arc::new(move |r: &dp_mechanisms::AdaptiveRound| {
+                    f(format!(
+                        "round {}: measured attributes {:?} (σ = {:.1}), ρ spent {:.4} of {:.4}{}",
+                        r.round,
+                        r.selected,
+                        r.sigma2.sqrt(),
+                        r.rho_spent,
+                        rho,
+                        if r.annealed { ", annealed" } else { "" }
+                    ))
+                }));
+            }
+            Box::new(p.check()?)
+        }
         other => {
             let names: Vec<&str> = MECHANISMS.iter().map(|(n, _)| *n).collect();
             return Err(BenchError::Usage(format!(

@@ -39,7 +39,9 @@ pub mod release;
 pub mod sensitivity;
 pub mod steps;
 
-pub use adaptive::{AdaptiveProjection, AdaptiveProjectionParams, EstimatorChoice};
+pub use adaptive::{
+    AdaptiveProjection, AdaptiveProjectionParams, AdaptiveRound, EstimatorChoice, RoundCallback,
+};
 pub use error::{MechanismError, Result};
 pub use exact_audit::{
     ExactClaimCheck, ExactStepCheck, StepPrimitive, exact_check, exact_check_step,

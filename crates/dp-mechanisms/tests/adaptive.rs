@@ -161,3 +161,36 @@ fn add_remove_release_does_not_report_n() {
         assert!(!note.contains("1234"), "{note}");
     }
 }
+
+/// The progress callback sees every round the run reports, in order; a memory bound only
+/// shrinks the caps, and one too small for the 1-way tables fails the release with an
+/// error (no panic, no release beyond the bound).
+#[test]
+fn progress_sees_every_round_and_memory_bound_refuses_cleanly() {
+    use std::sync::{Arc, Mutex};
+    let (data, w) = small(200);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let m = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(1.0).unwrap())
+        .progress(Arc::new(move |r| sink.lock().unwrap().push(r.clone())))
+        .check()
+        .unwrap();
+    let run = m.run(&data, &w, &mut dp_core::seeded_rng(3)).unwrap();
+    assert_eq!(*seen.lock().unwrap(), run.rounds);
+    assert!(run.rounds.len() > 1);
+
+    let defaults = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(1.0).unwrap());
+    let roomy = defaults.clone().within_memory(u64::MAX);
+    assert_eq!(roomy.max_model_cells, defaults.max_model_cells);
+    assert_eq!(roomy.max_elimination_cells, defaults.max_elimination_cells);
+    // 1 MiB: a quarter over 40 bytes per model cell, a quarter over 32 per elimination entry
+    let mib = defaults.clone().within_memory(1 << 20);
+    assert_eq!(mib.max_model_cells, ((1u64 << 18) / 40) as f64);
+    assert_eq!(mib.max_elimination_cells, ((1u64 << 18) / 32) as f64);
+    // 400 bytes: 2 model cells, fewer than the 11 cells of the four 1-way tables
+    let tiny = defaults.within_memory(400).check().unwrap();
+    let err = tiny
+        .release(&data, &w, &mut dp_core::seeded_rng(3))
+        .unwrap_err();
+    assert!(err.to_string().contains("cells"), "{err}");
+}

@@ -16,7 +16,8 @@ use dp_bench::answers::{read_answers, write_answers_file};
 use dp_bench::audit::{AuditConfig, audit_steps, audit_with};
 use dp_bench::ledger_file::{self, LockedLedger};
 use dp_bench::registry::{
-    BudgetArgs, MECHANISMS, audit_settings, build_mechanism, check_budget_is_meaningful,
+    BudgetArgs, BuildOptions, MECHANISMS, audit_settings, build_mechanism_with,
+    check_budget_is_meaningful,
 };
 use dp_bench::synthetic::write_synthetic_file;
 use dp_bench::{BenchError, Result, datasets, io_error};
@@ -26,6 +27,7 @@ use dp_queries::{Dataset, Domain, ErrorReport, MarginalWorkload};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Parser)]
@@ -289,7 +291,12 @@ fn release(args: &ReleaseArgs) -> Result<()> {
     };
     // validate everything before touching the data or drawing noise
     check_budget_is_meaningful(&budget)?;
-    let mech = build_mechanism(&args.mechanism, budget, neighbouring, post)?;
+    let round_pb = pb.clone();
+    let options = BuildOptions {
+        round_progress: Some(Arc::new(move |line: String| round_pb.set_message(line))),
+        memory_bytes: Some(args.max_memory_mib.saturating_mul(1 << 20)),
+    };
+    let mech = build_mechanism_with(&args.mechanism, budget, neighbouring, post, &options)?;
     if args.synthetic_out.is_some() && !mech.produces_synthetic() {
         return Err(BenchError::Usage(format!(
             "{} releases answers only, no synthetic data: drop --synthetic-out or choose a \

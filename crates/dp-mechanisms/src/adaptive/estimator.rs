@@ -172,18 +172,21 @@ pub struct GraphicalModelEstimator {
 
 impl GraphicalModelEstimator {
     /// An estimator with `round_iterations` mirror-descent steps per round, `final_iterations`
-    /// for the last fit, and a model-size cap of `max_model_cells`.
+    /// for the last fit, a model-size cap of `max_model_cells` and an elimination-table cap
+    /// of `max_elimination_cells` (`GraphicalModelSettings`).
     pub fn new(
         domain: &Domain,
         round_iterations: usize,
         final_iterations: usize,
         max_model_cells: f64,
+        max_elimination_cells: f64,
     ) -> Self {
         GraphicalModelEstimator {
             domain: domain.clone(),
             round_settings: GraphicalModelSettings {
                 iterations: round_iterations,
                 max_model_cells,
+                max_elimination_cells,
                 ..GraphicalModelSettings::default()
             },
             final_iterations,

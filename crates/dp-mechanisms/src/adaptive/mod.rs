@@ -52,7 +52,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use dp_core::{Neighbouring, PrivacyLoss};
-use dp_queries::{Dataset, Domain, Marginal, MarginalWorkload};
+use dp_queries::{Dataset, Domain, GraphicalModelSettings, Marginal, MarginalWorkload};
 use rand::CryptoRng;
 use rayon::prelude::*;
 
@@ -119,6 +119,9 @@ pub struct AdaptiveProjectionParams {
     /// Model-size cap (cells of the estimate's model) reached when the budget is spent.
     /// Default 2·10⁶.
     pub max_model_cells: f64,
+    /// Largest table an exact out-of-clique marginal of the model may build
+    /// (`GraphicalModelSettings::max_elimination_cells`); default 10⁷.
+    pub max_elimination_cells: f64,
     /// Every `max_error_every`-th selection round ranks candidates by their largest cell
     /// error ([`engine::max_error_score`]) instead of AIM's ℓ1 fit error; 0 never does.
     /// Default 0 (AIM's rule).
@@ -137,6 +140,7 @@ impl std::fmt::Debug for AdaptiveProjectionParams {
             .field("rounds_per_attribute", &self.rounds_per_attribute)
             .field("measurement_share", &self.measurement_share)
             .field("max_model_cells", &self.max_model_cells)
+            .field("max_elimination_cells", &self.max_elimination_cells)
             .field("max_error_every", &self.max_error_every)
             .field("estimator", &self.estimator)
             .finish_non_exhaustive()
@@ -152,6 +156,7 @@ impl AdaptiveProjectionParams {
             rounds_per_attribute: 16,
             measurement_share: 0.9,
             max_model_cells: 2e6,
+            max_elimination_cells: GraphicalModelSettings::default().max_elimination_cells,
             max_error_every: 0,
             estimator: EstimatorChoice::GraphicalModel {
                 round_iterations: 100,
@@ -185,6 +190,20 @@ impl AdaptiveProjectionParams {
         self
     }
 
+    /// Bound the estimate's memory by about `bytes`: the model (≈ 40 bytes per cell during a
+    /// fit) gets at most a quarter, the tables of an out-of-clique marginal (≈ 32 bytes per
+    /// entry with their index maps) another quarter; the caps only shrink. The rest is left
+    /// for the data, the workload's answers and the release. A cap too small for the
+    /// measured tables makes the release fail with a clear error, never exceed it.
+    pub fn within_memory(mut self, bytes: u64) -> Self {
+        let quarter = bytes as f64 / 4.0;
+        self.max_model_cells = self.max_model_cells.min((quarter / 40.0).floor().max(1.0));
+        self.max_elimination_cells = self
+            .max_elimination_cells
+            .min((quarter / 32.0).floor().max(1.0));
+        self
+    }
+
     /// Validate and derive ρ.
     pub fn check(&self) -> Result<AdaptiveProjection> {
         let g = GaussianParams::new(self.budget)
@@ -212,6 +231,15 @@ impl AdaptiveProjectionParams {
                 "max_model_cells",
                 self.max_model_cells.to_string(),
                 "must be finite and at least 1",
+            );
+        }
+        if !(self.max_elimination_cells.is_finite()
+            && (1.0..=2f64.powi(31)).contains(&self.max_elimination_cells))
+        {
+            return bad(
+                "max_elimination_cells",
+                self.max_elimination_cells.to_string(),
+                "must be in [1, 2^31]",
             );
         }
         let delta = match self.budget {
@@ -419,6 +447,7 @@ impl AdaptiveProjection {
                 round_iterations,
                 final_iterations,
                 self.params.max_model_cells,
+                self.params.max_elimination_cells,
             )),
             EstimatorChoice::Independent => Box::new(IndependentEstimator::new(domain)),
         }

@@ -3,7 +3,10 @@
 
 use rand::{Rng, RngExt};
 
-use super::factor::{LogFactor, RunMap, cells, eliminate_to, index_map, log_sum_exp, strides};
+use super::factor::{
+    DEFAULT_MAX_ELIMINATION_CELLS, LogFactor, RunMap, cells, eliminate_within, index_map,
+    log_sum_exp, strides,
+};
 use super::junction_tree::JunctionTree;
 use super::{FitReport, GraphicalModelSettings, NoisyMarginal, WarmStart};
 use crate::dataset::Dataset;
@@ -279,6 +282,8 @@ pub struct GraphicalModel {
     /// Normalised log-marginals ln μ_C of the cliques, flat as `theta`.
     log_marginals: Vec<f64>,
     total: f64,
+    /// Largest elimination table of [`Self::marginal`] (settings of the fit).
+    max_elimination_cells: f64,
 }
 
 impl std::fmt::Debug for GraphicalModel {
@@ -606,6 +611,7 @@ impl GraphicalModel {
             theta,
             log_marginals,
             total,
+            max_elimination_cells: settings.max_elimination_cells,
         };
         Ok((model, report))
     }
@@ -676,6 +682,7 @@ impl GraphicalModel {
             theta,
             log_marginals,
             total,
+            max_elimination_cells: DEFAULT_MAX_ELIMINATION_CELLS,
         })
     }
 
@@ -684,13 +691,13 @@ impl GraphicalModel {
     /// clique marginals when the attributes lie in one clique; otherwise exact sum-product
     /// variable elimination on the smallest subtree of the junction tree whose cliques cover
     /// `attrs`, using `p(x_T) = Π_{C∈T} μ_C / Π_{S∈T} μ_S` (McKenna et al. 2019, §4). Never
-    /// approximate. When the elimination would build a table above 10⁸ entries it conditions
-    /// on the largest requested attribute and eliminates once per value (still exact; more
-    /// time, less memory).
+    /// approximate. When the elimination would build a table above the fit's
+    /// `max_elimination_cells` (default 10⁷) it conditions on the largest requested attribute
+    /// and eliminates once per value (still exact; more time, less memory).
     ///
     /// Errors: an attribute out of range, an empty or repeating list, a table above the
-    /// marginal size limit, an elimination table above 10⁸ entries even after conditioning on
-    /// every requested attribute ([`QueryError::TooLarge`]).
+    /// marginal size limit, an elimination table above `max_elimination_cells` even after
+    /// conditioning on every requested attribute ([`QueryError::TooLarge`]).
     pub fn marginal(&self, attrs: &[usize]) -> Result<Vec<f64>> {
         Marginal::new(&self.domain, attrs.to_vec())?;
         let sizes = &self.layout.sizes;
@@ -731,7 +738,8 @@ impl GraphicalModel {
                     });
                 }
             }
-            let f = eliminate_to(&factors, &sorted, sizes)?;
+            let borrowed: Vec<_> = factors.iter().map(std::borrow::Cow::Borrowed).collect();
+            let f = eliminate_within(&borrowed, &sorted, sizes, self.max_elimination_cells)?;
             let m = f.table.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let map = index_map(&sorted, attrs, sizes);
             out = vec![0.0; f.table.len()];

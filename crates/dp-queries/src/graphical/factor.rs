@@ -11,9 +11,9 @@ use std::borrow::Cow;
 
 use crate::error::{QueryError, Result};
 
-/// Largest intermediate table (entries) that exact variable elimination may build for an
-/// out-of-clique marginal.
-pub(crate) const MAX_ELIMINATION_TABLE: f64 = 1e8;
+/// Default largest intermediate table (entries) that exact variable elimination may build
+/// for an out-of-clique marginal (`GraphicalModelSettings::max_elimination_cells`).
+pub(crate) const DEFAULT_MAX_ELIMINATION_CELLS: f64 = 1e7;
 
 /// Row-major strides of a table over `attrs` (domain attribute sizes `sizes`).
 pub(crate) fn strides(attrs: &[usize], sizes: &[u32]) -> Vec<usize> {
@@ -159,17 +159,7 @@ pub(crate) struct LogFactor {
 
 /// Exact sum-product variable elimination in log space: the log of the (unnormalised)
 /// marginal on `keep` (sorted) of `exp(Σ factors)`, as a table over `keep`, with no
-/// intermediate table above [`MAX_ELIMINATION_TABLE`] entries (see [`eliminate_within`]).
-pub(crate) fn eliminate_to(
-    factors: &[LogFactor],
-    keep: &[usize],
-    sizes: &[u32],
-) -> Result<LogFactor> {
-    let borrowed: Vec<Cow<'_, LogFactor>> = factors.iter().map(Cow::Borrowed).collect();
-    eliminate_within(&borrowed, keep, sizes, MAX_ELIMINATION_TABLE)
-}
-
-/// [`eliminate_to`] with the largest intermediate table capped at `limit` entries.
+/// intermediate table above `limit` entries.
 ///
 /// The other variables are eliminated greedily by smallest table created (the min-weight
 /// rule of [`super::JunctionTree`]). The kept variables are never summed out, so every table

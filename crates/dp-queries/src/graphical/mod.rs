@@ -21,6 +21,7 @@ pub use junction_tree::JunctionTree;
 
 use crate::error::{QueryError, Result};
 use crate::marginal::Marginal;
+use factor::DEFAULT_MAX_ELIMINATION_CELLS;
 
 /// One noisy measurement of a marginal, in count units (McKenna et al. 2019, §3: a
 /// measurement `y = Q μ + noise` with `Q` the marginal's identity query).
@@ -44,6 +45,11 @@ pub struct GraphicalModelSettings {
     pub max_model_cells: f64,
     /// Cliques the model must contain besides the measured ones (sorted or not).
     pub extra_cliques: Vec<Vec<usize>>,
+    /// Largest table (entries) that [`GraphicalModel::marginal`] may build while eliminating
+    /// for a marginal outside every clique (memory ≈ 8 bytes per entry, plus 4 per entry and
+    /// factor for its index maps); above it, the elimination conditions on the requested
+    /// attributes instead. Default 10⁷; at most 2³¹.
+    pub max_elimination_cells: f64,
     /// Stop early when one iteration lowers the loss by at most `tolerance × loss`
     /// (relative); 0 disables (the default): exactly `iterations` steps unless no step
     /// decreases the loss.
@@ -55,6 +61,7 @@ impl Default for GraphicalModelSettings {
         GraphicalModelSettings {
             iterations: 500,
             max_model_cells: 2e6,
+            max_elimination_cells: DEFAULT_MAX_ELIMINATION_CELLS,
             extra_cliques: Vec::new(),
             tolerance: 0.0,
         }
@@ -62,18 +69,18 @@ impl Default for GraphicalModelSettings {
 }
 
 impl GraphicalModelSettings {
-    /// Validates: `max_model_cells` finite in `[1, 2³¹]`, `tolerance` finite and `≥ 0`.
+    /// Validates: `max_model_cells` and `max_elimination_cells` finite in `[1, 2³¹]`,
+    /// `tolerance` finite and `≥ 0`.
     pub fn check(&self) -> Result<()> {
-        if !(self.max_model_cells.is_finite()
-            && self.max_model_cells >= 1.0
-            && self.max_model_cells <= 2f64.powi(31))
-        {
-            return Err(QueryError::BadWorkload {
-                reason: format!(
-                    "graphical model: max_model_cells must be in [1, 2^31], got {}",
-                    self.max_model_cells
-                ),
-            });
+        for (name, v) in [
+            ("max_model_cells", self.max_model_cells),
+            ("max_elimination_cells", self.max_elimination_cells),
+        ] {
+            if !(v.is_finite() && (1.0..=2f64.powi(31)).contains(&v)) {
+                return Err(QueryError::BadWorkload {
+                    reason: format!("graphical model: {name} must be in [1, 2^31], got {v}"),
+                });
+            }
         }
         if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
             return Err(QueryError::BadWorkload {
