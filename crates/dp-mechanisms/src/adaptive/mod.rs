@@ -117,14 +117,14 @@ pub struct AdaptiveProjectionParams {
     /// Share α of each round's budget spent on the measurement. Default 0.9 (AIM).
     pub measurement_share: f64,
     /// Model-size cap (cells of the estimate's model) reached when the budget is spent.
-    /// Default 2·10⁶.
+    /// Default 10⁶.
     pub max_model_cells: f64,
     /// Largest table an exact out-of-clique marginal of the model may build
     /// (`GraphicalModelSettings::max_elimination_cells`); default 10⁷.
     pub max_elimination_cells: f64,
     /// Every `max_error_every`-th selection round ranks candidates by their largest cell
-    /// error ([`engine::max_error_score`]) instead of AIM's ℓ1 fit error; 0 never does.
-    /// Default 0 (AIM's rule).
+    /// error ([`engine::max_error_score`]) instead of AIM's ℓ1 fit error; 0 never does
+    /// (AIM's rule). Default 2.
     pub max_error_every: usize,
     /// The estimator.
     pub estimator: EstimatorChoice,
@@ -148,19 +148,21 @@ impl std::fmt::Debug for AdaptiveProjectionParams {
 }
 
 impl AdaptiveProjectionParams {
-    /// Defaults: add/remove, T = 16d, α = 0.9, 2·10⁶ model cells.
+    /// Defaults: add/remove, T = 16d, α = 0.9, 10⁶ model cells, every second selection
+    /// round a max-error round, 100 mirror-descent steps per round and 500 for the final fit
+    /// (chosen on adult W64 and all2 at ε = 1, three seeds: docs/mechanisms/adaptive.md).
     pub fn new(budget: PrivacyLoss) -> Self {
         AdaptiveProjectionParams {
             budget,
             neighbouring: Neighbouring::AddRemove,
             rounds_per_attribute: 16,
             measurement_share: 0.9,
-            max_model_cells: 2e6,
+            max_model_cells: 1e6,
             max_elimination_cells: GraphicalModelSettings::default().max_elimination_cells,
-            max_error_every: 0,
+            max_error_every: 2,
             estimator: EstimatorChoice::GraphicalModel {
                 round_iterations: 100,
-                final_iterations: 1000,
+                final_iterations: 500,
             },
             progress: None,
         }
