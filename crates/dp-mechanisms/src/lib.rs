@@ -9,6 +9,7 @@
 //! | module | what |
 //! |---|---|
 //! | [`adaptive`] | adaptive select–measure–estimate release (adaptive projection; AIM-style rounds on a zCDP filter) |
+//! | [`engine`] | the select–measure–update engine of the adaptive mechanisms (one selection, one measurement, round plans, the public-state runner, the step builder, the zCDP filter) |
 //! | [`iterative`] | multiplicative weights, Iterative Construction, MWEM, DualQuery (seeds 001, 003) |
 //! | [`mechanism`] | the [`Mechanism`] trait |
 //! | [`release`] | [`Release`], [`PrivacyCertificate`], [`Diagnostics`] |
@@ -27,6 +28,7 @@
 
 pub mod adaptive;
 pub mod calibration;
+pub mod engine;
 pub mod error;
 pub mod exact_audit;
 pub mod iterative;

@@ -132,6 +132,24 @@ pub fn distinguisher_score_sensitivity() -> u64 {
     1
 }
 
+/// The distinguisher's scores `|c_q − n·a_q|` of every candidate, from the exact counts
+/// `counts` and the public state's normalised answers `answers` (count units; the score
+/// whose sensitivity [`distinguisher_score_sensitivity`] bounds): the selection score of
+/// MWEM (HLM 2012), of IC-MW's exponential distinguisher (seed 001 Thm 6) and of the
+/// chaining mechanism for worst-case error on each level (seed 004 §4.3).
+pub fn distinguisher_scores(
+    counts: impl IntoIterator<Item = f64>,
+    n: usize,
+    answers: &[f64],
+) -> Vec<f64> {
+    let n = n as f64;
+    counts
+        .into_iter()
+        .zip(answers)
+        .map(|(c, &a)| (c - n * a).abs())
+        .collect()
+}
+
 /// Sensitivity of DualQuery's sampling score in round `t` (seed 003 Thm 4.2 proof):
 /// `r(D, q) = Σ_{i<t} (q(D) − q(xⁱ))` with normalised `q(D)`, replace-one: each of the
 /// `t − 1` terms moves by at most `1/n`, so `Δ = (t − 1)/n` (0 in round 1).

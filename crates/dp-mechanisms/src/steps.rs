@@ -19,7 +19,7 @@
 //!   certificate. A per-step audit cannot see a wrong budget split; this check can.
 
 use dp_core::{Neighbouring, PrivacyLoss, advanced_composition, compose_all};
-use dp_queries::{Dataset, MarginalWorkload};
+use dp_queries::{Dataset, Domain, MarginalWorkload};
 use rand::CryptoRng;
 
 use crate::exact_audit::StepPrimitive;
@@ -84,6 +84,12 @@ impl AuditedStep {
             primitive: None,
             runner,
         }
+    }
+
+    /// The same step with its claim stated for `neighbouring` (default replace-one).
+    pub fn with_neighbouring(mut self, neighbouring: Neighbouring) -> Self {
+        self.neighbouring = neighbouring;
+        self
     }
 
     /// The same step with its primitive for the exact audit.
@@ -240,10 +246,23 @@ pub(crate) fn one_hot(index: usize, len: usize) -> Vec<f64> {
 
 /// Refuse data a runner was not built for (another domain or another public `n`).
 pub(crate) fn check_step_data(data: &Dataset, workload: &MarginalWorkload, n: usize) -> Result<()> {
-    if data.domain() != workload.domain() || data.n() != n {
+    check_step_data_under(data, workload.domain(), n, Neighbouring::ReplaceOne)
+}
+
+/// Refuse data a runner was not built for: another domain, or under replace-one (where `n`
+/// is public) another `n`. Under add/remove any size is accepted.
+pub(crate) fn check_step_data_under(
+    data: &Dataset,
+    domain: &Domain,
+    n: usize,
+    neighbouring: Neighbouring,
+) -> Result<()> {
+    let n_differs = neighbouring == Neighbouring::ReplaceOne && data.n() != n;
+    if data.domain() != domain || n_differs {
         return Err(MechanismError::Data {
             reason: format!(
-                "a step runner built for n = {n} on the workload's domain got n = {}",
+                "a step runner built for the workload's domain (n = {n} under replace-one) \
+                 got other data (n = {})",
                 data.n()
             ),
         });

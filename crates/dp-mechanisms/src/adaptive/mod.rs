@@ -13,7 +13,7 @@
 //! 2. **Rounds**, while budget is left: among candidates whose addition keeps the estimate's
 //!    model within `max_model_cells · (ρ spent / ρ)` (AIM's growing size limit), **select**
 //!    `r` with the exponential mechanism at `ε` (`ε²/8 = ρ_select = (1−α)ρ/T`) on the fit
-//!    error `q_r = w_r·(‖c_r − T̂·p̂_r‖₁ − √(2/π)·σ·n_r)` ([`engine::fit_error_score`]);
+//!    error `q_r = w_r·(‖c_r − T̂·p̂_r‖₁ − √(2/π)·σ·n_r)` ([`round::fit_error_score`]);
 //!    **measure** `c_r` with discrete Gaussian noise of variance `σ² = Δ₂²/(2ρ_measure)`;
 //!    **re-estimate** from every measurement so far; if the estimate of `r` moved by less
 //!    than the noise's expected ℓ1 norm, **anneal**: `ρ_measure, ρ_select ← 4×` (σ halves,
@@ -38,14 +38,16 @@
 //! `dp_core::ExponentialMechanism`) with score sensitivity `max_r w_r · Δ₁(table)`
 //! ([`crate::sensitivity::marginal_fit_error_sensitivity`]; `T̂·p̂_r` is public), which is
 //! ε-bounded-range and so `ε²/8`-zCDP (Cesar–Rogers 2021 Lemma 3.2). The per-round budgets
-//! are chosen adaptively from the public history; [`engine::ZcdpFilter`] refuses any round
+//! are chosen adaptively from the public history; [`crate::engine::ZcdpFilter`] refuses any round
 //! whose charge would take the total above ρ, before the round's noise is drawn, which makes
-//! the whole run ρ-zCDP (Rényi filter, [`engine`] module docs). Under add/remove `n` is never
+//! the whole run ρ-zCDP (Rényi filter, [`crate::engine`] module docs). Selection and
+//! measurement are the engine's [`crate::engine::select`] and [`crate::engine::measure`], and
+//! the step audit's steps come from its builder ([`crate::engine::StepSource`]). Under add/remove `n` is never
 //! used: the total `T̂` is estimated from the noisy 1-way tables (post-processing), and an
 //! empty dataset is released like any other. Under replace-one `n` is public.
 
-pub mod engine;
 pub mod estimator;
+pub mod round;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -56,13 +58,14 @@ use dp_queries::{Dataset, Domain, GraphicalModelSettings, Marginal, MarginalWork
 use rand::CryptoRng;
 use rayon::prelude::*;
 
+use crate::engine::{ZcdpFilter, exact_counts, measure, select};
 use crate::{
     Diagnostics, GaussianParams, Mechanism, MechanismError, PrivacyCertificate, Release, Result,
 };
-use engine::{RoundCalibration, RoundScore, ZcdpFilter, measure, select};
 use estimator::{
     GraphicalModelEstimator, IndependentEstimator, MarginalEstimator, MeasuredMarginal,
 };
+use round::{RoundCalibration, RoundScore};
 
 /// Which estimate the rounds update ([`estimator`]).
 #[derive(Clone, Debug, PartialEq)]
@@ -123,7 +126,7 @@ pub struct AdaptiveProjectionParams {
     /// (`GraphicalModelSettings::max_elimination_cells`); default 10⁷.
     pub max_elimination_cells: f64,
     /// Every `max_error_every`-th selection round ranks candidates by their largest cell
-    /// error ([`engine::max_error_score`]) instead of AIM's ℓ1 fit error; 0 never does
+    /// error ([`round::max_error_score`]) instead of AIM's ℓ1 fit error; 0 never does
     /// (AIM's rule). Default 2.
     pub max_error_every: usize,
     /// The estimator.
@@ -504,9 +507,10 @@ impl AdaptiveProjection {
         // 1. the 1-ways
         let fit_score = RoundScore::FitError { max_weight: wmax };
         let cal1 = RoundCalibration::new(rel, rho_m, 0.0, fit_score)?;
+        let one_way = cal1.measurement(rel)?;
         for (i, c) in cands.iter().enumerate().filter(|(_, c)| c.attrs.len() == 1) {
             filter.spend(&format!("1-way {:?}", c.attrs), cal1.measure_rho)?;
-            let y = measure(&counts[i], cal1.sigma2, rng)?;
+            let y = measure(&exact_counts(&counts[i])?, &one_way.noise, rng)?;
             measurements.push(MeasuredMarginal {
                 attrs: c.attrs.clone(),
                 values: y.iter().map(|&v| v as f64).collect(),
@@ -555,12 +559,7 @@ impl AdaptiveProjection {
                     share *= 1.0 - 1e-9;
                 }
             }
-            let em = cal
-                .selector
-                .clone()
-                .ok_or_else(|| MechanismError::Numerical {
-                    what: "a selection round without a selector".into(),
-                })?;
+            let plan = cal.plan(rel)?;
             let limit = p.max_model_cells * (filter.spent() + cal.charge()) / self.rho;
             // the measured cliques plus one candidate, in one reused buffer
             let mut cliques: Vec<Vec<usize>> =
@@ -611,9 +610,9 @@ impl AdaptiveProjection {
             });
             // charge, then draw
             filter.spend(&format!("round {round}"), cal.charge())?;
-            let k = select(&em, &scores, rng)?;
+            let k = select(&plan.selector, &scores, rng)?;
             let i = allowed[k];
-            let y = measure(&counts[i], cal.sigma2, rng)?;
+            let y = measure(&exact_counts(&counts[i])?, &plan.measurement.noise, rng)?;
             measurements.push(MeasuredMarginal {
                 attrs: cands[i].attrs.clone(),
                 values: y.iter().map(|&v| v as f64).collect(),
@@ -646,7 +645,7 @@ impl AdaptiveProjection {
                     round,
                     selected: cands[i].attrs.clone(),
                     sigma2: cal.sigma2,
-                    select_epsilon: em.epsilon(),
+                    select_epsilon: plan.selector.epsilon(),
                     measure_rho: cal.measure_rho,
                     select_rho: cal.select_charge(),
                     rho_spent: filter.spent(),
@@ -715,71 +714,32 @@ impl AdaptiveProjection {
     }
 }
 
-/// Tables of at most this many cells also report every pairwise difference of noisy counts
-/// to the step audit (see [`with_pairs`]).
-const MAX_PAIR_CELLS: usize = 16;
-
-/// A measured table's noisy counts for the step audit, followed (for small tables) by the
-/// differences of every pair of cells. Under replace-one a neighbour moves one count from one
-/// cell to another, so the evidence is split between two cells; their difference carries all
-/// of it (shift 2, variance 2σ²: exactly the table's `Δ₂²/(2σ²)`), which any single cell does
-/// not. Post-processing of the step's output, so a valid audit statistic.
-fn with_pairs(noisy: &[i64]) -> Vec<f64> {
-    let mut out: Vec<f64> = noisy.iter().map(|&v| v as f64).collect();
-    if noisy.len() <= MAX_PAIR_CELLS {
-        for a in 0..noisy.len() {
-            for b in a + 1..noisy.len() {
-                out.push((noisy[a] - noisy[b]) as f64);
-            }
-        }
-    }
-    out
-}
-
 impl crate::StepAudited for AdaptiveProjection {
     /// The steps of a reference run on `reference` (seed `request.seed`): the first 1-way
     /// measurement (claimed `ρ_measure`), and per audited round (default: the first and the
     /// last) the exponential-mechanism selection (claimed pure ε, accounted `ε²/8`-zCDP) with
     /// the round's public state fixed (allowed candidates, estimate, total, calibration), and
     /// the discrete-Gaussian measurement of the reference run's selection (or of allowed
-    /// candidate `request.measured_query`), claimed `ρ_measure`-zCDP. The whole run: every
-    /// 1-way measurement and every round of the reference run, zCDP composition, against
-    /// the certificate's ρ. Under add/remove the runners accept data of any size.
+    /// candidate `request.measured_query`), claimed `ρ_measure`-zCDP — built by the engine's
+    /// [`crate::engine::StepSource`]. The whole run: every 1-way measurement and every round
+    /// of the reference run, zCDP composition, against the certificate's ρ. Under add/remove
+    /// the runners accept data of any size.
     fn step_decomposition(
         &self,
         reference: &Dataset,
         workload: &MarginalWorkload,
         request: &crate::StepRequest,
     ) -> Result<crate::StepDecomposition> {
-        use crate::steps::{audited_rounds, one_hot};
-        use crate::{AuditedStep, StepComposition, StepDecomposition, StepLoss, StepPrimitive};
+        use crate::engine::{RecordedRound, StepSource};
+        use crate::steps::audited_rounds;
+        use crate::{StepComposition, StepDecomposition, StepLoss};
         let rel = self.params.neighbouring;
-        let n_ref = reference.n();
-        let domain = workload.domain().clone();
-        let check = move |data: &Dataset| -> Result<()> {
-            if data.domain() != &domain || (rel == Neighbouring::ReplaceOne && data.n() != n_ref) {
-                return Err(MechanismError::Data {
-                    reason: format!(
-                        "a step runner built for the workload's domain (n = {n_ref} under \
-                         replace-one) got other data"
-                    ),
-                });
-            }
-            Ok(())
-        };
         let cands = Arc::new(candidates(workload));
-        // the reference run, recording the public state of every round
-        struct Seen {
-            round: usize,
-            allowed: Vec<usize>,
-            estimates: Vec<Vec<f64>>,
-            total: f64,
-            calibration: RoundCalibration,
-        }
-        let mut seen: Vec<Seen> = Vec::new();
+        // the reference run, recording the public state of every selection round
+        let mut seen: Vec<RoundHistory> = Vec::new();
         let mut rng = dp_core::seeded_rng(request.seed);
         let run = self.run_observed(reference, workload, &mut rng, &mut |v| {
-            seen.push(Seen {
+            seen.push(RoundHistory {
                 round: v.round,
                 allowed: v.allowed.to_vec(),
                 estimates: v.estimates.to_vec(),
@@ -794,140 +754,71 @@ impl crate::StepAudited for AdaptiveProjection {
             });
         }
         let rounds = audited_rounds(&request.rounds, &[1, last], last)?;
-        let counts_of = {
-            let (cands, check) = (cands.clone(), check.clone());
-            Arc::new(move |data: &Dataset, i: usize| -> Result<Vec<u64>> {
-                check(data)?;
+        let table = {
+            let cands = cands.clone();
+            move |data: &Dataset, i: usize| -> Result<Vec<u64>> {
                 Ok(Marginal::new(data.domain(), cands[i].attrs.clone())?.try_count(data)?)
+            }
+        };
+        let scores = {
+            let (table, cands) = (table.clone(), cands.clone());
+            Arc::new(move |data: &Dataset, h: &RoundHistory| {
+                h.allowed
+                    .iter()
+                    .zip(&h.estimates)
+                    .map(|(&i, e)| {
+                        let c = table(data, i)?;
+                        Ok(h.calibration.score_of(&c, e, h.total, cands[i].weight))
+                    })
+                    .collect()
             })
         };
-        let changed = crate::sensitivity::single_marginal_count_sensitivity(rel).l1;
-        let cell_names = |i: usize| -> Vec<String> {
-            let cells: usize = cands[i]
-                .attrs
-                .iter()
-                .map(|&a| workload.domain().size(a) as usize)
-                .product();
-            let mut names: Vec<String> = (0..cells)
-                .map(|c| format!("noisy count of cell {c}"))
-                .collect();
-            if cells <= MAX_PAIR_CELLS {
-                for a in 0..cells {
-                    for b in a + 1..cells {
-                        names.push(format!("cell {a} − cell {b}"));
-                    }
-                }
-            }
-            names
+        let source = StepSource {
+            name: "adaptive-projection".into(),
+            candidates: cands.iter().map(|c| format!("{:?}", c.attrs)).collect(),
+            domain: workload.domain().clone(),
+            n: reference.n(),
+            neighbouring: rel,
+            scores,
+            exact: Arc::new(move |data, i| exact_counts(&table(data, i)?)),
         };
-        let mut steps = Vec::new();
         let first = &run.rounds[0];
-        {
-            let c = counts_of.clone();
-            let sigma2 = first.sigma2;
-            steps.push(
-                AuditedStep::new(
-                    format!(
-                        "adaptive-projection 1-way measurement of {:?}",
-                        cands[0].attrs
-                    ),
-                    PrivacyLoss::zcdp(first.measure_rho)?,
-                    PrivacyLoss::zcdp(first.measure_rho)?,
-                    cell_names(0),
-                    Box::new(move |data, rng| Ok(with_pairs(&measure(&c(data, 0)?, sigma2, rng)?))),
-                )
-                .with_primitive(StepPrimitive::DiscreteGaussianTable {
-                    sigma2,
-                    changed_cells: changed,
-                }),
-            );
-        }
-        for v in seen.iter().filter(|v| rounds.contains(&v.round)) {
-            let em = v
-                .calibration
-                .selector
-                .clone()
-                .ok_or_else(|| MechanismError::Numerical {
-                    what: "a selection round without a selector".into(),
-                })?;
-            let cal = v.calibration.clone();
-            let (allowed, estimates, total) = (v.allowed.clone(), v.estimates.clone(), v.total);
-            let (c, cs) = (counts_of.clone(), cands.clone());
-            let selector = dp_core::Selector::Exponential(em.clone());
-            let m = allowed.len();
-            steps.push(
-                AuditedStep::new(
-                    format!(
-                        "adaptive-projection round {}: exponential-mechanism selection",
-                        v.round
-                    ),
-                    em.privacy(),
-                    em.zcdp_privacy(),
-                    (0..m)
-                        .map(|k| format!("selected {:?}", cands[allowed[k]].attrs))
-                        .collect(),
-                    Box::new(move |data, rng| {
-                        let scores = allowed
-                            .iter()
-                            .zip(&estimates)
-                            .map(|(&i, e)| Ok(cal.score_of(&c(data, i)?, e, total, cs[i].weight)))
-                            .collect::<Result<Vec<f64>>>()?;
-                        Ok(one_hot(select(&em, &scores, rng)?, scores.len()))
-                    }),
-                )
-                .with_primitive(StepPrimitive::Selection {
-                    selector,
-                    candidates: m,
-                }),
-            );
-            let traced = &run.rounds[v.round];
-            let i = match request.measured_query {
-                Some(k) => v.allowed[k.min(m - 1)],
-                None => cands
-                    .iter()
-                    .position(|c| c.attrs == traced.selected)
-                    .unwrap_or(v.allowed[0]),
-            };
-            let (c, sigma2) = (counts_of.clone(), v.calibration.sigma2);
-            let meas = PrivacyLoss::zcdp(v.calibration.measure_rho)?;
-            steps.push(
-                AuditedStep::new(
-                    format!(
-                        "adaptive-projection round {}: Gaussian measurement of the selected table",
-                        v.round
-                    ),
-                    meas,
-                    meas,
-                    cell_names(i),
-                    Box::new(move |data, rng| Ok(with_pairs(&measure(&c(data, i)?, sigma2, rng)?))),
-                )
-                .with_primitive(StepPrimitive::DiscreteGaussianTable {
-                    sigma2,
-                    changed_cells: changed,
-                }),
-            );
-        }
-        for s in steps.iter_mut() {
-            s.neighbouring = rel;
-        }
+        let one_way = round::table_measurement(rel, first.sigma2, first.measure_rho)?;
+        let mut steps = vec![source.measurement_step(
+            format!(
+                "adaptive-projection 1-way measurement of {}",
+                source.candidates[0]
+            ),
+            &one_way,
+            0,
+            reference,
+        )?];
         let d = cands.iter().filter(|c| c.attrs.len() == 1).count() as u64;
         let mut losses = vec![StepLoss {
             what: "1-way measurements".into(),
             count: d,
-            loss: PrivacyLoss::zcdp(first.measure_rho)?,
+            loss: one_way.loss,
         }];
-        for r in &run.rounds[1..] {
-            losses.push(StepLoss {
-                what: format!("round {} selection", r.round),
-                count: 1,
-                loss: PrivacyLoss::zcdp(r.select_rho)?,
-            });
-            losses.push(StepLoss {
-                what: format!("round {} measurement", r.round),
-                count: 1,
-                loss: PrivacyLoss::zcdp(r.measure_rho)?,
-            });
+        let mut recorded = Vec::new();
+        for h in seen {
+            let plan = h.calibration.plan(rel)?;
+            losses.extend(plan.losses(&format!("round {}", h.round), 1));
+            if rounds.contains(&h.round) {
+                let traced = &run.rounds[h.round].selected;
+                let selected = cands
+                    .iter()
+                    .position(|c| &c.attrs == traced)
+                    .unwrap_or(h.allowed[0]);
+                recorded.push(RecordedRound {
+                    round: h.round,
+                    plan,
+                    selectable: h.allowed.clone(),
+                    selected,
+                    history: h,
+                });
+            }
         }
+        steps.extend(source.round_steps(reference, request, recorded)?);
         Ok(StepDecomposition {
             rounds,
             steps,
@@ -936,6 +827,15 @@ impl crate::StepAudited for AdaptiveProjection {
             accounting: PrivacyLoss::zcdp(self.rho)?,
         })
     }
+}
+
+/// A selection round's public state, recorded from the step audit's reference run.
+struct RoundHistory {
+    round: usize,
+    allowed: Vec<usize>,
+    estimates: Vec<Vec<f64>>,
+    total: f64,
+    calibration: RoundCalibration,
 }
 
 impl Mechanism for AdaptiveProjection {

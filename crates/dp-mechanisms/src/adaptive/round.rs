@@ -1,73 +1,19 @@
-//! The select–measure engine of the adaptive mechanisms: the privacy-critical parts of a
-//! round (exponential-mechanism selection of a marginal, discrete-Gaussian measurement of
-//! its counts) and the zCDP *filter* that lets the per-round budget be chosen adaptively,
-//! written once and used by the release and by the step audit alike.
-//!
-//! ## The filter (fully adaptive composition)
-//!
-//! An adaptive mechanism chooses round `t`'s budget `ρ_t` from the public history (earlier
-//! noisy measurements and selections) — AIM's annealing doubles the selection ε and halves
-//! the measurement σ when the estimate stops improving — and stops when the total is used.
-//! Such a sequence is ρ-zCDP as long as `Σ_t ρ_t ≤ ρ` holds on every run: zCDP is Rényi DP
-//! of every order α with ε(α) = ρα, and the **Rényi filter** (Feldman and Zrnic, "Individual
-//! Privacy Accounting via a Rényi Filter", NeurIPS 2021, Thm 3.1) certifies adaptively
-//! chosen Rényi losses at one order whose sum never exceeds the cap; applied at every order
-//! α with cap ρα it gives ρ-zCDP. [`ZcdpFilter`] enforces the cap before any noise of a round
-//! is drawn (a refused round draws nothing), with `dp_core::Ledger`'s outward rounding.
+//! The rounds of adaptive projection: the quality score a selection ranks candidate tables
+//! by ([`RoundScore`]: AIM's weighted ℓ1 fit error, McKenna et al. 2022 Alg. 2, or the
+//! largest cell error) and one round's calibration ([`RoundCalibration`]: the exponential
+//! mechanism's ε and discrete Gaussian σ² for the round's ρ shares). The selection and the
+//! measurement themselves, and the zCDP filter the per-round budgets are spent against, are
+//! the crate's select–measure–update engine ([`crate::engine`]).
 
-use dp_core::{DiscreteGaussian, ExponentialMechanism, Ledger, Neighbouring, PrivacyLoss};
-use rand::CryptoRng;
+use dp_core::{ExponentialMechanism, Neighbouring, PrivacyLoss, Selector};
+
+use crate::engine::{Measured, Measurement, Noise, RoundPlan};
 
 use crate::sensitivity::{
     marginal_fit_error_sensitivity, marginal_max_error_sensitivity,
     single_marginal_count_sensitivity,
 };
 use crate::{MechanismError, Result};
-
-/// A zCDP privacy filter: adaptively chosen spends, refused once their sum would exceed ρ
-/// (module docs). A thin wrapper of [`dp_core::Ledger`] with a ρ budget.
-#[derive(Clone, Debug)]
-pub struct ZcdpFilter {
-    ledger: Ledger,
-    rho: f64,
-}
-
-impl ZcdpFilter {
-    /// A filter with total ρ for `neighbouring`.
-    pub fn new(rho: f64, neighbouring: Neighbouring) -> Result<Self> {
-        let budget = PrivacyLoss::zcdp(rho)?;
-        Ok(ZcdpFilter {
-            ledger: Ledger::with_neighbouring(budget, neighbouring),
-            rho,
-        })
-    }
-
-    /// ρ spent so far (rounded up).
-    pub fn spent(&self) -> f64 {
-        match self.ledger.spent() {
-            Ok(PrivacyLoss::Zcdp { rho }) => rho,
-            _ => self.rho,
-        }
-    }
-
-    /// ρ left (rounded down; 0 when exhausted).
-    pub fn remaining(&self) -> f64 {
-        (self.rho - self.spent()).next_down().max(0.0)
-    }
-
-    /// Record `rho` under `label`, or refuse it ([`dp_core::CoreError::BudgetExceeded`]) and
-    /// record nothing.
-    pub fn spend(&mut self, label: &str, rho: f64) -> Result<()> {
-        Ok(self.ledger.spend(label, PrivacyLoss::zcdp(rho)?)?)
-    }
-
-    /// Whether `rho` more would fit.
-    pub fn fits(&self, rho: f64) -> bool {
-        PrivacyLoss::zcdp(rho)
-            .ok()
-            .is_some_and(|l| self.ledger.can_spend(&l).is_ok())
-    }
-}
 
 /// The quality score a selection round ranks candidate tables by (module docs of
 /// [`crate::adaptive`]).
@@ -175,6 +121,48 @@ impl RoundCalibration {
     pub fn sigma(&self) -> f64 {
         self.sigma2.sqrt()
     }
+
+    /// The round's measurement of one table under `neighbouring`: discrete Gaussian noise of
+    /// variance σ² on every cell, `changed_cells` from
+    /// [`crate::sensitivity::single_marginal_count_sensitivity`], loss `ρ_measure`-zCDP.
+    pub fn measurement(&self, neighbouring: Neighbouring) -> Result<Measurement> {
+        table_measurement(neighbouring, self.sigma2, self.measure_rho)
+    }
+
+    /// The round's engine plan: the exponential mechanism (accounted `ε²/8`-zCDP,
+    /// Cesar–Rogers 2021 Lemma 3.2) and [`Self::measurement`]. Fails for a measurement-only
+    /// calibration.
+    pub fn plan(&self, neighbouring: Neighbouring) -> Result<RoundPlan> {
+        let em = self
+            .selector
+            .clone()
+            .ok_or_else(|| MechanismError::Numerical {
+                what: "a selection round without a selector".into(),
+            })?;
+        Ok(RoundPlan {
+            select_loss: em.zcdp_privacy(),
+            selector: Selector::Exponential(em),
+            measurement: self.measurement(neighbouring)?,
+        })
+    }
+}
+
+/// The measurement of one marginal table under `neighbouring`: discrete Gaussian noise of
+/// variance `sigma2` on every cell (`changed_cells` from
+/// [`crate::sensitivity::single_marginal_count_sensitivity`]), loss `measure_rho`-zCDP
+/// (Bun–Steinke 2016 Prop. 1.6; Canonne–Kamath–Steinke 2020 Thm 14).
+pub fn table_measurement(
+    neighbouring: Neighbouring,
+    sigma2: f64,
+    measure_rho: f64,
+) -> Result<Measurement> {
+    Ok(Measurement {
+        noise: Noise::gaussian(sigma2)?,
+        measured: Measured::Table {
+            changed_cells: single_marginal_count_sensitivity(neighbouring).l1,
+        },
+        loss: PrivacyLoss::zcdp(measure_rho)?,
+    })
 }
 
 /// The fit-error scores of AIM (McKenna et al. 2022, Alg. 2 line 8):
@@ -208,42 +196,9 @@ pub fn max_error_score(counts: &[u64], estimate: &[f64], total: f64, sigma: f64)
     worst - sigma * (2.0 * (2.0 * counts.len().max(1) as f64).ln()).sqrt()
 }
 
-/// The selection step: the exponential mechanism on `scores` (exact sampling, dp-core).
-/// Called by the release and the step audit.
-pub fn select(em: &ExponentialMechanism, scores: &[f64], rng: &mut dyn CryptoRng) -> Result<usize> {
-    Ok(em.select(scores, rng)?)
-}
-
-/// The measurement step: exact counts plus independent discrete Gaussian noise of variance
-/// `sigma2` per cell. Called by the release and the step audit.
-pub fn measure(counts: &[u64], sigma2: f64, rng: &mut dyn CryptoRng) -> Result<Vec<i64>> {
-    let dg = DiscreteGaussian::new(sigma2)?;
-    let mut v = counts
-        .iter()
-        .map(|&c| {
-            i64::try_from(c).map_err(|_| MechanismError::Numerical {
-                what: format!("count {c} does not fit in i64"),
-            })
-        })
-        .collect::<Result<Vec<i64>>>()?;
-    dg.add_noise(&mut v, rng)?;
-    Ok(v)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn filter_refuses_overspend_and_records_nothing() {
-        let mut f = ZcdpFilter::new(1.0, Neighbouring::AddRemove).unwrap();
-        f.spend("a", 0.75).unwrap();
-        assert!(f.spend("b", 0.5).is_err());
-        assert!((f.spent() - 0.75).abs() < 1e-12);
-        assert!(f.fits(0.25) && !f.fits(0.3));
-        f.spend("c", 0.25).unwrap();
-        assert_eq!(f.remaining(), 0.0);
-    }
 
     /// σ² = Δ₂²/(2ρ) with Δ₂² = 1 (add/remove) and 2 (replace-one) for one table, and the
     /// selection ε is the largest with ε²/8 ≤ ρ_select, Δ_q = w·Δ₁ (1 or 2): by hand.
@@ -298,8 +253,9 @@ mod tests {
         .unwrap();
         assert!((r.sigma2 - 16.0).abs() < 1e-9);
         let mut rng = dp_core::seeded_rng(7);
-        let counts = vec![1000u64; 20_000];
-        let y = measure(&counts, r.sigma2, &mut rng).unwrap();
+        let counts = vec![1000i64; 20_000];
+        let noise = Noise::gaussian(r.sigma2).unwrap();
+        let y = crate::engine::measure(&counts, &noise, &mut rng).unwrap();
         let m = y.iter().map(|&v| (v - 1000) as f64).sum::<f64>() / y.len() as f64;
         let var = y
             .iter()
