@@ -51,16 +51,21 @@
 
 use std::time::Instant;
 
-use dp_core::{
-    DiscreteLaplace, Neighbouring, PermuteAndFlip, PrivacyLoss, Selector,
-    advanced_composition_epsilon0,
-};
+use std::sync::Arc;
+
+use dp_core::{Neighbouring, PermuteAndFlip, PrivacyLoss, Selector, advanced_composition_epsilon0};
 use dp_queries::{Dataset, MarginalWorkload, Universe};
 use rand::{CryptoRng, Rng};
 
-use super::mwem::{MeasurementNoise, measure, synthetic_of};
+use super::mwem::synthetic_of;
 use super::universe_mw::{CellSupports, UniverseDistribution, answers_of};
-use crate::sensitivity::{counting_query_sensitivity, distinguisher_score_sensitivity};
+use crate::engine::{
+    Measured, Measurement, Noise, RecordedRound, RoundPlan, StepSource, exact_counts, measure,
+    select,
+};
+use crate::sensitivity::{
+    counting_query_sensitivity, distinguisher_score_sensitivity, distinguisher_scores,
+};
 use crate::{Diagnostics, Mechanism, MechanismError, PrivacyCertificate, Release, Result};
 
 fn invalid(name: &'static str, value: impl ToString, reason: impl Into<String>) -> MechanismError {
@@ -219,22 +224,29 @@ impl DatabaseUpdate for MwDua<'_> {
 
 /// The exponential mechanism as a distinguisher (seed 001 Thm 6), run as exact
 /// permute-and-flip (pure ε₀; module docs) on the count-unit score `|c_Q(D) − n·Q(Dᵗ)|`
-/// (sensitivity 1).
+/// (sensitivity 1) by the engine's selection step ([`crate::engine::select`]).
 #[derive(Clone, Debug)]
 pub struct EmDistinguisher {
     em: PermuteAndFlip,
+    selector: Selector,
 }
 
 impl EmDistinguisher {
     /// ε₀-DP distinguisher.
     pub fn new(epsilon0: f64) -> Result<Self> {
+        let em = PermuteAndFlip::new(epsilon0, distinguisher_score_sensitivity() as f64, false)?;
         Ok(EmDistinguisher {
-            em: PermuteAndFlip::new(epsilon0, distinguisher_score_sensitivity() as f64, false)?,
+            selector: Selector::PermuteAndFlip(em.clone()),
+            em,
         })
     }
     /// The mechanism (for tests of its parameters).
     pub fn mechanism(&self) -> &PermuteAndFlip {
         &self.em
+    }
+    /// The mechanism as the engine's selector.
+    pub fn selector(&self) -> &Selector {
+        &self.selector
     }
 }
 
@@ -246,12 +258,8 @@ impl Distinguisher for EmDistinguisher {
         state_answers: &[f64],
         rng: &mut R,
     ) -> Result<usize> {
-        let scores: Vec<f64> = counts
-            .iter()
-            .zip(state_answers)
-            .map(|(&c, &a)| (c as f64 - n as f64 * a).abs())
-            .collect();
-        Ok(self.em.select(&scores, rng)?)
+        let scores = distinguisher_scores(counts.iter().map(|&c| c as f64), n, state_answers);
+        select(&self.selector, &scores, rng)
     }
 }
 
@@ -293,14 +301,17 @@ pub fn iterative_construction<U: DatabaseUpdate, Dz: Distinguisher, R: Rng + Cry
 }
 
 /// The Laplace measurement of IC: discrete Laplace of scale `1/ε₀` on a count
-/// (sensitivity 1).
-fn ic_noise(epsilon0: f64) -> Result<MeasurementNoise> {
-    Ok(MeasurementNoise::Laplace(DiscreteLaplace::new(
-        crate::calibration::laplace_scale(
-            counting_query_sensitivity(Neighbouring::ReplaceOne) as f64,
+/// (sensitivity 1), ε₀-DP.
+fn ic_measurement(epsilon0: f64) -> Result<Measurement> {
+    let sensitivity = counting_query_sensitivity(Neighbouring::ReplaceOne);
+    Ok(Measurement {
+        noise: Noise::laplace(crate::calibration::laplace_scale(
+            sensitivity as f64,
             epsilon0,
-        ),
-    )?))
+        ))?,
+        measured: Measured::Count { sensitivity },
+        loss: PrivacyLoss::pure(epsilon0)?,
+    })
 }
 
 /// The loop of [`iterative_construction`]; `observe(t, answers)` sees the state's answers
@@ -319,14 +330,14 @@ fn ic_loop<U: DatabaseUpdate, Dz: Distinguisher, R: Rng + CryptoRng + ?Sized>(
     ignore_stop: bool,
     observe: &mut dyn FnMut(usize, &[f64]),
 ) -> Result<(U::State, IcTrace)> {
-    let lap = ic_noise(epsilon0)?;
+    let lap = ic_measurement(epsilon0)?.noise;
     let mut state = dua.initial()?;
     let mut trace = IcTrace::default();
     for t in 0..rounds {
         let answers = dua.answers(&state)?;
         observe(t + 1, &answers);
         let q = distinguisher.distinguish(counts, n, &answers, rng)?;
-        let noisy = measure(counts, q, &lap, rng);
+        let noisy = measure(&exact_counts(&counts[q..=q])?, &lap, rng)?[0];
         trace.queries.push(q);
         trace.noisy_counts.push(noisy);
         let v = noisy as f64 / n as f64;
@@ -567,7 +578,8 @@ impl Mechanism for IterativeConstruction {
 impl crate::StepAudited for IterativeConstruction {
     /// Per audited round (default: the first and the last, `B(α/2)`): the exponential
     /// distinguisher (seed 001 Thm 6) and the Laplace-noised answer of
-    /// `request.measured_query` (default: the reference run's choice), each claimed ε₀-DP.
+    /// `request.measured_query` (default: the reference run's choice), each claimed ε₀-DP,
+    /// built by the engine's [`crate::engine::StepSource`].
     /// The history runs the reference rounds without the 3α/4 stop so that every round is
     /// reached (any fixed history is valid). The whole run: `2B(α/2)` ε₀-DP steps, basic
     /// (pure) or advanced ((ε, δ), δ′ = the budget's δ) composition (Thm 4).
@@ -577,20 +589,25 @@ impl crate::StepAudited for IterativeConstruction {
         workload: &MarginalWorkload,
         request: &crate::StepRequest,
     ) -> Result<crate::StepDecomposition> {
-        use crate::steps::{audited_rounds, check_step_data, one_hot};
-        use crate::{AuditedStep, StepComposition, StepDecomposition, StepLoss};
+        use crate::steps::{audited_rounds, check_step_data};
+        use crate::{StepComposition, StepDecomposition, StepLoss};
         check_step_data(reference, workload, reference.n())?;
-        let n = reference.n();
+        let (n, m) = (reference.n(), workload.num_queries());
         let universe = Universe::new(reference.domain(), self.p.universe_cap)?;
-        let plan = self.plan((universe.len() as f64).ln(), n, workload.num_queries())?;
+        let plan = self.plan((universe.len() as f64).ln(), n, m)?;
         let rounds = audited_rounds(&request.rounds, &[1, plan.rounds], plan.rounds)?;
-        let ref_counts = workload.count_all(reference)?;
         let dist = EmDistinguisher::new(plan.epsilon0)?;
+        let eps0 = PrivacyLoss::pure(plan.epsilon0)?;
+        let round_plan = RoundPlan {
+            selector: dist.selector().clone(),
+            select_loss: eps0,
+            measurement: ic_measurement(plan.epsilon0)?,
+        };
         let mut dua = MwDua::new(&universe, workload, plan.alpha / 2.0)?;
-        let mut history: Vec<(usize, Vec<f64>)> = Vec::new();
+        let mut recorded = Vec::new();
         let mut rng = dp_core::seeded_rng(request.seed);
         let (_, trace) = ic_loop(
-            &ref_counts,
+            &workload.count_all(reference)?,
             n,
             plan.alpha,
             plan.epsilon0,
@@ -601,64 +618,22 @@ impl crate::StepAudited for IterativeConstruction {
             true,
             &mut |t, answers| {
                 if rounds.contains(&t) {
-                    history.push((t, answers.to_vec()));
+                    recorded.push(RecordedRound {
+                        round: t,
+                        history: answers.to_vec(),
+                        plan: round_plan.clone(),
+                        selectable: (0..m).collect(),
+                        selected: 0,
+                    });
                 }
             },
         )?;
-        let eps0 = PrivacyLoss::pure(plan.epsilon0)?;
-        let m = workload.num_queries();
-        let mut steps = Vec::new();
-        for (t, answers) in history {
-            let (w, d) = (workload.clone(), dist.clone());
-            let selector = Selector::PermuteAndFlip(dist.mechanism().clone());
-            steps.push(
-                AuditedStep::new(
-                    format!("ic-mw round {t}: permute-and-flip distinguisher"),
-                    eps0,
-                    eps0,
-                    (0..m).map(|q| format!("selected q{q}")).collect(),
-                    Box::new(move |data, rng| {
-                        check_step_data(data, &w, n)?;
-                        let counts = w.count_all(data)?;
-                        let q = d.distinguish(&counts, n, &answers, rng)?;
-                        Ok(one_hot(q, counts.len()))
-                    }),
-                )
-                .with_primitive(crate::StepPrimitive::Selection {
-                    selector,
-                    candidates: m,
-                }),
-            );
-            let q = request
-                .measured_query
-                .unwrap_or(trace.queries[t - 1])
-                .min(m.saturating_sub(1));
-            let (w, e0) = (workload.clone(), plan.epsilon0);
-            let primitive = match ic_noise(e0)? {
-                MeasurementNoise::Laplace(l) => crate::StepPrimitive::DiscreteLaplace {
-                    scale: l.scale(),
-                    sensitivity: counting_query_sensitivity(Neighbouring::ReplaceOne),
-                },
-                MeasurementNoise::Gaussian(g) => crate::StepPrimitive::DiscreteGaussian {
-                    sigma2: g.sigma2(),
-                    sensitivity: counting_query_sensitivity(Neighbouring::ReplaceOne),
-                },
-            };
-            steps.push(
-                AuditedStep::new(
-                    format!("ic-mw round {t}: Laplace answer of q{q}"),
-                    eps0,
-                    eps0,
-                    vec![format!("noisy count of q{q}")],
-                    Box::new(move |data, rng| {
-                        check_step_data(data, &w, n)?;
-                        let counts = w.count_all(data)?;
-                        Ok(vec![measure(&counts, q, &ic_noise(e0)?, rng) as f64])
-                    }),
-                )
-                .with_primitive(primitive),
-            );
+        for r in &mut recorded {
+            r.selected = trace.queries[r.round - 1];
         }
+        let w = workload.clone();
+        let counts_of = Arc::new(move |data: &Dataset| exact_counts(&w.count_all(data)?));
+        let source = StepSource::counting_queries("ic-mw", workload, n, m, counts_of);
         let composition = match self.budget {
             PrivacyLoss::Approx { delta, .. } if delta > 0.0 => {
                 StepComposition::Advanced { delta_prime: delta }
@@ -666,8 +641,8 @@ impl crate::StepAudited for IterativeConstruction {
             _ => StepComposition::Basic,
         };
         Ok(StepDecomposition {
-            rounds: rounds.clone(),
-            steps,
+            rounds,
+            steps: source.round_steps(reference, request, recorded)?,
             losses: vec![StepLoss {
                 what: format!(
                     "distinguisher + Laplace answer, rounds 1..={} (B(α/2), α = {:.4})",

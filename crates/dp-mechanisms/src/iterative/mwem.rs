@@ -34,15 +34,23 @@
 
 use std::time::Instant;
 
+use std::sync::Arc;
+
 use dp_core::{
-    DiscreteGaussian, DiscreteLaplace, ExponentialMechanism, Neighbouring, PermuteAndFlip,
-    PrivacyLoss, Selector, rho_for_epsilon_delta,
+    ExponentialMechanism, Neighbouring, PermuteAndFlip, PrivacyLoss, Selector,
+    rho_for_epsilon_delta,
 };
 use dp_queries::{Dataset, MarginalWorkload, Universe};
 use rand::CryptoRng;
 
 use super::universe_mw::{CellSupports, UniverseDistribution, answers_of};
-use crate::sensitivity::{counting_query_sensitivity, distinguisher_score_sensitivity};
+use crate::engine::{
+    Measured, Measurement, Noise, PublicState, RecordedRound, RoundPlan, StepSource, exact_counts,
+    run_rounds,
+};
+use crate::sensitivity::{
+    counting_query_sensitivity, distinguisher_score_sensitivity, distinguisher_scores,
+};
 use crate::{
     Diagnostics, Mechanism, MechanismError, PrivacyCertificate, Release, Result, SyntheticData,
 };
@@ -237,50 +245,84 @@ impl Mwem {
         })
     }
 
-    /// The `T` rounds on exact `counts` of `n` records: returns the last distribution, the
-    /// average of the `A_t` (zeros unless [`MwemOutput::Average`]) and the trace.
-    /// `observe(t, synth)` sees the synthetic answers `q(A_{t−1})` at the start of round
-    /// `t` (1-based): the public history of that round's steps.
+    /// One round's engine plan ([`crate::engine::RoundPlan`]): [`Self::selection`],
+    /// accounted its pure ε₁ (pure budget) or ε₁²/8-zCDP (zCDP budget), and the
+    /// measurement of one count (sensitivity 1) with the plan's noise, ε₁ or ρ/(2T)-zCDP.
+    pub fn round_plan(&self) -> Result<RoundPlan> {
+        let selector = self.selection()?;
+        let t = self.plan.rounds as f64;
+        let sensitivity = counting_query_sensitivity(Neighbouring::ReplaceOne);
+        let (select_loss, noise, loss) = match (self.plan.loss, self.plan.measurement) {
+            (PrivacyLoss::Zcdp { rho }, MwemMeasurement::Gaussian { sigma2 }) => (
+                selector.zcdp_privacy(),
+                Noise::gaussian(sigma2)?,
+                PrivacyLoss::zcdp(rho / (2.0 * t))?,
+            ),
+            (PrivacyLoss::Pure { .. }, MwemMeasurement::Laplace { scale }) => (
+                selector.privacy(),
+                Noise::laplace(scale)?,
+                PrivacyLoss::pure(self.plan.select_epsilon)?,
+            ),
+            (loss, m) => {
+                return Err(MechanismError::Numerical {
+                    what: format!("MWEM plan with loss {loss} and measurement {m:?}"),
+                });
+            }
+        };
+        Ok(RoundPlan {
+            selector,
+            select_loss,
+            measurement: Measurement {
+                noise,
+                measured: Measured::Count { sensitivity },
+                loss,
+            },
+        })
+    }
+
+    /// The `T` rounds on `exact` counts of `n` records, on the engine's runner
+    /// ([`crate::engine::run_rounds`]) with MWEM's public state: returns the last
+    /// distribution, the average of the `A_t` (zeros unless [`MwemOutput::Average`]) and
+    /// the trace. `observe(t, synth)` sees the synthetic answers `q(A_{t−1})` at the start
+    /// of round `t` (1-based): the public history of that round's steps.
     fn run_rounds<R: rand::Rng + CryptoRng + ?Sized>(
         &self,
         universe: &Universe,
         workload: &MarginalWorkload,
-        counts: &[u64],
+        exact: &[i64],
         n_records: usize,
         rng: &mut R,
         observe: &mut dyn FnMut(usize, &[f64]),
     ) -> Result<(UniverseDistribution, Vec<f64>, MwemTrace)> {
-        let n = n_records as f64;
-        let em = self.selection()?;
-        let noise = MeasurementNoise::new(&self.plan.measurement)?;
-        let mut supports = CellSupports::new(universe, workload)?;
-        let mut dist = UniverseDistribution::uniform(universe.len())?;
-        let mut average = vec![0.0f64; universe.len()];
-        let mut trace = MwemTrace::default();
-        let mut measured: Vec<(usize, f64)> = Vec::new();
-        for t in 0..self.plan.rounds {
-            let synth = answers_of(universe, workload, &dist)?;
-            observe(t + 1, &synth);
-            let q = select_query(&em, counts, n_records, &synth, rng)?;
-            let m = measure(counts, q, &noise, rng);
-            trace.selected.push(q);
-            trace.noisy_counts.push(m);
-            measured.push((q, m as f64 / n));
-            for _ in 0..self.p.passes {
-                for &(q, mhat) in &measured {
-                    let sup = supports.support(q);
-                    let a = dist.mass(sup);
-                    dist.multiply(sup, (mhat - a) / 2.0);
-                }
-            }
-            dist.renormalize();
-            if self.p.output == MwemOutput::Average {
-                for (acc, p) in average.iter_mut().zip(dist.probabilities()) {
-                    *acc += p / self.plan.rounds as f64;
-                }
-            }
-        }
-        Ok((dist, average, trace))
+        let mut state = MwemState {
+            universe,
+            workload,
+            supports: CellSupports::new(universe, workload)?,
+            dist: UniverseDistribution::uniform(universe.len())?,
+            measured: Vec::new(),
+            n: n_records as f64,
+            passes: self.p.passes,
+            average: (self.p.output == MwemOutput::Average)
+                .then(|| (vec![0.0f64; universe.len()], self.plan.rounds as f64)),
+        };
+        let rounds = run_rounds(
+            &mut state,
+            &self.round_plan()?,
+            self.plan.rounds,
+            exact,
+            &|c, a| distinguisher_scores(c.iter().map(|&v| v as f64), n_records, a),
+            rng,
+            observe,
+        )?;
+        let trace = MwemTrace {
+            selected: rounds.iter().map(|r| r.0).collect(),
+            noisy_counts: rounds.iter().map(|r| r.1).collect(),
+        };
+        let average = match state.average {
+            Some((average, _)) => average,
+            None => vec![0.0f64; universe.len()],
+        };
+        Ok((state.dist, average, trace))
     }
 
     /// Release plus the trace of selections and measurements.
@@ -297,9 +339,9 @@ impl Mwem {
             });
         }
         let universe = Universe::new(data.domain(), self.p.universe_cap)?;
-        let counts = workload.count_all(data)?;
+        let exact = exact_counts(&workload.count_all(data)?)?;
         let (dist, average, trace) =
-            self.run_rounds(&universe, workload, &counts, data.n(), rng, &mut |_, _| {})?;
+            self.run_rounds(&universe, workload, &exact, data.n(), rng, &mut |_, _| {})?;
         let weights = match self.p.output {
             MwemOutput::Last => dist.probabilities(),
             MwemOutput::Average => average,
@@ -329,60 +371,49 @@ impl Mwem {
     }
 }
 
-/// A round's measurement noise, in count units.
-#[derive(Clone, Debug)]
-pub(crate) enum MeasurementNoise {
-    /// Discrete Laplace (pure accounting).
-    Laplace(DiscreteLaplace),
-    /// Discrete Gaussian (zCDP accounting).
-    Gaussian(DiscreteGaussian),
+/// MWEM's public state (HLM 2012 §3.3, practical variant): the distribution `A` over the
+/// universe, the measurements so far, and the running average of the `A_t` (when
+/// released). Updated only from noisy measurements.
+struct MwemState<'a> {
+    universe: &'a Universe,
+    workload: &'a MarginalWorkload,
+    supports: CellSupports<'a>,
+    dist: UniverseDistribution,
+    /// `(query, m_i / n)` of every round so far.
+    measured: Vec<(usize, f64)>,
+    n: f64,
+    passes: usize,
+    /// The running average and `T`.
+    average: Option<(Vec<f64>, f64)>,
 }
 
-impl MeasurementNoise {
-    /// The sampler of a plan's measurement.
-    pub(crate) fn new(m: &MwemMeasurement) -> Result<Self> {
-        Ok(match *m {
-            MwemMeasurement::Laplace { scale } => Self::Laplace(DiscreteLaplace::new(scale)?),
-            MwemMeasurement::Gaussian { sigma2 } => Self::Gaussian(DiscreteGaussian::new(sigma2)?),
-        })
+impl PublicState for MwemState<'_> {
+    fn answers(&self) -> Result<Vec<f64>> {
+        answers_of(self.universe, self.workload, &self.dist)
     }
 
-    fn sample<R: rand::Rng + CryptoRng + ?Sized>(&self, rng: &mut R) -> i64 {
-        match self {
-            Self::Laplace(l) => l.sample(rng),
-            Self::Gaussian(g) => g.sample(rng),
+    /// `passes` multiplicative-weights passes over every measurement so far,
+    /// `A(x) ∝ A(x)·exp(q_i(x)·(m_i − n·q_i(A))/(2n))`.
+    fn absorb(&mut self, candidate: usize, noisy: &[i64]) -> Result<()> {
+        let m = *noisy.first().ok_or_else(|| MechanismError::Numerical {
+            what: "an empty MWEM measurement".into(),
+        })?;
+        self.measured.push((candidate, m as f64 / self.n));
+        for _ in 0..self.passes {
+            for &(q, mhat) in &self.measured {
+                let sup = self.supports.support(q);
+                let a = self.dist.mass(sup);
+                self.dist.multiply(sup, (mhat - a) / 2.0);
+            }
         }
+        self.dist.renormalize();
+        if let Some((average, t)) = &mut self.average {
+            for (acc, p) in average.iter_mut().zip(self.dist.probabilities()) {
+                *acc += p / *t;
+            }
+        }
+        Ok(())
     }
-}
-
-/// MWEM's selection step: the selector `em` on the scores
-/// `|c_q(D) − n·q(A)|` of the exact counts against the synthetic answers `synth` (the
-/// public state). Called by the release and by the step audit.
-pub(crate) fn select_query<R: rand::Rng + CryptoRng + ?Sized>(
-    em: &Selector,
-    counts: &[u64],
-    n: usize,
-    synth: &[f64],
-    rng: &mut R,
-) -> Result<usize> {
-    let n = n as f64;
-    let scores: Vec<f64> = counts
-        .iter()
-        .zip(synth)
-        .map(|(&c, &a)| (c as f64 - n * a).abs())
-        .collect();
-    Ok(em.select(&scores, rng)?)
-}
-
-/// MWEM's measurement step: the noisy count `c_q(D) + Z`. Called by the release and by the
-/// step audit.
-pub(crate) fn measure<R: rand::Rng + CryptoRng + ?Sized>(
-    counts: &[u64],
-    q: usize,
-    noise: &MeasurementNoise,
-    rng: &mut R,
-) -> i64 {
-    counts[q] as i64 + noise.sample(rng)
 }
 
 /// The universe elements with positive weight as weighted synthetic records.
@@ -433,119 +464,55 @@ impl crate::StepAudited for Mwem {
     /// accounted ε₁ (permute-and-flip, pure budget) or ε₁²/8-zCDP (exponential mechanism,
     /// zCDP budget)) and the noisy measurement
     /// of `request.measured_query` (default: the reference run's selection), claimed ε₁
-    /// (Laplace) or ρ/(2T)-zCDP (Gaussian). The whole run: `T` of each, basic composition.
+    /// (Laplace) or ρ/(2T)-zCDP (Gaussian), built by the engine's
+    /// [`crate::engine::StepSource`]. The whole run: `T` of each, basic composition.
     fn step_decomposition(
         &self,
         reference: &Dataset,
         workload: &MarginalWorkload,
         request: &crate::StepRequest,
     ) -> Result<crate::StepDecomposition> {
-        use crate::steps::{audited_rounds, check_step_data, one_hot};
-        use crate::{AuditedStep, StepComposition, StepDecomposition, StepLoss};
+        use crate::steps::{audited_rounds, check_step_data};
+        use crate::{StepComposition, StepDecomposition};
         let t_total = self.plan.rounds;
         let rounds = audited_rounds(&request.rounds, &[1, t_total], t_total)?;
         check_step_data(reference, workload, reference.n())?;
-        let n = reference.n();
+        let (n, m) = (reference.n(), workload.num_queries());
         let universe = Universe::new(reference.domain(), self.p.universe_cap)?;
-        let ref_counts = workload.count_all(reference)?;
-        let mut history: Vec<(usize, Vec<f64>)> = Vec::new();
+        let w = workload.clone();
+        let counts_of: crate::engine::CountsOf =
+            Arc::new(move |data| exact_counts(&w.count_all(data)?));
+        let plan = self.round_plan()?;
+        let mut recorded = Vec::new();
         let mut rng = dp_core::seeded_rng(request.seed);
         let (_, _, trace) = self.run_rounds(
             &universe,
             workload,
-            &ref_counts,
+            &counts_of(reference)?,
             n,
             &mut rng,
             &mut |t, synth| {
                 if rounds.contains(&t) {
-                    history.push((t, synth.to_vec()));
+                    recorded.push(RecordedRound {
+                        round: t,
+                        history: synth.to_vec(),
+                        plan: plan.clone(),
+                        selectable: (0..m).collect(),
+                        selected: 0,
+                    });
                 }
             },
         )?;
-        let em = self.selection()?;
-        let eps1 = self.plan.select_epsilon;
-        let (sel_accounted, meas_loss) = match (self.plan.loss, self.plan.measurement) {
-            (PrivacyLoss::Zcdp { rho }, _) => (
-                em.zcdp_privacy(),
-                PrivacyLoss::zcdp(rho / (2.0 * t_total as f64))?,
-            ),
-            (_, MwemMeasurement::Laplace { .. }) => {
-                (PrivacyLoss::pure(eps1)?, PrivacyLoss::pure(eps1)?)
-            }
-            (loss, m) => {
-                return Err(MechanismError::Numerical {
-                    what: format!("MWEM plan with loss {loss} and measurement {m:?}"),
-                });
-            }
-        };
-        let m = workload.num_queries();
-        let meas_primitive = match self.plan.measurement {
-            MwemMeasurement::Laplace { scale } => crate::StepPrimitive::DiscreteLaplace {
-                scale: DiscreteLaplace::new(scale)?.scale(),
-                sensitivity: counting_query_sensitivity(Neighbouring::ReplaceOne),
-            },
-            MwemMeasurement::Gaussian { sigma2 } => crate::StepPrimitive::DiscreteGaussian {
-                sigma2: DiscreteGaussian::new(sigma2)?.sigma2(),
-                sensitivity: counting_query_sensitivity(Neighbouring::ReplaceOne),
-            },
-        };
-        let mut steps = Vec::new();
-        for (t, synth) in history {
-            let (mech, w, synth2) = (self.clone(), workload.clone(), synth.clone());
-            steps.push(
-                AuditedStep::new(
-                    format!("mwem round {t}: {} selection", em.name()),
-                    PrivacyLoss::pure(eps1)?,
-                    sel_accounted,
-                    (0..m).map(|q| format!("selected q{q}")).collect(),
-                    Box::new(move |data, rng| {
-                        check_step_data(data, &w, n)?;
-                        let counts = w.count_all(data)?;
-                        let q = select_query(&mech.selection()?, &counts, n, &synth2, rng)?;
-                        Ok(one_hot(q, counts.len()))
-                    }),
-                )
-                .with_primitive(crate::StepPrimitive::Selection {
-                    selector: em.clone(),
-                    candidates: m,
-                }),
-            );
-            let q = request
-                .measured_query
-                .unwrap_or(trace.selected[t - 1])
-                .min(m.saturating_sub(1));
-            let (w, measurement) = (workload.clone(), self.plan.measurement);
-            steps.push(
-                AuditedStep::new(
-                    format!("mwem round {t}: noisy measurement of q{q}"),
-                    meas_loss,
-                    meas_loss,
-                    vec![format!("noisy count of q{q}")],
-                    Box::new(move |data, rng| {
-                        check_step_data(data, &w, n)?;
-                        let counts = w.count_all(data)?;
-                        let noise = MeasurementNoise::new(&measurement)?;
-                        Ok(vec![measure(&counts, q, &noise, rng) as f64])
-                    }),
-                )
-                .with_primitive(meas_primitive.clone()),
-            );
+        for r in &mut recorded {
+            r.selected = trace.selected[r.round - 1];
         }
+        let source = StepSource::counting_queries("mwem", workload, n, m, counts_of);
         Ok(StepDecomposition {
-            rounds: rounds.clone(),
-            steps,
-            losses: vec![
-                StepLoss {
-                    what: format!("{} selections, rounds 1..={t_total}", em.name()),
-                    count: t_total as u64,
-                    loss: sel_accounted,
-                },
-                StepLoss {
-                    what: format!("noisy measurements, rounds 1..={t_total}"),
-                    count: t_total as u64,
-                    loss: meas_loss,
-                },
-            ],
+            rounds,
+            steps: source.round_steps(reference, request, recorded)?,
+            losses: plan
+                .losses(&format!("rounds 1..={t_total}"), t_total as u64)
+                .into(),
             composition: StepComposition::Basic,
             accounting: self.plan.loss,
         })
