@@ -48,7 +48,9 @@
 
 use std::time::Instant;
 
-use dp_core::{DiscreteGaussian, ExponentialMechanism, PrivacyLoss};
+use std::sync::Arc;
+
+use dp_core::{ExponentialMechanism, PrivacyLoss, Selector};
 #[cfg(doc)]
 use dp_geometry::Metric;
 use dp_geometry::{MultiscaleDecomposition, PointSet};
@@ -57,10 +59,15 @@ use rand::CryptoRng;
 
 use super::mwem::MwemPlan;
 use super::universe_mw::{CellSupports, UniverseDistribution};
+use crate::engine::{
+    CountsOf, Measured, Measurement, Noise, PublicState, RecordedRound, RoundPlan, StepSource,
+    run_rounds,
+};
 use crate::projection::chaining::{ChainDecomposition, ChainLevel};
 use crate::projection::coarse::{check_alpha, projection_error_bound};
 use crate::projection::{ProjectionSettings, ZcdpBudget, count_histogram, prepare};
-use crate::{Diagnostics, Mechanism, PrivacyCertificate, Release, Result};
+use crate::sensitivity::distinguisher_scores;
+use crate::{Diagnostics, Mechanism, MechanismError, PrivacyCertificate, Release, Result};
 use dp_core::Neighbouring;
 
 /// The coordinate range `s_j` of level `j` (0-based) of a marginal workload's `ℓ∞` chain:
@@ -145,6 +152,26 @@ impl WorstCasePlan {
             super::MwemMeasurement::Gaussian { sigma2 } => Some((*s * *s) as f64 * sigma2),
             super::MwemMeasurement::Laplace { .. } => None,
         }
+    }
+
+    /// The engine plan of every round of level `j` (`None` if trivial): the exponential
+    /// mechanism proper at ε₁ with score sensitivity `s_j`, accounted `ε₁²/8`-zCDP
+    /// (Cesar–Rogers 2021 Lemma 3.2), and the discrete Gaussian measurement of one level
+    /// count (sensitivity `s_j`, variance [`Self::sigma2`]), `ρ_j/(2T)`-zCDP.
+    pub fn level_plan(&self, j: usize) -> Result<Option<RoundPlan>> {
+        let Some((rho_j, s, plan)) = self.levels.get(j).and_then(|l| l.as_ref()) else {
+            return Ok(None);
+        };
+        let em = ExponentialMechanism::new(plan.select_epsilon, *s as f64, false)?;
+        Ok(Some(RoundPlan {
+            select_loss: em.zcdp_privacy(),
+            selector: Selector::Exponential(em),
+            measurement: Measurement {
+                noise: Noise::gaussian(self.sigma2(j).unwrap_or(f64::NAN))?,
+                measured: Measured::Count { sensitivity: *s },
+                loss: PrivacyLoss::zcdp(rho_j / (2.0 * plan.rounds as f64))?,
+            },
+        }))
     }
 }
 
@@ -321,8 +348,9 @@ impl ChainingWorstCase {
         self.run(data, workload, rng, &mut |_, _, _| {})
     }
 
-    /// The release; `observe(j, t, w)` sees level `j`'s distribution `w` over its
-    /// increments at the start of round `t` (1-based): the public history of that round.
+    /// The release; `observe(j, t, a)` sees level `j`'s estimate `a` (its answers
+    /// `Σ_e A(e)·v_e`) at the start of round `t` (1-based): the public history of that
+    /// round.
     #[allow(clippy::type_complexity)]
     fn run(
         &self,
@@ -362,8 +390,11 @@ impl ChainingWorstCase {
             };
             let inc = dec.increments(j);
             let sigma2 = plan.sigma2(j).unwrap_or(f64::NAN);
-            let gauss = DiscreteGaussian::new(sigma2)?;
-            let em = ExponentialMechanism::new(mplan.select_epsilon, *s as f64, false)?;
+            let round_plan = plan
+                .level_plan(j)?
+                .ok_or_else(|| MechanismError::Numerical {
+                    what: format!("level {} has no plan", j + 1),
+                })?;
             // Position of every universe element among the level's plus / minus points.
             let mut plus_of = vec![Vec::new(); universe.len()];
             let mut minus_of = vec![Vec::new(); universe.len()];
@@ -374,48 +405,28 @@ impl ChainingWorstCase {
                 }
             }
             let counts = level_counts(&points, &inc, m, &level_h[j]);
-            // For a query, the level elements with v = +1 and with v = −1.
-            let mut sets = |q: usize| -> (Vec<usize>, Vec<usize>) {
-                let sup = supports.support(q);
-                let (mut pl, mut mi) = (Vec::new(), Vec::new());
-                for &x in sup {
-                    pl.extend_from_slice(&plus_of[x]);
-                    mi.extend_from_slice(&minus_of[x]);
-                }
-                // An element with both z and π(z) in the cell has v = 0.
-                pl.sort_unstable();
-                mi.sort_unstable();
-                let both: Vec<usize> = pl
-                    .iter()
-                    .filter(|e| mi.binary_search(e).is_ok())
-                    .copied()
-                    .collect();
-                pl.retain(|e| both.binary_search(e).is_err());
-                mi.retain(|e| both.binary_search(e).is_err());
-                (pl, mi)
+            let mut state = LevelState {
+                points: &points,
+                inc: &inc,
+                m,
+                supports: &mut supports,
+                plus_of: &plus_of,
+                minus_of: &minus_of,
+                dist: UniverseDistribution::uniform(inc.len())?,
+                measured: Vec::new(),
+                n: n as f64,
+                passes: self.passes,
             };
-            let mut dist = UniverseDistribution::uniform(inc.len())?;
-            let mut measured: Vec<(Vec<usize>, Vec<usize>, f64)> = Vec::new();
-            let mut level_noise = Vec::new();
-            for t in 0..mplan.rounds {
-                let w = dist.probabilities();
-                observe(j, t + 1, &w);
-                let est = level_answers(&points, &inc, m, &w);
-                let q = select_level_query(&em, &counts, n, &est, rng)?;
-                let noisy = measure_level(&counts, q, &gauss, rng);
-                level_noise.push((q, noisy));
-                let (pl, mi) = sets(q);
-                measured.push((pl, mi, noisy as f64 / n as f64));
-                for _ in 0..self.passes {
-                    for (pl, mi, mhat) in &measured {
-                        let a = dist.mass(pl) - dist.mass(mi);
-                        let f = (mhat - a) / 2.0;
-                        dist.multiply(pl, f);
-                        dist.multiply(mi, -f);
-                    }
-                }
-                dist.renormalize();
-            }
+            let level_noise = run_rounds(
+                &mut state,
+                &round_plan,
+                mplan.rounds,
+                &counts,
+                &|c, a| distinguisher_scores(c.iter().map(|&v| v as f64), n, a),
+                rng,
+                &mut |t, a| observe(j, t, a),
+            )?;
+            let dist = state.dist;
             for (a, v) in
                 answers
                     .iter_mut()
@@ -474,175 +485,149 @@ fn level_counts(
     inc: &[(usize, Option<usize>)],
     m: usize,
     level_h: &[f64],
-) -> Vec<f64> {
+) -> Vec<i64> {
     level_answers(points, inc, m, level_h)
         .into_iter()
-        .map(|c| c.round())
+        .map(|c| c.round() as i64)
         .collect()
 }
 
-/// A round's selection: the exponential mechanism on `|c_{j,i} − n·A_i|` against the
-/// level estimate `est` of the public state. Called by the release and by the step audit.
-fn select_level_query(
-    em: &ExponentialMechanism,
-    counts: &[f64],
-    n: usize,
-    est: &[f64],
-    rng: &mut dyn CryptoRng,
-) -> Result<usize> {
-    let n = n as f64;
-    let scores: Vec<f64> = counts
-        .iter()
-        .zip(est)
-        .map(|(c, a)| (c - n * a).abs())
-        .collect();
-    Ok(em.select(&scores, rng)?)
+/// A level's public state: the distribution `A` over its increments and the measurements
+/// so far, updated by MWEM-style multiplicative weights (module docs, step 3).
+struct LevelState<'a, 'u> {
+    points: &'a MarginalPoints<'u>,
+    inc: &'a [(usize, Option<usize>)],
+    m: usize,
+    supports: &'a mut CellSupports<'u>,
+    /// Per universe element, the increments `e` with `z_e` = it (and with `π(z_e)` = it).
+    plus_of: &'a [Vec<usize>],
+    minus_of: &'a [Vec<usize>],
+    dist: UniverseDistribution,
+    /// `(increments with v = +1, with v = −1, m/n)` of every round so far.
+    measured: Vec<(Vec<usize>, Vec<usize>, f64)>,
+    n: f64,
+    passes: usize,
 }
 
-/// A round's measurement `c_{j,q} + Z`, `Z` discrete Gaussian. Called by the release and by
-/// the step audit.
-fn measure_level(
-    counts: &[f64],
-    q: usize,
-    gauss: &DiscreteGaussian,
-    rng: &mut dyn CryptoRng,
-) -> i64 {
-    counts[q] as i64 + gauss.sample(rng)
+impl LevelState<'_, '_> {
+    /// For a query, the level elements with v = +1 and with v = −1.
+    fn sets(&mut self, q: usize) -> (Vec<usize>, Vec<usize>) {
+        let sup = self.supports.support(q);
+        let (mut pl, mut mi) = (Vec::new(), Vec::new());
+        for &x in sup {
+            pl.extend_from_slice(&self.plus_of[x]);
+            mi.extend_from_slice(&self.minus_of[x]);
+        }
+        // An element with both z and π(z) in the cell has v = 0.
+        pl.sort_unstable();
+        mi.sort_unstable();
+        let both: Vec<usize> = pl
+            .iter()
+            .filter(|e| mi.binary_search(e).is_ok())
+            .copied()
+            .collect();
+        pl.retain(|e| both.binary_search(e).is_err());
+        mi.retain(|e| both.binary_search(e).is_err());
+        (pl, mi)
+    }
+}
+
+impl PublicState for LevelState<'_, '_> {
+    fn answers(&self) -> Result<Vec<f64>> {
+        Ok(level_answers(
+            self.points,
+            self.inc,
+            self.m,
+            &self.dist.probabilities(),
+        ))
+    }
+
+    /// `passes` passes over every measurement so far:
+    /// `A(z) ∝ A(z)·exp(v_z(i)(m/n − A_i)/2)`.
+    fn absorb(&mut self, candidate: usize, noisy: &[i64]) -> Result<()> {
+        let m = *noisy.first().ok_or_else(|| MechanismError::Numerical {
+            what: "an empty level measurement".into(),
+        })?;
+        let (pl, mi) = self.sets(candidate);
+        self.measured.push((pl, mi, m as f64 / self.n));
+        for _ in 0..self.passes {
+            for (pl, mi, mhat) in &self.measured {
+                let a = self.dist.mass(pl) - self.dist.mass(mi);
+                let f = (mhat - a) / 2.0;
+                self.dist.multiply(pl, f);
+                self.dist.multiply(mi, -f);
+            }
+        }
+        self.dist.renormalize();
+        Ok(())
+    }
 }
 
 impl crate::StepAudited for ChainingWorstCase {
     /// On the first non-trivial level `j`, per audited round (default: the first and the
     /// last): the exponential-mechanism selection (claimed pure ε₁, accounted
     /// ε₁²/8-zCDP) and the discrete-Gaussian measurement of `request.measured_query`
-    /// (default: the reference run's selection), claimed `ρ_j/(2T)`-zCDP. The whole run:
-    /// `T` of each per non-trivial level, zCDP composition (seed 004 Lemma 2.1).
+    /// (default: the reference run's selection), claimed `ρ_j/(2T)`-zCDP, built by the
+    /// engine's [`crate::engine::StepSource`]. The whole run: `T` of each per non-trivial
+    /// level, zCDP composition (seed 004 Lemma 2.1).
     fn step_decomposition(
         &self,
         reference: &Dataset,
         workload: &MarginalWorkload,
         request: &crate::StepRequest,
     ) -> Result<crate::StepDecomposition> {
-        use crate::steps::{audited_rounds, check_step_data, one_hot};
-        use crate::{AuditedStep, StepComposition, StepDecomposition, StepLoss};
+        use crate::steps::{audited_rounds, check_step_data};
+        use crate::{StepComposition, StepDecomposition};
         check_step_data(reference, workload, reference.n())?;
-        let n = reference.n();
-        let (_, plan, _) = self.level_setup(reference, workload)?;
-        let Some((j, (rho_j, s, mplan))) = plan
-            .levels
-            .iter()
-            .enumerate()
-            .find_map(|(j, l)| l.as_ref().map(|l| (j, *l)))
+        let (n, m) = (reference.n(), workload.num_queries());
+        let (universe, plan, _) = self.level_setup(reference, workload)?;
+        let Some((j, round_plan)) =
+            (0..plan.levels.len()).find_map(|j| plan.level_plan(j).transpose().map(|p| (j, p)))
         else {
-            return Err(crate::MechanismError::Data {
+            return Err(MechanismError::Data {
                 reason: "no non-trivial level: the release spends nothing".into(),
             });
         };
-        let t_total = mplan.rounds;
+        let round_plan = round_plan?;
+        let t_total = self.rounds;
         let rounds = audited_rounds(&request.rounds, &[1, t_total], t_total)?;
-        let mut history: Vec<(usize, Vec<f64>)> = Vec::new();
+        let mut recorded = Vec::new();
         let mut rng = dp_core::seeded_rng(request.seed);
-        let (_, _, noises) = self.run(reference, workload, &mut rng, &mut |jj, t, w| {
+        let (_, _, noises) = self.run(reference, workload, &mut rng, &mut |jj, t, a| {
             if jj == j && rounds.contains(&t) {
-                history.push((t, w.to_vec()));
+                recorded.push(RecordedRound {
+                    round: t,
+                    history: a.to_vec(),
+                    plan: round_plan.clone(),
+                    selectable: (0..m).collect(),
+                    selected: 0,
+                });
             }
         })?;
-        let em = ExponentialMechanism::new(mplan.select_epsilon, s as f64, false)?;
-        let sel_claim = PrivacyLoss::pure(mplan.select_epsilon)?;
-        let sel_accounted = em.zcdp_privacy();
-        let meas = PrivacyLoss::zcdp(rho_j / (2.0 * t_total as f64))?;
-        let m = workload.num_queries();
-        let sigma2 = plan.sigma2(j).unwrap_or(f64::NAN);
-        let mut steps = Vec::new();
+        for r in &mut recorded {
+            r.selected = noises[j][r.round - 1].0;
+        }
         // What a runner recomputes from `data`: the level's exact counts (the universe and
         // plan are public: fixed by the domain, the workload and n).
-        let (universe, _, _) = self.level_setup(reference, workload)?;
         let inc = plan.decomposition.increments(j);
-        let counts_of = {
-            let (universe, plan, w, inc) = (
-                universe.clone(),
-                plan.clone(),
-                workload.clone(),
-                inc.clone(),
-            );
-            move |data: &Dataset| -> Result<Vec<f64>> {
-                check_step_data(data, &w, n)?;
-                let level_h = Self::data_levels(&universe, &plan, data)?;
-                let points = MarginalPoints::new(&universe, &w)?;
-                Ok(level_counts(&points, &inc, w.num_queries(), &level_h[j]))
-            }
-        };
-        let points = MarginalPoints::new(&universe, workload)?;
-        let counts_of = std::sync::Arc::new(counts_of);
-        for (t, weights) in history {
-            // the public state's level estimate
-            let est = level_answers(&points, &inc, m, &weights);
-            let (em, c) = (em.clone(), counts_of.clone());
-            let selector = dp_core::Selector::Exponential(em.clone());
-            steps.push(
-                AuditedStep::new(
-                    format!(
-                        "chaining-worst-case level {} round {t}: exponential-mechanism selection",
-                        j + 1
-                    ),
-                    sel_claim,
-                    sel_accounted,
-                    (0..m).map(|q| format!("selected q{q}")).collect(),
-                    Box::new(move |data, rng| {
-                        let counts = c(data)?;
-                        let q = select_level_query(&em, &counts, n, &est, rng)?;
-                        Ok(one_hot(q, counts.len()))
-                    }),
-                )
-                .with_primitive(crate::StepPrimitive::Selection {
-                    selector,
-                    candidates: m,
-                }),
-            );
-            let q = request
-                .measured_query
-                .or_else(|| noises.get(j)?.get(t - 1).map(|x| x.0))
-                .unwrap_or(0)
-                .min(m.saturating_sub(1));
-            let c = counts_of.clone();
-            steps.push(
-                AuditedStep::new(
-                    format!(
-                        "chaining-worst-case level {} round {t}: Gaussian measurement of q{q}",
-                        j + 1
-                    ),
-                    meas,
-                    meas,
-                    vec![format!("noisy count of q{q}")],
-                    Box::new(move |data, rng| {
-                        let counts = c(data)?;
-                        let gauss = DiscreteGaussian::new(sigma2)?;
-                        Ok(vec![measure_level(&counts, q, &gauss, rng) as f64])
-                    }),
-                )
-                .with_primitive(crate::StepPrimitive::DiscreteGaussian {
-                    sigma2: DiscreteGaussian::new(sigma2)?.sigma2(),
-                    sensitivity: s,
-                }),
-            );
-        }
+        let (w, level_plan) = (workload.clone(), plan.clone());
+        let counts_of: CountsOf = Arc::new(move |data| {
+            let level_h = Self::data_levels(&universe, &level_plan, data)?;
+            let points = MarginalPoints::new(&universe, &w)?;
+            Ok(level_counts(&points, &inc, w.num_queries(), &level_h[j]))
+        });
+        let name = format!("chaining-worst-case level {}", j + 1);
+        let source = StepSource::counting_queries(name, workload, n, m, counts_of);
         let mut losses = Vec::new();
-        for (jj, l) in plan.levels.iter().enumerate() {
-            let Some((rho, s, p)) = l else { continue };
-            let em = ExponentialMechanism::new(p.select_epsilon, *s as f64, false)?;
-            losses.push(StepLoss {
-                what: format!("level {} selections", jj + 1),
-                count: p.rounds as u64,
-                loss: em.zcdp_privacy(),
-            });
-            losses.push(StepLoss {
-                what: format!("level {} measurements", jj + 1),
-                count: p.rounds as u64,
-                loss: PrivacyLoss::zcdp(rho / (2.0 * p.rounds as f64))?,
-            });
+        for jj in 0..plan.levels.len() {
+            if let Some(p) = plan.level_plan(jj)? {
+                let what = format!("level {}, rounds 1..={t_total}", jj + 1);
+                losses.extend(p.losses(&what, t_total as u64));
+            }
         }
         Ok(StepDecomposition {
-            rounds: rounds.clone(),
-            steps,
+            rounds,
+            steps: source.round_steps(reference, request, recorded)?,
             losses,
             composition: StepComposition::Basic,
             accounting: PrivacyLoss::zcdp(self.budget.rho)?,
