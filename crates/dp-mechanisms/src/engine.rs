@@ -268,6 +268,9 @@ pub trait PublicState {
     fn absorb(&mut self, candidate: usize, noisy: &[i64]) -> Result<()>;
 }
 
+/// The candidates' scores from their exact counts and the public state's answers.
+pub type ScoreFn<'a> = dyn Fn(&[i64], &[f64]) -> Vec<f64> + 'a;
+
 /// The runner of the fixed-round engine mechanisms (MWEM; each level of the chaining
 /// mechanism for worst-case error): `rounds` rounds at `plan` over counting-query
 /// candidates with exact counts `exact`. Each round: the state's answers (shown to
@@ -279,7 +282,7 @@ pub fn run_rounds<S: PublicState + ?Sized, R: Rng + CryptoRng + ?Sized>(
     plan: &RoundPlan,
     rounds: usize,
     exact: &[i64],
-    scores: &dyn Fn(&[i64], &[f64]) -> Vec<f64>,
+    scores: &ScoreFn<'_>,
     rng: &mut R,
     observe: &mut dyn FnMut(usize, &[f64]),
 ) -> Result<Vec<(usize, i64)>> {

@@ -361,11 +361,13 @@ mod tests {
     }
 
     /// The round-1 selection step is the release's own round-1 selection: with the same
-    /// seed, the step runner picks the query the release's trace records (MWEM and IC-MW
-    /// draw their round-1 selection first). Checked over 30 seeds on a small dataset.
+    /// seed, the step runner picks the query the release's trace records (MWEM, IC-MW and
+    /// chaining-worst-case draw their round-1 selection first; adaptive projection draws
+    /// its 1-way measurements first, which the audit's 1-way step replays). Checked over 30
+    /// seeds on a small dataset.
     #[test]
     fn round_one_selection_step_is_the_release_code() {
-        use crate::{IcParams, MwemParams};
+        use crate::{AdaptiveProjectionParams, ChainingWorstCaseParams, IcParams, MwemParams};
         use dp_queries::Domain;
         let domain = Domain::new(vec![("a".into(), 2), ("b".into(), 3)]).unwrap();
         let w = MarginalWorkload::all_kway(&domain, 2).unwrap();
@@ -404,6 +406,128 @@ mod tests {
                 .run(&small, &mut dp_core::seeded_rng(0))
                 .is_err()
         );
+        // chaining-worst-case: the first non-trivial level's round 1 (a uniform state, so
+        // the history does not depend on the reference seed)
+        let cwc = ChainingWorstCaseParams::new(PrivacyLoss::zcdp(2.0).unwrap())
+            .alpha(0.2)
+            .rounds(5)
+            .check()
+            .unwrap();
+        let d_cwc = cwc.step_decomposition(&data, &w, &request).unwrap();
+        for seed in 0..30 {
+            let mut r1 = dp_core::seeded_rng(seed);
+            let (_, _, noises) = cwc.release_with_noise(&data, &w, &mut r1).unwrap();
+            let level = noises.iter().find(|l| !l.is_empty()).unwrap();
+            let mut r2 = dp_core::seeded_rng(seed);
+            let q = argmax(d_cwc.steps[0].run(&data, &mut r2).unwrap());
+            assert_eq!(q, level[0].0, "chaining-worst-case seed {seed}");
+        }
+        assert!(
+            d_cwc.steps[0]
+                .run(&small, &mut dp_core::seeded_rng(0))
+                .is_err()
+        );
+        // adaptive projection: its round-1 state follows from the 1-way measurements, so
+        // the reference run uses the release's seed; with attributes of equal size, the
+        // audit's 1-way step run once per attribute draws what the release's 1-ways draw
+        let domain3 = Domain::new(vec![("a".into(), 2), ("b".into(), 2), ("c".into(), 2)]).unwrap();
+        let w3 = MarginalWorkload::all_kway(&domain3, 2).unwrap();
+        let cols3 = vec![
+            vec![0, 1, 1, 0, 1, 1, 0, 1, 1, 1, 0, 0],
+            vec![0, 1, 1, 1, 1, 0, 1, 1, 0, 1, 1, 1],
+            vec![1, 1, 0, 0, 1, 1, 0, 1, 1, 1, 1, 0],
+        ];
+        let data3 = Dataset::from_columns(domain3, cols3).unwrap();
+        let ap = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(1.0).unwrap())
+            .check()
+            .unwrap();
+        for seed in 0..30 {
+            let run = ap.run(&data3, &w3, &mut dp_core::seeded_rng(seed)).unwrap();
+            let request = StepRequest {
+                rounds: vec![1],
+                ..StepRequest::new(seed)
+            };
+            let d_ap = ap.step_decomposition(&data3, &w3, &request).unwrap();
+            let mut r2 = dp_core::seeded_rng(seed);
+            for _ in 0..3 {
+                d_ap.steps[0].run(&data3, &mut r2).unwrap();
+            }
+            let sel = &d_ap.steps[1];
+            let k = argmax(sel.run(&data3, &mut r2).unwrap());
+            assert_eq!(
+                sel.outputs[k],
+                format!("selected {:?}", run.rounds[1].selected),
+                "adaptive-projection seed {seed}"
+            );
+        }
+    }
+
+    /// The round-1 steps reproduce the release's round 1: with the reference run on the
+    /// release's data and seed, the selection step and then the measurement step (of the
+    /// reference run's selection) on one generator seeded alike return the release's
+    /// round-1 query and noisy count (MWEM under pure and zCDP budgets, IC-MW,
+    /// chaining-worst-case). 20 seeds each.
+    #[test]
+    fn round_one_steps_reproduce_the_release_trace() {
+        use crate::{ChainingWorstCaseParams, IcParams, MwemParams};
+        use dp_queries::Domain;
+        let domain = Domain::new(vec![("a".into(), 2), ("b".into(), 3)]).unwrap();
+        let w = MarginalWorkload::all_kway(&domain, 2).unwrap();
+        let cols = vec![vec![0, 1, 1, 0, 1, 1, 0, 1], vec![0, 2, 2, 1, 2, 0, 2, 2]];
+        let data = Dataset::from_columns(domain, cols).unwrap();
+        let argmax = |v: Vec<f64>| v.iter().position(|&x| x == 1.0).unwrap();
+        // the steps' (query, noisy count) of round 1 for a decomposition
+        let replay = |d: &StepDecomposition, seed: u64| -> (usize, i64) {
+            let mut rng = dp_core::seeded_rng(seed);
+            let q = argmax(d.steps[0].run(&data, &mut rng).unwrap());
+            let y = d.steps[1].run(&data, &mut rng).unwrap();
+            assert_eq!(y.len(), 1);
+            (q, y[0] as i64)
+        };
+        let mwems = [
+            PrivacyLoss::Pure { epsilon: 6.0 },
+            PrivacyLoss::Zcdp { rho: 0.5 },
+        ]
+        .map(|b| MwemParams::new(b).rounds(4).check().unwrap());
+        let ic = IcParams::new(PrivacyLoss::Pure { epsilon: 20.0 })
+            .alpha(0.3)
+            .check()
+            .unwrap();
+        let cwc = ChainingWorstCaseParams::new(PrivacyLoss::zcdp(2.0).unwrap())
+            .alpha(0.2)
+            .rounds(5)
+            .check()
+            .unwrap();
+        for seed in 0..20 {
+            let request = StepRequest {
+                rounds: vec![1],
+                ..StepRequest::new(seed)
+            };
+            for mwem in &mwems {
+                let (_, trace) = mwem
+                    .release_with_trace(&data, &w, &mut dp_core::seeded_rng(seed))
+                    .unwrap();
+                let d = mwem.step_decomposition(&data, &w, &request).unwrap();
+                let want = (trace.selected[0], trace.noisy_counts[0]);
+                assert_eq!(replay(&d, seed), want, "mwem seed {seed}");
+            }
+            let (_, trace, _) = ic
+                .release_with_trace(&data, &w, &mut dp_core::seeded_rng(seed))
+                .unwrap();
+            let d = ic.step_decomposition(&data, &w, &request).unwrap();
+            let want = (trace.queries[0], trace.noisy_counts[0]);
+            assert_eq!(replay(&d, seed), want, "ic seed {seed}");
+            let (_, _, noises) = cwc
+                .release_with_noise(&data, &w, &mut dp_core::seeded_rng(seed))
+                .unwrap();
+            let d = cwc.step_decomposition(&data, &w, &request).unwrap();
+            let level = noises.iter().find(|l| !l.is_empty()).unwrap();
+            assert_eq!(
+                replay(&d, seed),
+                level[0],
+                "chaining-worst-case seed {seed}"
+            );
+        }
     }
 
     #[test]
