@@ -35,8 +35,9 @@ enum Cmd {
         /// Where to write JSON lines (default target/dpqr-bench).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Only the iterative family's seed 003 §7 scaling experiments (part of the full
-        /// grid): number of queries, dimension, MWEM vs DualQuery on ≈ 10 000 queries.
+        /// Only the iterative family's scaling experiments after Gaboardi et al. 2014, §7
+        /// (part of the full grid): number of queries, dimension, MWEM vs DualQuery on
+        /// ≈ 10 000 queries.
         /// Same as `--only iterative-scaling`.
         #[arg(long, conflicts_with_all = ["quick", "only"])]
         iterative_scaling: bool,
@@ -62,11 +63,12 @@ enum Cmd {
 enum Family {
     /// Gaussian / Laplace baselines against their predicted errors.
     Baselines,
-    /// MWEM, IC-MW, DualQuery (seed 003 §7 scaled down; without the scaling runs).
+    /// MWEM, IC-MW, DualQuery (Gaboardi et al. 2014, §7, scaled down; without the scaling
+    /// runs).
     Iterative,
-    /// The seed 003 §7 scaling runs (not affected by `--quick`).
+    /// The scaling runs after Gaboardi et al. 2014, §7 (not affected by `--quick`).
     IterativeScaling,
-    /// Projection, coarse projection, chaining with packing lower bounds (seed 004).
+    /// Projection, coarse projection, chaining with packing lower bounds (Błasiok et al. 2019).
     Projection,
     /// Real tables (issue #10): adaptive projection and the implicit projection against the
     /// Gaussian baseline on adult, temporal-match2 and acs.
@@ -235,7 +237,7 @@ fn bench_iterative(quick: Option<bool>, out: &Path) -> Result<()> {
     for fig in write_iterative_figures(stem, &records, out)? {
         println!("figure: {}", fig.display());
     }
-    println!("== iterative family (seed 003 §7 scaled down) ==");
+    println!("== iterative family (Gaboardi et al. 2014, §7, scaled down) ==");
     print!("{}", format_iterative_table(&records));
     println!("results: {}\n", path.display());
     Ok(())

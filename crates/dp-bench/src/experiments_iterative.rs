@@ -670,7 +670,7 @@ fn iterative_plots(
             }
         }
         let n = rows.first().map(|r| r.n).unwrap_or(0);
-        let title = format!("seed 003 §7 replication: {exp} (n = {n})");
+        let title = format!("Gaboardi et al. 2014 §7 replication: {exp} (n = {n})");
         let mut plots = vec![
             ("mean", "mean absolute error", {
                 Series::grouped_means(

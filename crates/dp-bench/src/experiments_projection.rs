@@ -416,10 +416,10 @@ pub fn run_and_report_experiments(
             println!("figure: {}", fig.display());
         }
         println!(
-            "LB(c=1): α where seed 004 Thm 1.4's bound (absolute constant c set to 1) equals n; \
-             LB(expl): worst-case err² no ρ-zCDP mechanism can beat (Lemma B.2 + padding, all \
-             constants). Both are worst-case over datasets of size n; errors above are on this \
-             dataset.\nresults: {}\n",
+            "LB(c=1): α where the bound of Błasiok, Bun, Nikolov, Steinke 2019, Thm 1.4 \
+             (absolute constant c set to 1) equals n; LB(expl): worst-case err² no ρ-zCDP \
+             mechanism can beat (Lemma B.2 + padding, all constants). Both are worst-case over \
+             datasets of size n; errors above are on this dataset.\nresults: {}\n",
             path.display()
         );
     }

@@ -19,35 +19,35 @@ pub const MECHANISMS: &[(&str, &str)] = &[
     ),
     (
         "projection",
-        "projection mechanism (seed 004 Lemma 2.2): discrete Gaussian + Frank–Wolfe projection onto conv 𝒳, weighted synthetic records; ρ-zCDP, replace-one; universes ≤ 2^22",
+        "projection mechanism (Błasiok, Bun, Nikolov, Steinke 2019, Lemma 2.2): discrete Gaussian + Frank–Wolfe projection onto conv 𝒳, weighted synthetic records; ρ-zCDP, replace-one; universes ≤ 2^22",
     ),
     (
         "coarse-projection",
-        "coarse projection (seed 004 §4.1): round to an α/2-cover, noise, project onto its hull; ρ-zCDP, replace-one",
+        "coarse projection (Błasiok, Bun, Nikolov, Steinke 2019, §4.1): round to an α/2-cover, noise, project onto its hull; ρ-zCDP, replace-one",
     ),
     (
         "chaining",
-        "chaining for average error (seed 004 §4.2): ρ split over the non-trivial levels of the Lemma 4.2 decomposition; ρ-zCDP, replace-one",
+        "chaining for average error (Błasiok, Bun, Nikolov, Steinke 2019, §4.2): ρ split over the non-trivial levels of the Lemma 4.2 decomposition; ρ-zCDP, replace-one",
     ),
     (
         "chaining-worst-case",
-        "chaining for worst-case error (seed 004 §4.3, Thm 1.5): ℓ∞ Lemma 4.2 decomposition, MWEM-style private multiplicative weights per non-trivial level, ρ split over them; ρ-zCDP, replace-one",
+        "chaining for worst-case error (Błasiok, Bun, Nikolov, Steinke 2019, §4.3, Thm 1.5): ℓ∞ Lemma 4.2 decomposition, MWEM-style private multiplicative weights per non-trivial level, ρ split over them; ρ-zCDP, replace-one",
     ),
     (
         "adaptive-projection",
-        "adaptive projection (seed 001 Iterative Construction with projection onto the marginal polytope, AIM-style rounds): exponential-mechanism selection of the worst-fitted marginal, discrete Gaussian measurement, re-estimate; any domain size; ρ-zCDP, add/remove or replace-one",
+        "adaptive projection (Roth 2011's Iterative Construction with projection onto the marginal polytope, AIM-style rounds): exponential-mechanism selection of the worst-fitted marginal, discrete Gaussian measurement, re-estimate; any domain size; ρ-zCDP, add/remove or replace-one",
     ),
     (
         "mwem",
-        "MWEM (Hardt–Ligett–McSherry), synthetic distribution over the universe; pure ε, or ρ-zCDP",
+        "MWEM (Hardt, Ligett, McSherry 2012), synthetic distribution over the universe; pure ε, or ρ-zCDP",
     ),
     (
         "ic-mw",
-        "Iterative Construction, MW + exponential mechanism (seed 001); pure ε or (ε, δ)",
+        "Iterative Construction, MW + exponential mechanism (Roth 2011); pure ε or (ε, δ)",
     ),
     (
         "dualquery",
-        "DualQuery (seed 003), synthetic records; pure ε (Thm 4.2) or (ε, δ) (Thm 4.3)",
+        "DualQuery (Gaboardi, Gallego Arias, Hsu, Roth, Wu 2014), synthetic records; pure ε (Thm 4.2) or (ε, δ) (Thm 4.3)",
     ),
 ];
 

@@ -769,7 +769,8 @@ impl Mechanism for DualQuery {
             oracle_calls: Some(rounds),
             notes: vec![
                 format!(
-                    "DualQuery: T = {rounds}, s = {}, η = {}, spent {loss} (seed 003 Thm {})",
+                    "DualQuery: T = {rounds}, s = {}, η = {}, spent {loss} \
+                     (Gaboardi et al. 2014, Thm {})",
                     self.p.samples,
                     self.p.eta,
                     if matches!(loss, PrivacyLoss::Pure { .. }) {

@@ -108,7 +108,7 @@ pub fn ic_epsilon0(budget: &PrivacyLoss, b: usize) -> Result<f64> {
         PrivacyLoss::Zcdp { rho } => Err(invalid(
             "budget",
             format!("rho = {rho}"),
-            "the Iterative Construction is accounted in pure ε or (ε, δ) (seed 001 Thm 4)",
+            "the Iterative Construction is accounted in pure ε or (ε, δ) (Roth 2011, Thm 4)",
         )),
     }
 }

@@ -200,8 +200,9 @@ impl InstanceOptimalityReport {
     /// One line for reports.
     pub fn statement(&self) -> String {
         format!(
-            "seed 004 Thm 1.4 lower bound (n = {}, ρ = {:.3e}): worst-case err² ≥ c·{:.3e} for \
-             an unknown absolute c; with explicit constants (Lemma B.2 + padding) err² > {:.3e}",
+            "Błasiok, Bun, Nikolov, Steinke 2019, Thm 1.4 lower bound (n = {}, ρ = {:.3e}): \
+             worst-case err² ≥ c·{:.3e} for an unknown absolute c; with explicit constants \
+             (Lemma B.2 + padding) err² > {:.3e}",
             self.n, self.rho, self.alpha_thm14, self.alpha_explicit
         )
     }

@@ -138,7 +138,7 @@ impl ProjectionSettings {
                 name: "frank_wolfe.weights",
                 value: "Some(..)".into(),
                 reason: "the projection family projects in the unweighted ℓ2 norm of its \
-                         guarantee (seed 004 Lemma 2.2)"
+                         guarantee (Błasiok, Bun, Nikolov, Steinke 2019, Lemma 2.2)"
                     .into(),
             });
         }
@@ -169,7 +169,8 @@ impl ZcdpBudget {
                 name: "neighbouring",
                 value: neighbouring.to_string(),
                 reason: "the projection family releases the mean point with the public n \
-                         (replace-one neighbours, seed 004 §1.2); add/remove is not supported"
+                         (replace-one neighbours; Błasiok, Bun, Nikolov, Steinke 2019, §1.2); \
+                         add/remove is not supported"
                     .into(),
             });
         }
