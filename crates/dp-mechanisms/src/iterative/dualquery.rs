@@ -145,7 +145,8 @@ pub fn dualquery_loss(
         PrivacyLoss::Zcdp { rho } => Err(invalid(
             "budget",
             format!("rho = {rho}"),
-            "DualQuery is accounted in pure ε (Thm 4.2) or (ε, δ) (Thm 4.3); give --epsilon [--delta]",
+            "DualQuery is accounted in pure ε or (ε, δ) (Gaboardi et al. 2014, Thm 4.2/4.3); \
+             give --epsilon [--delta]",
         )),
     }
 }

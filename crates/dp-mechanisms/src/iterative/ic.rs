@@ -516,7 +516,8 @@ impl IterativeConstruction {
                 iterations: Some(trace.queries.len()),
                 notes: vec![
                     format!(
-                        "IC-MW: α = {:.4}, B(α/2) = {} rounds, ε₀ = {:.4e} (Thm 4 closed form {:.4e}), ran {} rounds{}",
+                        "IC-MW: α = {:.4}, B(α/2) = {} rounds, ε₀ = {:.4e} (Roth 2011, Thm 4 \
+                         closed form {:.4e}), ran {} rounds{}",
                         plan.alpha,
                         plan.rounds,
                         plan.epsilon0,
@@ -529,7 +530,7 @@ impl IterativeConstruction {
                         }
                     ),
                     format!(
-                        "Thm 5/8: (α, β = {})-accuracy {} (requires α ≥ {:.4})",
+                        "Roth 2011, Thm 5/8: (α, β = {})-accuracy {} (requires α ≥ {:.4})",
                         self.p.beta,
                         if guaranteed {
                             "guaranteed"
