@@ -1,5 +1,7 @@
 //! The crate's one error type.
 
+use crate::Num;
+
 /// Everything that can go wrong in `dp-core`.
 ///
 /// Every constructor validates its parameters and returns
@@ -20,7 +22,7 @@ pub enum CoreError {
     },
     /// A [`crate::Ledger`] refused a spend that would exceed its budget.
     #[error(
-        "privacy budget exceeded: spending {requested} on {label:?} would exceed the remaining budget {remaining}"
+        "privacy budget exceeded: spending {requested} on '{label}' would exceed the remaining budget {remaining}"
     )]
     BudgetExceeded {
         /// The label of the refused spend.
@@ -98,11 +100,11 @@ impl CoreError {
 /// Checks that `x` is finite and `>= 0`.
 pub(crate) fn check_nonneg(name: &'static str, x: f64) -> Result<f64> {
     if x.is_nan() {
-        Err(CoreError::invalid(name, x, "must not be NaN"))
+        Err(CoreError::invalid(name, Num(x), "must not be NaN"))
     } else if !x.is_finite() {
-        Err(CoreError::invalid(name, x, "must be finite"))
+        Err(CoreError::invalid(name, Num(x), "must be finite"))
     } else if x < 0.0 {
-        Err(CoreError::invalid(name, x, "must be >= 0"))
+        Err(CoreError::invalid(name, Num(x), "must be >= 0"))
     } else {
         // Normalise -0.0 to +0.0.
         Ok(x + 0.0)
@@ -113,7 +115,7 @@ pub(crate) fn check_nonneg(name: &'static str, x: f64) -> Result<f64> {
 pub(crate) fn check_positive(name: &'static str, x: f64) -> Result<f64> {
     let x = check_nonneg(name, x)?;
     if x == 0.0 {
-        Err(CoreError::invalid(name, x, "must be > 0"))
+        Err(CoreError::invalid(name, Num(x), "must be > 0"))
     } else {
         Ok(x)
     }
@@ -123,7 +125,7 @@ pub(crate) fn check_positive(name: &'static str, x: f64) -> Result<f64> {
 pub(crate) fn check_delta(name: &'static str, x: f64) -> Result<f64> {
     let x = check_nonneg(name, x)?;
     if x >= 1.0 {
-        Err(CoreError::invalid(name, x, "must be in [0, 1)"))
+        Err(CoreError::invalid(name, Num(x), "must be in [0, 1)"))
     } else {
         Ok(x)
     }

@@ -28,6 +28,7 @@ pub mod composition;
 pub mod conversions;
 pub mod error;
 pub mod exponential;
+pub mod format;
 pub mod ledger;
 pub mod loss;
 pub mod neighbouring;
@@ -41,6 +42,7 @@ pub use conversions::{
 };
 pub use error::{CoreError, Result};
 pub use exponential::{ExponentialMechanism, PermuteAndFlip, Selector};
+pub use format::Num;
 pub use ledger::{Ledger, Spend};
 pub use loss::PrivacyLoss;
 pub use neighbouring::Neighbouring;

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::Num;
 use crate::conversions::{pure_to_zcdp, zcdp_epsilon};
 use crate::error::{CoreError, Result, check_delta, check_nonneg};
 use crate::rounding::add_up;
@@ -82,8 +83,8 @@ impl PrivacyLoss {
                 } else {
                     Err(CoreError::invalid(
                         "delta",
-                        delta,
-                        &format!("is below this guarantee's own delta = {d0}"),
+                        Num(delta),
+                        &format!("is below this guarantee's own delta = {}", Num(d0)),
                     ))
                 }
             }
@@ -181,9 +182,17 @@ impl PrivacyLoss {
 impl std::fmt::Display for PrivacyLoss {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            PrivacyLoss::Pure { epsilon } => write!(f, "ε = {epsilon} (pure ε-DP)"),
-            PrivacyLoss::Approx { epsilon, delta } => write!(f, "(ε, δ) = ({epsilon}, {delta:e})"),
-            PrivacyLoss::Zcdp { rho } => write!(f, "ρ = {rho} (ρ-zCDP)"),
+            PrivacyLoss::Pure { epsilon } => write!(f, "ε = {} (pure ε-DP)", Num(*epsilon)),
+            PrivacyLoss::Approx { epsilon, delta } => {
+                // δ in scientific notation (1e-9), except δ = 0
+                let delta = if *delta == 0.0 {
+                    "0".to_string()
+                } else {
+                    format!("{delta:e}")
+                };
+                write!(f, "(ε, δ) = ({}, {delta})", Num(*epsilon))
+            }
+            PrivacyLoss::Zcdp { rho } => write!(f, "ρ = {} (ρ-zCDP)", Num(*rho)),
         }
     }
 }

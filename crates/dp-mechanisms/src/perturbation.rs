@@ -116,7 +116,7 @@ impl GaussianParams {
         if !(rho > 0.0 && rho.is_finite()) {
             return Err(MechanismError::InvalidParameter {
                 name: "rho",
-                value: rho.to_string(),
+                value: dp_core::Num(rho).to_string(),
                 reason: "must be positive and finite".into(),
             });
         }
@@ -413,7 +413,7 @@ fn finish(
         .collect();
     if post != PostProcessing::None {
         postprocess::apply(post, workload, &mut answers);
-        notes.push(format!("post-processing: {post:?}"));
+        notes.push(format!("post-processing: {post}"));
     }
     Ok(Release {
         answers,

@@ -16,6 +16,17 @@ pub enum PostProcessing {
     SimplexProjection,
 }
 
+impl std::fmt::Display for PostProcessing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PostProcessing::None => "none",
+            PostProcessing::SimplexProjection => {
+                "each table projected onto the probability simplex"
+            }
+        })
+    }
+}
+
 /// Apply `post` in place to `answers` (workload order).
 pub fn apply(post: PostProcessing, workload: &MarginalWorkload, answers: &mut [f64]) {
     if post == PostProcessing::SimplexProjection {

@@ -56,7 +56,11 @@ impl DiscreteGaussian {
     pub fn new(sigma2: f64) -> Result<Self> {
         let sigma2 = check_positive("sigma2", sigma2)?;
         if sigma2 > Self::MAX_SIGMA2 {
-            return Err(CoreError::invalid("sigma2", sigma2, "must be <= 2^100"));
+            return Err(CoreError::invalid(
+                "sigma2",
+                crate::Num(sigma2),
+                "must be <= 2^100",
+            ));
         }
         let r = exact_rational(sigma2)?;
         let a = r.numer().magnitude().clone();

@@ -50,7 +50,11 @@ impl DiscreteLaplace {
     pub fn new(scale: f64) -> Result<Self> {
         let scale = check_positive("scale", scale)?;
         if scale > Self::MAX_SCALE {
-            return Err(CoreError::invalid("scale", scale, "must be <= 2^52"));
+            return Err(CoreError::invalid(
+                "scale",
+                crate::Num(scale),
+                "must be <= 2^52",
+            ));
         }
         let r = exact_rational(scale)?;
         let t = r.numer().magnitude().clone();

@@ -59,7 +59,7 @@ impl RoundCalibration {
         if !(measure_rho.is_finite() && measure_rho > 0.0) {
             return Err(MechanismError::InvalidParameter {
                 name: "rho (measurement)",
-                value: measure_rho.to_string(),
+                value: dp_core::Num(measure_rho).to_string(),
                 reason: "must be positive and finite".into(),
             });
         }

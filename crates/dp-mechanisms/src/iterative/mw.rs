@@ -37,7 +37,7 @@ impl MultiplicativeWeights {
         if !(eta > 0.0 && eta.is_finite()) {
             return Err(MechanismError::InvalidParameter {
                 name: "eta",
-                value: eta.to_string(),
+                value: dp_core::Num(eta).to_string(),
                 reason: "the learning rate must be positive and finite".into(),
             });
         }

@@ -80,6 +80,19 @@ pub enum MwemMeasurement {
     },
 }
 
+impl std::fmt::Display for MwemMeasurement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MwemMeasurement::Laplace { scale } => {
+                write!(f, "discrete Laplace with scale {scale:.4}")
+            }
+            MwemMeasurement::Gaussian { sigma2 } => {
+                write!(f, "discrete Gaussian with σ² = {sigma2:.4}")
+            }
+        }
+    }
+}
+
 /// MWEM's calibrated per-round parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MwemPlan {
@@ -114,7 +127,7 @@ impl MwemPlan {
             if rho.is_nan() || rho <= 0.0 {
                 return Err(MechanismError::InvalidParameter {
                     name: "rho",
-                    value: rho.to_string(),
+                    value: dp_core::Num(rho).to_string(),
                     reason: "must be positive".into(),
                 });
             }
@@ -265,7 +278,7 @@ impl Mwem {
             ),
             (loss, m) => {
                 return Err(MechanismError::Numerical {
-                    what: format!("MWEM plan with loss {loss} and measurement {m:?}"),
+                    what: format!("MWEM plan with loss {loss} and measurement {m}"),
                 });
             }
         };
@@ -357,7 +370,7 @@ impl Mwem {
                 wall_seconds: start.elapsed().as_secs_f64(),
                 iterations: Some(self.plan.rounds),
                 notes: vec![format!(
-                    "MWEM: T = {}, {} MW passes, selection ε₁ = {:.4e} per round, measurement {:?}, |X| = {}",
+                    "MWEM: T = {}, {} MW passes, selection ε₁ = {:.4e} per round, measurement {}, |X| = {}",
                     self.plan.rounds,
                     self.p.passes,
                     self.plan.select_epsilon,

@@ -71,7 +71,7 @@ fn dyadic(x: f64) -> Result<(u128, u128)> {
     if !(x > 0.0 && x.is_finite()) {
         return Err(MechanismError::InvalidParameter {
             name: "eta",
-            value: x.to_string(),
+            value: dp_core::Num(x).to_string(),
             reason: "must be positive and finite".into(),
         });
     }
@@ -89,7 +89,7 @@ fn dyadic(x: f64) -> Result<(u128, u128)> {
     e += tz;
     let too_big = || MechanismError::InvalidParameter {
         name: "eta",
-        value: x.to_string(),
+        value: dp_core::Num(x).to_string(),
         reason: "outside the range [2^-70, 2^70] of the exact query sampler".into(),
     };
     if e >= 0 {
