@@ -49,7 +49,14 @@ impl TryFrom<MarginalRepr> for Marginal {
                 found: r.sizes.len(),
             });
         }
-        Marginal::from_parts(r.attrs, r.sizes)
+        let indices = |attrs: &[usize]| -> String {
+            attrs
+                .iter()
+                .map(|a| format!("#{a}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        Marginal::from_parts(r.attrs, r.sizes, &indices)
     }
 }
 
@@ -70,10 +77,23 @@ impl Marginal {
             }
             sizes.push(domain.size(a));
         }
-        Self::from_parts(attrs, sizes)
+        let names = |attrs: &[usize]| -> String {
+            attrs
+                .iter()
+                .map(|&a| format!("'{}'", domain.name(a)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        Self::from_parts(attrs, sizes, &names)
     }
 
-    fn from_parts(attrs: Vec<usize>, sizes: Vec<u32>) -> Result<Self> {
+    /// `describe` writes a list of attributes for a message (names where a domain is known,
+    /// indices otherwise).
+    fn from_parts(
+        attrs: Vec<usize>,
+        sizes: Vec<u32>,
+        describe: &dyn Fn(&[usize]) -> String,
+    ) -> Result<Self> {
         if attrs.is_empty() {
             return Err(QueryError::BadWorkload {
                 reason: "a marginal needs at least one attribute".into(),
@@ -82,7 +102,11 @@ impl Marginal {
         for (i, a) in attrs.iter().enumerate() {
             if attrs[..i].contains(a) {
                 return Err(QueryError::BadWorkload {
-                    reason: format!("attribute index {a} repeats in marginal {attrs:?}"),
+                    reason: format!(
+                        "the marginal on {} names attribute {} twice",
+                        describe(&attrs),
+                        describe(&[*a])
+                    ),
                 });
             }
         }
@@ -99,8 +123,8 @@ impl Marginal {
         }
         if acc > MAX_QUERIES as u128 {
             return Err(QueryError::TooLarge {
-                what: format!("marginal on attributes {attrs:?}"),
-                estimate: format!("{acc} cells (limit MAX_QUERIES = {MAX_QUERIES})"),
+                what: format!("the marginal on {}", describe(&attrs)),
+                estimate: format!("{acc} cells (at most {MAX_QUERIES} are supported)"),
             });
         }
         Ok(Marginal {

@@ -10,7 +10,7 @@
 //! experiments of seed 003 and of RAP/GEM, optionally restricted to tables of at most
 //! `max_cells` cells).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use rand::{Rng, SeedableRng};
@@ -81,7 +81,7 @@ impl Eq for MarginalWorkload {}
 fn too_large(cells: u128) -> QueryError {
     QueryError::TooLarge {
         what: "marginal workload".into(),
-        estimate: format!("{cells} counting queries (limit MAX_QUERIES = {MAX_QUERIES})"),
+        estimate: format!("{cells} counting queries (at most {MAX_QUERIES} are supported)"),
     }
 }
 
@@ -145,6 +145,15 @@ fn check_k(domain: &Domain, k: usize) -> Result<()> {
     Ok(())
 }
 
+/// The names of attributes `attrs` for a message: `'a', 'b'`.
+fn names_of(domain: &Domain, attrs: &[usize]) -> String {
+    attrs
+        .iter()
+        .map(|&a| format!("'{}'", domain.name(a)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl MarginalWorkload {
     /// A workload of the given marginals, in that order.
     ///
@@ -157,7 +166,8 @@ impl MarginalWorkload {
                 reason: "a workload needs at least one marginal".into(),
             });
         }
-        let mut seen = HashSet::with_capacity(marginals.len());
+        // each attribute set (sorted) with the 0-based position of its first marginal
+        let mut seen: HashMap<Vec<usize>, usize> = HashMap::with_capacity(marginals.len());
         let mut offsets = Vec::with_capacity(marginals.len() + 1);
         let mut total: u128 = 0;
         for (j, m) in marginals.iter().enumerate() {
@@ -172,14 +182,19 @@ impl MarginalWorkload {
             }
             let mut key = m.attrs().to_vec();
             key.sort_unstable();
-            if !seen.insert(key) {
+            if let Some(&first) = seen.get(&key) {
                 return Err(QueryError::BadWorkload {
                     reason: format!(
-                        "marginal #{j} ({}) repeats an earlier attribute set",
-                        m.label(domain)
+                        "marginal {} ({}) is the same table as marginal {} ({}): each set of \
+                         attributes may appear only once, in any order",
+                        j + 1,
+                        names_of(domain, m.attrs()),
+                        first + 1,
+                        names_of(domain, marginals[first].attrs())
                     ),
                 });
             }
+            seen.insert(key, j);
             offsets.push(total as usize);
             total += m.num_cells() as u128;
             if total > MAX_QUERIES as u128 {
@@ -207,7 +222,7 @@ impl MarginalWorkload {
             return Err(QueryError::TooLarge {
                 what: format!("all-{k}way workload"),
                 estimate: format!(
-                    "{count} marginals, at least {count} counting queries (limit MAX_QUERIES = {MAX_QUERIES})"
+                    "{count} marginals, at least {count} counting queries (at most {MAX_QUERIES} are supported)"
                 ),
             });
         }
@@ -327,7 +342,7 @@ impl MarginalWorkload {
         for (j, list) in lists.iter().enumerate() {
             if list.is_empty() {
                 return Err(QueryError::BadWorkload {
-                    reason: format!("marginal #{j} has no attributes"),
+                    reason: format!("marginal {} has no attributes", j + 1),
                 });
             }
             let mut attrs = Vec::with_capacity(list.len());
@@ -335,7 +350,15 @@ impl MarginalWorkload {
                 let a = domain.index_of(name)?;
                 if attrs.contains(&a) {
                     return Err(QueryError::BadWorkload {
-                        reason: format!("attribute '{name}' repeats in marginal #{j} {list:?}"),
+                        reason: format!(
+                            "marginal {} ({}) names the attribute '{name}' twice; a table \
+                             lists each attribute once",
+                            j + 1,
+                            list.iter()
+                                .map(|n| format!("'{n}'"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
                     });
                 }
                 attrs.push(a);

@@ -264,7 +264,7 @@ fn parse_spec_forms_and_errors() {
     let dup = tmp("dup.json", r#"[["age", "sex"], ["race", "sex", "race"]]"#);
     match MarginalWorkload::parse_spec(&d, dup.to_str().unwrap(), 0) {
         Err(QueryError::BadWorkload { reason }) => assert!(
-            reason.contains("'race'") && reason.contains("#1"),
+            reason.contains("'race' twice") && reason.contains("marginal 2 "),
             "{reason}"
         ),
         other => panic!("{other:?}"),
