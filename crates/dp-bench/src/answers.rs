@@ -4,12 +4,52 @@
 //! cell's integer codes joined by `|` (in the same attribute order), `answer` the normalised
 //! answer. Rows come in workload order: tables in order, cells in row-major order with the
 //! last attribute varying fastest (dp-queries' documented query order).
+//!
+//! Any attribute name round-trips: inside the `marginal` field a `|` or `\` that is part
+//! of a name is written `\|` or `\\` ([`table_label`]), and the file is standard CSV
+//! (RFC 4180, written and read with the `csv` crate): a field holding `,`, `"` or a line
+//! break is quoted, with `"` doubled. Names without `|`, `\`, `,`, `"` or line breaks are
+//! written as they are.
 
-use crate::{BenchError, Result, io_error};
+use crate::{BenchError, Result, quoted};
+use dp_core::Num;
 use dp_queries::{Domain, Marginal, MarginalWorkload};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
+
+/// The `marginal` field of a table over the attributes `names`: the names joined by `|`,
+/// with `\` and `|` inside a name escaped as `\\` and `\|`.
+pub fn table_label<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    let mut label = String::new();
+    for (i, name) in names.into_iter().enumerate() {
+        if i > 0 {
+            label.push('|');
+        }
+        for ch in name.chars() {
+            if ch == '|' || ch == '\\' {
+                label.push('\\');
+            }
+            label.push(ch);
+        }
+    }
+    label
+}
+
+/// The attribute names of a `marginal` field written by [`table_label`], or `None` if it
+/// ends in an unfinished escape (a lone trailing `\`).
+pub fn parse_table_label(label: &str) -> Option<Vec<String>> {
+    let mut names = vec![String::new()];
+    let mut chars = label.chars();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '\\' => names.last_mut()?.push(chars.next()?),
+            '|' => names.push(String::new()),
+            c => names.last_mut()?.push(c),
+        }
+    }
+    Some(names)
+}
 
 /// Write `answers` (workload order) for `workload` as CSV to `w`.
 pub fn write_answers<W: Write>(w: W, workload: &MarginalWorkload, answers: &[f64]) -> Result<()> {
@@ -20,15 +60,13 @@ pub fn write_answers<W: Write>(w: W, workload: &MarginalWorkload, answers: &[f64
             workload.num_queries()
         )));
     }
-    let mut out = std::io::BufWriter::new(w);
-    let io = |e: std::io::Error| BenchError::Io {
-        path: "answers output".into(),
-        source: e,
-    };
-    writeln!(out, "marginal,cell,answer").map_err(io)?;
+    let mut out = csv::Writer::from_writer(w);
+    let io = |e: csv::Error| BenchError::Usage(format!("cannot write the answers: {e}"));
+    out.write_record(["marginal", "cell", "answer"])
+        .map_err(io)?;
     let domain = workload.domain();
     for (j, marginal) in workload.marginals().iter().enumerate() {
-        let label = marginal.label(domain);
+        let label = table_label(marginal.attrs().iter().map(|&a| domain.name(a)));
         let base = workload.offset(j);
         for cell in 0..marginal.num_cells() {
             let codes: Vec<String> = marginal
@@ -36,24 +74,29 @@ pub fn write_answers<W: Write>(w: W, workload: &MarginalWorkload, answers: &[f64
                 .iter()
                 .map(|c| c.to_string())
                 .collect();
-            writeln!(out, "{label},{},{}", codes.join("|"), answers[base + cell]).map_err(io)?;
+            out.write_record([
+                label.as_str(),
+                codes.join("|").as_str(),
+                Num(answers[base + cell]).to_string().as_str(),
+            ])
+            .map_err(io)?;
         }
     }
-    out.flush().map_err(io)?;
+    out.flush()
+        .map_err(|e| BenchError::Usage(format!("cannot write the answers: {e}")))?;
     Ok(())
 }
 
-/// Write answers to a file path.
+/// Write answers to a file path, atomically ([`crate::output::write_atomically`]).
 pub fn write_answers_file(path: &Path, workload: &MarginalWorkload, answers: &[f64]) -> Result<()> {
-    let f = std::fs::File::create(path).map_err(io_error(path))?;
-    write_answers(f, workload, answers)
+    crate::output::write_atomically(path, |w| write_answers(w, workload, answers))
 }
 
 /// Read an answers file written by [`write_answers`] against `domain`: returns the workload
 /// it describes (tables in order of first appearance) and the answers in workload order.
 /// Every cell of every table must appear exactly once; errors name the line.
 pub fn read_answers(path: &Path, domain: &Domain) -> Result<(MarginalWorkload, Vec<f64>)> {
-    let bytes = std::fs::read(path).map_err(io_error(path))?;
+    let bytes = std::fs::read(path).map_err(crate::io_error(path))?;
     parse_answers(&bytes, &path.display().to_string(), domain)
 }
 
@@ -65,56 +108,70 @@ pub fn parse_answers(
     domain: &Domain,
 ) -> Result<(MarginalWorkload, Vec<f64>)> {
     let file = file.to_string();
-    let text = std::str::from_utf8(bytes).map_err(|e| BenchError::AnswersFile {
-        file: file.clone(),
-        line: 1 + bytes[..e.valid_up_to()]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count() as u64,
-        message: "not valid UTF-8".into(),
-    })?;
     let err = |line: u64, message: String| BenchError::AnswersFile {
         file: file.clone(),
         line,
         message,
     };
-    let mut lines = text.lines();
-    match lines.next() {
-        Some(h) if h.trim_end() == "marginal,cell,answer" => {}
-        Some(h) => {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(bytes);
+    let mut records = reader.records();
+    let csv_error = |e: csv::Error| {
+        let line = e.position().map_or(1, |p| p.line());
+        match e.kind() {
+            csv::ErrorKind::Utf8 { .. } => err(line, "not valid UTF-8".into()),
+            _ => err(line, format!("not a valid CSV record: {e}")),
+        }
+    };
+    match records.next() {
+        Some(Ok(h)) if h.iter().eq(["marginal", "cell", "answer"]) => {}
+        Some(Ok(h)) => {
+            let found: Vec<&str> = h.iter().collect();
             return Err(err(
-                1,
-                format!("header must be marginal,cell,answer, found {h:?}"),
+                h.position().map_or(1, |p| p.line()),
+                format!(
+                    "header must be marginal,cell,answer, found {}",
+                    quoted(&found.join(","))
+                ),
             ));
         }
+        Some(Err(e)) => return Err(csv_error(e)),
         None => return Err(err(1, "empty file".into())),
     }
-    let rows = text.lines().count().saturating_sub(1);
+    // an upper bound on the number of answer rows (a record takes at least one line)
+    let rows = bytes.iter().filter(|&&b| b == b'\n').count() + 1;
     let mut order: Vec<String> = Vec::new();
     let mut tables: HashMap<String, (Marginal, Vec<Option<f64>>)> = HashMap::new();
-    for (i, raw) in lines.enumerate() {
-        let line = i as u64 + 2;
-        let raw = raw.trim_end_matches('\r');
-        if raw.is_empty() {
-            continue;
-        }
-        let fields: Vec<&str> = raw.split(',').collect();
-        if fields.len() != 3 {
+    for record in records {
+        let record = record.map_err(csv_error)?;
+        let line = record.position().map_or(0, |p| p.line());
+        if record.len() != 3 {
             return Err(err(
                 line,
-                format!("expected 3 fields, found {}", fields.len()),
+                format!("expected 3 fields, found {}", record.len()),
             ));
         }
-        let (label, cell, answer) = (fields[0], fields[1], fields[2]);
-        let answer: f64 = answer
+        let (label, cell, answer) = (&record[0], &record[1], &record[2]);
+        let value: f64 = answer
             .parse()
-            .map_err(|_| err(line, format!("answer {answer:?} is not a number")))?;
-        if !answer.is_finite() {
-            return Err(err(line, format!("answer {answer} is not finite")));
+            .map_err(|_| err(line, format!("answer {} is not a number", quoted(answer))))?;
+        if !value.is_finite() {
+            return Err(err(line, format!("answer {value} is not finite")));
         }
         if !tables.contains_key(label) {
-            let attrs = label
-                .split('|')
+            let names = parse_table_label(label).ok_or_else(|| {
+                err(
+                    line,
+                    format!(
+                        "table {} ends in a lone '\\' (write '\\\\' for a backslash in a name)",
+                        quoted(label)
+                    ),
+                )
+            })?;
+            let attrs = names
+                .iter()
                 .map(|name| domain.index_of(name))
                 .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(|e| err(line, e.to_string()))?;
@@ -143,7 +200,7 @@ pub fn parse_answers(
             .map_err(|_| {
                 err(
                     line,
-                    format!("cell {cell:?} is not a list of integer codes"),
+                    format!("cell {} is not a list of integer codes", quoted(cell)),
                 )
             })?;
         if codes.len() != marginal.attrs().len()
@@ -151,11 +208,11 @@ pub fn parse_answers(
         {
             return Err(err(
                 line,
-                format!("cell {cell:?} is not a cell of table {label}"),
+                format!("cell {} is not a cell of table {label}", quoted(cell)),
             ));
         }
         let idx = marginal.cell_index(&codes);
-        if slots[idx].replace(answer).is_some() {
+        if slots[idx].replace(value).is_some() {
             return Err(err(
                 line,
                 format!("cell {cell} of table {label} appears twice"),

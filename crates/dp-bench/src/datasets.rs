@@ -83,7 +83,8 @@ pub fn bundled(name: &str) -> Result<&'static BundledDataset> {
     BUNDLED.iter().find(|d| d.name == name).ok_or_else(|| {
         let names: Vec<&str> = BUNDLED.iter().map(|d| d.name).collect();
         crate::BenchError::Usage(format!(
-            "no bundled dataset named {name:?}; bundled: {}",
+            "no bundled dataset named {}; bundled: {}",
+            crate::quoted(name),
             names.join(", ")
         ))
     })

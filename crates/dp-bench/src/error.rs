@@ -55,3 +55,41 @@ pub fn io_error(path: impl AsRef<std::path::Path>) -> impl FnOnce(std::io::Error
     let path = path.as_ref().display().to_string();
     move |source| BenchError::Io { path, source }
 }
+
+/// Longest user-supplied text [`quoted`] shows in a message, in characters.
+const QUOTED_MAX: usize = 60;
+
+/// A piece of user-supplied text for a message: in single quotes, control characters
+/// written as `\n`, `\t` or `\u{…}` (so a message stays on its line and never drives the
+/// terminal), and cut to its first 60 characters with `…` after longer text.
+pub fn quoted(s: &str) -> String {
+    let mut out = String::from("'");
+    for (i, ch) in s.chars().enumerate() {
+        if i == QUOTED_MAX {
+            out.push('…');
+            break;
+        }
+        match ch {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_text_is_one_short_line() {
+        assert_eq!(quoted("sex"), "'sex'");
+        assert_eq!(quoted("a\nb\u{1b}[2J"), "'a\\nb\\u{1b}[2J'");
+        let long = "x".repeat(100);
+        assert_eq!(quoted(&long), format!("'{}…'", "x".repeat(60)));
+    }
+}

@@ -17,8 +17,9 @@
 //!   conservatively as add/remove spends (2ε, 4ρ, (2ε, (1 + e^ε)δ)): whatever relation they
 //!   were released under, the charge is at least their replace-one cost. The next write
 //!   stores the file in the current format, the old spends still marked unknown.
-//! * **Atomic writes**: the new content is written to `FILE.tmp` in the same directory,
-//!   `fsync`ed, renamed over `FILE` (atomic on POSIX file systems), and the directory is
+//! * **Atomic writes** ([`crate::output::AtomicFile`], as every file `dpqr` writes): the
+//!   new content is written to a fresh temporary file in the same directory, `fsync`ed,
+//!   renamed over `FILE` (atomic on POSIX file systems), and the directory is
 //!   `fsync`ed so the rename itself is durable. A crash at any point leaves either the old
 //!   or the new ledger, never a partial one.
 //! * **Locking**: every operation holds an exclusive lock (`std::fs::File::lock`) on the
@@ -33,7 +34,8 @@
 //!   (no free retry), and a crash can lose budget (conservative) but never publish an
 //!   unrecorded release.
 
-use crate::{BenchError, Result, io_error};
+use crate::output::AtomicFile;
+use crate::{BenchError, Result, io_error, quoted};
 use dp_core::{Ledger, Neighbouring, PrivacyLoss, Spend};
 use dp_mechanisms::{Mechanism, Release};
 use dp_queries::{Dataset, MarginalWorkload};
@@ -120,7 +122,7 @@ impl LedgerFile {
                         })
                         .collect();
                     let restored = Ledger::restore(ledger.budget, Neighbouring::ReplaceOne, spends)
-                        .map_err(|e| BenchError::Usage(format!("{file}: dataset {key:?}: {e}")))?;
+                        .map_err(|e| BenchError::Usage(format!("{file}: dataset {key}: {e}")))?;
                     datasets.insert(key, restored);
                 }
                 LedgerFile {
@@ -132,8 +134,9 @@ impl LedgerFile {
             }
             other => {
                 return Err(BenchError::Usage(format!(
-                    "{file}: unknown ledger format {other:?} (expected {FORMAT} or \
-                     {LEGACY_FORMAT})"
+                    "{file}: unknown ledger format {} (expected {FORMAT} or \
+                     {LEGACY_FORMAT})",
+                    quoted(other)
                 )));
             }
         };
@@ -141,7 +144,7 @@ impl LedgerFile {
         for (key, ledger) in &l.datasets {
             if ledger.budget() != l.budget || ledger.neighbouring() != l.neighbouring {
                 return Err(BenchError::Usage(format!(
-                    "{file}: dataset {key:?} has budget {} for {} neighbours but the \
+                    "{file}: dataset {key} has budget {} for {} neighbours but the \
                      ledger's is {} for {} neighbours",
                     ledger.budget(),
                     ledger.neighbouring(),
@@ -151,7 +154,7 @@ impl LedgerFile {
             }
             ledger
                 .spent()
-                .map_err(|e| BenchError::Usage(format!("{file}: dataset {key:?}: {e}")))?;
+                .map_err(|e| BenchError::Usage(format!("{file}: dataset {key}: {e}")))?;
         }
         Ok(l)
     }
@@ -255,30 +258,17 @@ fn lock(path: &Path) -> Result<File> {
     Ok(f)
 }
 
-/// Write `text` to `path` atomically: temp file in the same directory, fsync, rename,
-/// fsync the directory. With `no_clobber`, fail if `path` exists (hard link instead of
-/// rename). The caller holds the lock, so the temp name is not contended.
+/// Write `text` to `path` atomically ([`crate::output::AtomicFile`]: temporary file in the
+/// same directory, fsync, rename, fsync of the directory). With `no_clobber`, fail if
+/// `path` exists (hard link instead of rename).
 fn write_atomic(path: &Path, text: &str, no_clobber: bool) -> Result<()> {
-    let tmp = sidecar(path, ".tmp");
-    {
-        let mut f = File::create(&tmp).map_err(io_error(&tmp))?;
-        f.write_all(text.as_bytes()).map_err(io_error(&tmp))?;
-        f.sync_all().map_err(io_error(&tmp))?;
-    }
+    let mut f = AtomicFile::create(path)?;
+    f.write_all(text.as_bytes()).map_err(io_error(path))?;
     if no_clobber {
-        std::fs::hard_link(&tmp, path).map_err(io_error(path))?;
-        std::fs::remove_file(&tmp).map_err(io_error(&tmp))?;
+        f.commit_new()
     } else {
-        std::fs::rename(&tmp, path).map_err(io_error(path))?;
+        f.commit()
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    File::open(&dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io_error(&dir))?;
-    Ok(())
 }
 
 fn encode(l: &LedgerFile) -> Result<String> {

@@ -14,6 +14,7 @@
 //! | [`experiments_projection`] | the projection-family bench (seed 004) with packing lower bounds |
 //! | [`audit`] | empirical privacy audit: ε lower bounds from neighbouring runs, the canary |
 //! | [`ledger_file`] | the on-disk budget ledger: atomic writes, file lock, per-dataset totals |
+//! | [`output`] | atomic file writes (temporary file + rename) and the up-front checks of output paths |
 //! | [`plots`] | PNG/SVG line plots (plotters, vendored DejaVu Sans) for any experiment |
 //! | [`synthetic`] | the synthetic-records CSV format (codes and weights) |
 //! | [`stats`] | incomplete beta, Clopper–Pearson bounds (for the audit) |
@@ -29,9 +30,10 @@ pub mod experiments_iterative;
 pub mod experiments_projection;
 pub mod experiments_real;
 pub mod ledger_file;
+pub mod output;
 pub mod plots;
 pub mod registry;
 pub mod stats;
 pub mod synthetic;
 
-pub use error::{BenchError, Result, io_error};
+pub use error::{BenchError, Result, io_error, quoted};

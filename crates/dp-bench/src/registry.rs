@@ -1,9 +1,9 @@
 //! Mechanisms by name, and the mapping from command-line budget flags to a privacy loss.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use crate::{BenchError, Result};
-use dp_core::{Neighbouring, PrivacyLoss};
+use crate::{BenchError, Result, quoted};
+use dp_core::{Neighbouring, Num, PrivacyLoss};
 use dp_mechanisms::{DualQueryParams, IcParams, MwemParams};
 use dp_mechanisms::{GaussianParams, LaplaceParams, Mechanism, PostProcessing};
 
@@ -62,10 +62,57 @@ pub struct BudgetArgs {
     pub rho: Option<f64>,
 }
 
+/// `Ok` if `value` of the flag `flag` (its parameter written `symbol`) is a finite number
+/// above zero, and below one for δ; otherwise an error that says the value is out of range
+/// and what to give instead.
+fn check_flag(flag: &str, symbol: &str, value: f64) -> Result<()> {
+    let below_one = symbol == "δ";
+    if value.is_finite() && value > 0.0 && (!below_one || value < 1.0) {
+        return Ok(());
+    }
+    let range = if below_one {
+        "give δ > 0 and δ < 1".to_string()
+    } else {
+        format!("give a finite {symbol} > 0")
+    };
+    let why = match (value == 0.0, below_one) {
+        (true, true) => {
+            " (an (ε, 0) guarantee is pure ε-DP: for a mechanism that offers pure ε-DP, \
+             omit --delta)"
+        }
+        (true, false) => {
+            " (a zero budget permits no use of the data at all: every mechanism would need \
+             infinite noise)"
+        }
+        (false, _) => "",
+    };
+    Err(BenchError::Usage(format!(
+        "{flag} {} is out of range: {range}{why}",
+        Num(value)
+    )))
+}
+
 impl BudgetArgs {
-    /// The privacy loss these flags ask of `mechanism`, validated. Gaussian takes either
-    /// `--rho` alone or `--epsilon` with `--delta`; Laplace takes `--epsilon` alone.
+    /// `Ok` if every flag given is in range: ε and ρ finite and above zero (ε = 0 and ρ = 0
+    /// are refused for every mechanism), 0 < δ < 1. The errors name the flag and its value.
+    pub fn check_values(&self) -> Result<()> {
+        for (flag, symbol, value) in [
+            ("--epsilon", "ε", self.epsilon),
+            ("--delta", "δ", self.delta),
+            ("--rho", "ρ", self.rho),
+        ] {
+            if let Some(v) = value {
+                check_flag(flag, symbol, v)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The privacy loss these flags ask of `mechanism`, validated ([`Self::check_values`]
+    /// first). Gaussian takes either `--rho` alone or `--epsilon` with `--delta`; Laplace
+    /// takes `--epsilon` alone.
     pub fn to_loss(&self, mechanism: &str) -> Result<PrivacyLoss> {
+        self.check_values()?;
         let usage = |m: &str| Err(BenchError::Usage(m.to_string()));
         match mechanism {
             "laplace" => match (self.epsilon, self.delta, self.rho) {
@@ -99,6 +146,16 @@ impl BudgetArgs {
     }
 }
 
+/// The error for a mechanism name that is not in [`MECHANISMS`], listing the names.
+pub fn unknown_mechanism(name: &str) -> BenchError {
+    let names: Vec<&str> = MECHANISMS.iter().map(|(n, _)| *n).collect();
+    BenchError::Usage(format!(
+        "unknown mechanism {}; available: {}",
+        quoted(name),
+        names.join(", ")
+    ))
+}
+
 /// What a caller may add to a mechanism beyond its budget, relation and post-processing;
 /// mechanisms without rounds or a boundable state ignore it.
 #[derive(Clone, Default)]
@@ -109,6 +166,22 @@ pub struct BuildOptions {
     /// Memory the mechanism's own state may use (bytes), where it can be bounded
     /// (adaptive-projection: `AdaptiveProjectionParams::within_memory`).
     pub memory_bytes: Option<u64>,
+    /// The attribute names of the data, in domain order, once it is loaded: the progress
+    /// line names the measured attributes with them (their indices until it is set).
+    pub attribute_names: Arc<OnceLock<Vec<String>>>,
+}
+
+/// The attributes `attrs` (indices in domain order) for a message: their names from
+/// `names` joined by `, `, or `#i` for an index without a name.
+fn attribute_list(attrs: &[usize], names: Option<&Vec<String>>) -> String {
+    attrs
+        .iter()
+        .map(|&a| match names.and_then(|n| n.get(a)) {
+            Some(name) => name.clone(),
+            None => format!("#{a}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Build the named mechanism with a validated budget.
@@ -178,11 +251,12 @@ pub fn build_mechanism_with(
             }
             if let Some(f) = &options.round_progress {
                 let (f, rho) = (Arc::clone(f), p.check()?.rho());
+                let names = Arc::clone(&options.attribute_names);
                 p = p.progress(Arc::new(move |r: &dp_mechanisms::AdaptiveRound| {
                     f(format!(
-                        "round {}: measured attributes {:?} (σ = {:.1}), ρ spent {:.4} of {:.4}{}",
+                        "round {}: measured {} (σ = {:.1}), ρ spent {:.4} of {:.4}{}",
                         r.round,
-                        r.selected,
+                        attribute_list(&r.selected, names.get()),
                         r.sigma2.sqrt(),
                         r.rho_spent,
                         rho,
@@ -193,11 +267,7 @@ pub fn build_mechanism_with(
             Box::new(p.check()?)
         }
         other => {
-            let names: Vec<&str> = MECHANISMS.iter().map(|(n, _)| *n).collect();
-            return Err(BenchError::Usage(format!(
-                "unknown mechanism {other:?}; available: {}",
-                names.join(", ")
-            )));
+            return Err(unknown_mechanism(other));
         }
     })
 }
@@ -212,14 +282,27 @@ pub const MAX_EPSILON: f64 = 30.0;
 /// The zCDP counterpart of [`MAX_EPSILON`]: ρ = ε²/2 = 450.
 pub const MAX_RHO: f64 = MAX_EPSILON * MAX_EPSILON / 2.0;
 
-/// Refuse a budget whose noise could be identically zero (ε > [`MAX_EPSILON`] or
+/// Refuse a zero budget (ε = 0 or ρ = 0: no mechanism can release anything useful with
+/// it) and a budget whose noise could be identically zero (ε > [`MAX_EPSILON`] or
 /// ρ > [`MAX_RHO`]), so that a release can never be the true answers in disguise.
 pub fn check_budget_is_meaningful(loss: &PrivacyLoss) -> Result<()> {
+    let zero = match loss.validate()? {
+        PrivacyLoss::Pure { epsilon } | PrivacyLoss::Approx { epsilon, .. } => epsilon == 0.0,
+        PrivacyLoss::Zcdp { rho } => rho == 0.0,
+    };
+    if zero {
+        return Err(BenchError::Usage(format!(
+            "budget {loss}: a zero budget permits no use of the data at all (every mechanism \
+             would need infinite noise); give ε > 0 or ρ > 0"
+        )));
+    }
     let too_big = match loss.validate()? {
         PrivacyLoss::Pure { epsilon } | PrivacyLoss::Approx { epsilon, .. } => {
-            (epsilon > MAX_EPSILON).then(|| format!("ε = {epsilon} > {MAX_EPSILON}"))
+            (epsilon > MAX_EPSILON).then(|| format!("ε = {} > {MAX_EPSILON}", Num(epsilon)))
         }
-        PrivacyLoss::Zcdp { rho } => (rho > MAX_RHO).then(|| format!("ρ = {rho} > {MAX_RHO}")),
+        PrivacyLoss::Zcdp { rho } => {
+            (rho > MAX_RHO).then(|| format!("ρ = {} > {MAX_RHO}", Num(rho)))
+        }
     };
     match too_big {
         Some(what) => Err(BenchError::Usage(format!(
@@ -228,6 +311,47 @@ pub fn check_budget_is_meaningful(loss: &PrivacyLoss) -> Result<()> {
              docs/privacy.md, \"Budgets and parameters\")"
         ))),
         None => Ok(()),
+    }
+}
+
+/// Largest δ `dpqr release` accepts under add/remove neighbours without
+/// `--allow-large-delta`. Under add/remove n is private, so δ cannot be compared with 1/n;
+/// 1e-6 is at most 1/n for every dataset of up to a million records.
+pub const MAX_DELTA_ADD_REMOVE: f64 = 1e-6;
+
+/// Why `delta` is too large to accept without `--allow-large-delta`, or `None` if it is
+/// not. `public_n` is the number of records where it is public (replace-one neighbours):
+/// δ above 1/n is too large. Pass `None` under add/remove neighbours, where n is private
+/// and must not be used: δ above [`MAX_DELTA_ADD_REMOVE`] is too large.
+///
+/// Why 1/n: the mechanism that publishes one record of the data, chosen uniformly at
+/// random, is (0, 1/n)-DP (Dwork–Roth 2014, §2.3), so a δ of 1/n or more permits
+/// publishing records in full.
+pub fn delta_too_large(delta: f64, public_n: Option<usize>) -> Option<String> {
+    match public_n {
+        Some(n) => {
+            let bound = 1.0 / n.max(1) as f64;
+            (delta > bound).then(|| {
+                format!(
+                    "δ = {} is above 1/n = 1/{n} ≈ {:.2e} (n = {n} records, public under \
+                     replace-one neighbours); a δ of 1/n or more permits publishing a \
+                     record in full (Dwork–Roth 2014, §2.3)",
+                    Num(delta),
+                    bound
+                )
+            })
+        }
+        None => (delta > MAX_DELTA_ADD_REMOVE).then(|| {
+            format!(
+                "δ = {} is above {}, the largest δ accepted under add/remove neighbours \
+                 (where n is private, so δ cannot be compared with 1/n; {} is at most 1/n \
+                 for every dataset of up to a million records); a δ of 1/n or more \
+                 permits publishing a record in full (Dwork–Roth 2014, §2.3)",
+                Num(delta),
+                Num(MAX_DELTA_ADD_REMOVE),
+                Num(MAX_DELTA_ADD_REMOVE)
+            )
+        }),
     }
 }
 
@@ -347,7 +471,7 @@ pub fn audit_settings(name: &str) -> Result<AuditSettings> {
                 }
             }
             return Err(last.unwrap_or_else(|| {
-                BenchError::Usage(format!("no audit budget for mechanism {name:?}"))
+                BenchError::Usage(format!("no audit budget for mechanism {}", quoted(name)))
             }));
         }
     })

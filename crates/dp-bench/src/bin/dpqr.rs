@@ -12,22 +12,24 @@
 //! ```
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use dp_bench::answers::{read_answers, write_answers_file};
+use dp_bench::answers::{read_answers, write_answers};
 use dp_bench::audit::{AuditConfig, audit_steps, audit_with};
 use dp_bench::ledger_file::{self, LockedLedger};
+use dp_bench::output::{self, AtomicFile};
 use dp_bench::registry::{
     BudgetArgs, BuildOptions, MECHANISMS, audit_settings, build_mechanism_with,
-    check_budget_is_meaningful,
+    check_budget_is_meaningful, delta_too_large, unknown_mechanism,
 };
-use dp_bench::synthetic::write_synthetic_file;
-use dp_bench::{BenchError, Result, datasets, io_error};
-use dp_core::{Neighbouring, os_seeded_rng, seeded_rng};
+use dp_bench::synthetic::{weight_column, write_synthetic};
+use dp_bench::{BenchError, Result, datasets, io_error, quoted};
+use dp_core::{Neighbouring, Num, os_seeded_rng, seeded_rng};
 use dp_mechanisms::{Normaliser, PostProcessing};
 use dp_queries::{Dataset, Domain, ErrorReport, MarginalWorkload};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 #[derive(Parser)]
@@ -60,19 +62,19 @@ struct AuditArgs {
     #[arg(long)]
     mechanism: String,
     /// Runs on each of the two neighbouring datasets (default: the registry's CI count).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     runs: Option<usize>,
     /// Seed of the runs.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     seed: u64,
     /// Audit the deliberately miscalibrated canary (half the noise scale, same claim).
     #[arg(long)]
     canary: bool,
     /// Canary with this factor times the noise scale instead of 1/2 (implies --canary).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     noise_factor: Option<f64>,
     /// Failure probability of the audit (a correct mechanism fails with at most this).
-    #[arg(long, default_value_t = dp_bench::audit::DEFAULT_ALPHA)]
+    #[arg(long, default_value_t = dp_bench::audit::DEFAULT_ALPHA, allow_negative_numbers = true)]
     alpha: f64,
     /// Neighbouring relation audited.
     #[arg(long, value_enum, default_value = "replace-one")]
@@ -86,13 +88,13 @@ enum LedgerCommand {
         /// The ledger file (must not exist).
         file: PathBuf,
         /// ε of the budget (pure ε-DP alone, (ε, δ) with --delta).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         epsilon: Option<f64>,
         /// δ of an (ε, δ) budget.
-        #[arg(long, requires = "epsilon")]
+        #[arg(long, requires = "epsilon", allow_negative_numbers = true)]
         delta: Option<f64>,
         /// ρ of a ρ-zCDP budget.
-        #[arg(long, conflicts_with_all = ["epsilon", "delta"])]
+        #[arg(long, conflicts_with_all = ["epsilon", "delta"], allow_negative_numbers = true)]
         rho: Option<f64>,
         /// Neighbouring relation of the budget. Spends under the other relation are
         /// converted (add/remove into replace-one: 2ε, 4ρ, (2ε, (1 + e^ε)δ)) or refused
@@ -139,10 +141,40 @@ impl DataArgs {
         }
     }
 
+    /// `Ok` unless `--attributes` names an attribute twice (checked before any data is
+    /// read).
+    fn check_attributes(&self) -> Result<()> {
+        let Some(names) = &self.attributes else {
+            return Ok(());
+        };
+        for (i, name) in names.iter().enumerate() {
+            if names[..i].iter().any(|n| n.trim() == name.trim()) {
+                return Err(BenchError::Usage(format!(
+                    "--attributes names the attribute {} twice; give each attribute once",
+                    quoted(name.trim())
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The input files given (`--data`, `--domain`) with their flags.
+    fn input_files(&self) -> Vec<(&'static str, PathBuf)> {
+        let mut v = Vec::new();
+        if let Some(p) = &self.data {
+            v.push(("--data", p.clone()));
+        }
+        if let Some(p) = &self.domain {
+            v.push(("--domain", p.clone()));
+        }
+        v
+    }
+
     /// Load the data. With `allow_empty` (add/remove neighbours, where the empty dataset
     /// must be releasable like any other) a CSV with a header and no records is the empty
     /// dataset rather than an error.
     fn load(&self, allow_empty: bool) -> Result<Dataset> {
+        self.check_attributes()?;
         let data = match (&self.data, &self.domain, &self.dataset) {
             (Some(csv), Some(dom), None) if allow_empty => {
                 Dataset::load_csv_allowing_empty(csv, dom)?
@@ -185,19 +217,25 @@ struct ReleaseArgs {
     #[arg(long)]
     workload: String,
     /// Seed of random workloads (random-Kway:M); independent of --seed.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     workload_seed: u64,
     /// Mechanism (see `dpqr mechanisms`).
     #[arg(long)]
     mechanism: String,
-    /// ε (with --delta for the zCDP mechanisms).
-    #[arg(long)]
+    /// ε > 0 (with --delta for the zCDP mechanisms).
+    #[arg(long, allow_negative_numbers = true)]
     epsilon: Option<f64>,
-    /// δ: the zCDP mechanisms spend the largest ρ whose (ε, δ) conversion is within budget.
-    #[arg(long, conflicts_with = "rho")]
+    /// δ in (0, 1): the zCDP mechanisms spend the largest ρ whose (ε, δ) conversion is
+    /// within budget. At most 1/n under replace-one neighbours and at most 1e-6 under
+    /// add/remove (where n is private) unless --allow-large-delta is given.
+    #[arg(long, conflicts_with = "rho", allow_negative_numbers = true)]
     delta: Option<f64>,
-    /// ρ of ρ-zCDP, instead of --epsilon/--delta.
+    /// Accept a --delta above 1/n (replace-one) or above 1e-6 (add/remove); see
+    /// docs/privacy.md, "Budgets and parameters".
     #[arg(long)]
+    allow_large_delta: bool,
+    /// ρ > 0 of ρ-zCDP, instead of --epsilon/--delta.
+    #[arg(long, allow_negative_numbers = true)]
     rho: Option<f64>,
     /// Neighbouring relation of the guarantee.
     #[arg(long, value_enum, default_value = "replace-one")]
@@ -210,7 +248,7 @@ struct ReleaseArgs {
     /// release is reproducible and NOT private against whoever knows or guesses the seed.
     /// The seed is never written to the report or printed. Without it the OS seeds the
     /// generator — always do that for real releases.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     seed: Option<u64>,
     /// Output CSV: marginal,cell,answer.
     #[arg(long)]
@@ -218,8 +256,9 @@ struct ReleaseArgs {
     /// Also write the certificate and diagnostics as JSON here.
     #[arg(long)]
     report: Option<PathBuf>,
-    /// Also write the released synthetic records (CSV: codes and a weight column) here;
-    /// refused up front for mechanisms that release no synthetic data.
+    /// Also write the released synthetic records (CSV: codes and, last, a weight column
+    /// named `weight`, or `weight_1`, … if an attribute is called `weight`) here; refused
+    /// up front for mechanisms that release no synthetic data.
     #[arg(long)]
     synthetic_out: Option<PathBuf>,
     /// No progress output.
@@ -232,7 +271,7 @@ struct ReleaseArgs {
     ledger: Option<PathBuf>,
     /// Refuse workloads whose release would need more memory than this (MiB, estimated
     /// before allocating).
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, default_value_t = 4096, allow_negative_numbers = true)]
     max_memory_mib: u64,
 }
 
@@ -265,16 +304,62 @@ fn spinner(quiet: bool) -> ProgressBar {
     pb
 }
 
-fn release(args: &ReleaseArgs) -> Result<()> {
-    if !MECHANISMS.iter().any(|(n, _)| *n == args.mechanism) {
-        let names: Vec<&str> = MECHANISMS.iter().map(|(n, _)| *n).collect();
-        return Err(BenchError::Usage(format!(
-            "unknown mechanism {:?}; available: {}",
-            args.mechanism,
-            names.join(", ")
-        )));
+/// The δ of `--delta` checked against [`delta_too_large`]: under replace-one neighbours
+/// with the public `n` (`public_n`, after the data is loaded), under add/remove with the
+/// fixed bound (`public_n = None`, before the data is read). Refused unless
+/// `--allow-large-delta`, which turns the refusal into a warning.
+fn check_delta(args: &ReleaseArgs, public_n: Option<usize>) -> Result<()> {
+    let Some(delta) = args.delta else {
+        return Ok(());
+    };
+    match delta_too_large(delta, public_n) {
+        None => Ok(()),
+        Some(why) if args.allow_large_delta => {
+            eprintln!("WARNING: {why}; accepted because of --allow-large-delta");
+            Ok(())
+        }
+        Some(why) => Err(BenchError::Usage(format!(
+            "{why}. Refusing: choose a smaller --delta (1e-9 is common) or pass \
+             --allow-large-delta if you mean it"
+        ))),
     }
-    let pb = spinner(args.quiet);
+}
+
+/// The outputs of a release with their flags, in the order they are written.
+fn release_outputs(args: &ReleaseArgs) -> Vec<(&'static str, &Path)> {
+    let mut v = vec![("--out", args.out.as_path())];
+    if let Some(p) = &args.report {
+        v.push(("--report", p.as_path()));
+    }
+    if let Some(p) = &args.synthetic_out {
+        v.push(("--synthetic-out", p.as_path()));
+    }
+    v
+}
+
+/// The files a release reads (or, for the ledger and its lock, updates) with their flags:
+/// no output may name one of them.
+fn release_inputs(args: &ReleaseArgs) -> Vec<(&'static str, PathBuf)> {
+    let mut v = args.data.input_files();
+    let spec = &args.workload;
+    if !spec.starts_with("all-") && !spec.starts_with("random-") {
+        v.push(("--workload", PathBuf::from(spec)));
+    }
+    if let Some(l) = &args.ledger {
+        v.push(("--ledger", l.clone()));
+        let mut lock = l.clone().into_os_string();
+        lock.push(".lock");
+        v.push(("--ledger (its lock file)", PathBuf::from(lock)));
+    }
+    v
+}
+
+fn release(args: &ReleaseArgs) -> Result<()> {
+    // validate every argument before touching the data, the ledger or the noise
+    if !MECHANISMS.iter().any(|(n, _)| *n == args.mechanism) {
+        return Err(unknown_mechanism(&args.mechanism));
+    }
+    args.data.check_attributes()?;
     let budget = BudgetArgs {
         epsilon: args.epsilon,
         delta: args.delta,
@@ -289,12 +374,18 @@ fn release(args: &ReleaseArgs) -> Result<()> {
         PostArg::None => PostProcessing::None,
         PostArg::Simplex => PostProcessing::SimplexProjection,
     };
-    // validate everything before touching the data or drawing noise
     check_budget_is_meaningful(&budget)?;
+    if neighbouring == Neighbouring::AddRemove {
+        // n is private: the fixed public bound, before the data is read
+        check_delta(args, None)?;
+    }
+    let pb = spinner(args.quiet);
     let round_pb = pb.clone();
+    let attribute_names = Arc::new(OnceLock::new());
     let options = BuildOptions {
         round_progress: Some(Arc::new(move |line: String| round_pb.set_message(line))),
         memory_bytes: Some(args.max_memory_mib.saturating_mul(1 << 20)),
+        attribute_names: Arc::clone(&attribute_names),
     };
     let mech = build_mechanism_with(&args.mechanism, budget, neighbouring, post, &options)?;
     if args.synthetic_out.is_some() && !mech.produces_synthetic() {
@@ -304,6 +395,12 @@ fn release(args: &ReleaseArgs) -> Result<()> {
             mech.name()
         )));
     }
+    // every output can be written and names its own file, checked before the ledger is
+    // read, the data is read or any noise is drawn
+    let outputs = release_outputs(args);
+    let inputs = release_inputs(args);
+    let inputs: Vec<(&str, &Path)> = inputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
+    output::check_outputs(&outputs, &inputs)?;
     let certificate = mech.certificate();
     let (spend, spend_relation) = (certificate.loss, certificate.neighbouring);
     // the lock is held from this check until the spend is recorded (before any noise)
@@ -328,14 +425,21 @@ fn release(args: &ReleaseArgs) -> Result<()> {
     // From here on, under add/remove neighbours n is private: nothing printed or written
     // (stdout, stderr, report, answers, ledger) may be the true n or derived from it.
     let data = args.data.load(neighbouring == Neighbouring::AddRemove)?;
+    if neighbouring == Neighbouring::ReplaceOne {
+        // n is public under replace-one: δ is compared with 1/n
+        check_delta(args, Some(data.n()))?;
+    }
+    attribute_names
+        .set(data.domain().names().map(str::to_string).collect())
+        .ok();
     let workload = MarginalWorkload::parse_spec(data.domain(), &args.workload, args.workload_seed)?;
     let need = (workload.num_queries() as u64).saturating_mul(BYTES_PER_QUERY);
     if need > args.max_memory_mib.saturating_mul(1 << 20) {
         return Err(BenchError::Usage(format!(
-            "workload {:?} has {} counting queries: the release would need about {:.1} MiB \
+            "workload {} has {} counting queries: the release would need about {:.1} MiB \
              ({BYTES_PER_QUERY} bytes per query), more than --max-memory-mib {}; refusing \
              before allocating",
-            args.workload,
+            quoted(&args.workload),
             workload.num_queries(),
             need as f64 / (1u64 << 20) as f64,
             args.max_memory_mib
@@ -408,19 +512,16 @@ fn release(args: &ReleaseArgs) -> Result<()> {
         _ => mech.release(&data, &workload, &mut rng)?,
     };
     drop(ledger); // release the lock
-    pb.set_message("writing answers");
-    write_answers_file(&args.out, &workload, &release.answers)?;
-    if let Some(path) = &args.synthetic_out {
-        match &release.synthetic {
-            Some(synthetic) => write_synthetic_file(path, synthetic)?,
-            None => {
-                return Err(BenchError::Usage(format!(
-                    "{} returned no synthetic data",
-                    mech.name()
-                )));
-            }
+    let synthetic = match (&args.synthetic_out, &release.synthetic) {
+        (None, _) => None,
+        (Some(path), Some(synthetic)) => Some((path, synthetic)),
+        (Some(_), None) => {
+            return Err(BenchError::Usage(format!(
+                "{} returned no synthetic data; nothing was written",
+                mech.name()
+            )));
         }
-    }
+    };
     let n_note = match neighbouring {
         Neighbouring::ReplaceOne => format!(
             "n = {} records, treated as public under replace-one neighbours (the guarantee \
@@ -431,38 +532,63 @@ fn release(args: &ReleaseArgs) -> Result<()> {
              reported, and the answers are normalised by the mean noisy table total"
             .to_string(),
     };
-    if let Some(path) = &args.report {
-        let mut diagnostics = serde_json::to_value(&release.diagnostics)
-            .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
-        if neighbouring == Neighbouring::AddRemove
-            && let Some(d) = diagnostics.as_object_mut()
-        {
-            // the run time grows with n: a timing side channel on the private n
-            d.remove("wall_seconds");
+    let report_text = match &args.report {
+        None => None,
+        Some(_) => {
+            let mut diagnostics = serde_json::to_value(&release.diagnostics)
+                .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
+            if neighbouring == Neighbouring::AddRemove
+                && let Some(d) = diagnostics.as_object_mut()
+            {
+                // the run time grows with n: a timing side channel on the private n
+                d.remove("wall_seconds");
+            }
+            let mut report = serde_json::json!({
+                "certificate": release.certificate,
+                "statement": release.certificate.statement(),
+                "diagnostics": diagnostics,
+                "workload": args.workload,
+                "marginals": workload.len(),
+                "queries": workload.num_queries(),
+                "n_note": n_note,
+                // never the seed itself: with it and the answers anyone recovers the exact
+                // counts
+                "randomness": if args.seed.is_some() {
+                    "seeded by the caller (--seed, testing only; the seed is not recorded)"
+                } else {
+                    "operating-system entropy"
+                },
+            });
+            if neighbouring == Neighbouring::ReplaceOne
+                && let Some(r) = report.as_object_mut()
+            {
+                r.insert("n".into(), data.n().into());
+            }
+            Some(
+                serde_json::to_string_pretty(&report)
+                    .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?,
+            )
         }
-        let mut report = serde_json::json!({
-            "certificate": release.certificate,
-            "statement": release.certificate.statement(),
-            "diagnostics": diagnostics,
-            "workload": args.workload,
-            "marginals": workload.len(),
-            "queries": workload.num_queries(),
-            "n_note": n_note,
-            // never the seed itself: with it and the answers anyone recovers the exact counts
-            "randomness": if args.seed.is_some() {
-                "seeded by the caller (--seed, testing only; the seed is not recorded)"
-            } else {
-                "operating-system entropy"
-            },
-        });
-        if neighbouring == Neighbouring::ReplaceOne
-            && let Some(r) = report.as_object_mut()
-        {
-            r.insert("n".into(), data.n().into());
-        }
-        let text = serde_json::to_string_pretty(&report)
-            .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
-        std::fs::write(path, text).map_err(io_error(path))?;
+    };
+    // Every output is written to a temporary file beside its target first and renamed
+    // into place only when all of them are complete: a failure leaves no output changed.
+    pb.set_message("writing outputs");
+    let mut files = Vec::with_capacity(3);
+    let mut answers_file = AtomicFile::create(&args.out)?;
+    write_answers(&mut answers_file, &workload, &release.answers)?;
+    files.push(answers_file);
+    if let (Some(path), Some(text)) = (&args.report, &report_text) {
+        let mut f = AtomicFile::create(path)?;
+        f.write_all(text.as_bytes()).map_err(io_error(path))?;
+        files.push(f);
+    }
+    if let Some((path, synthetic)) = synthetic {
+        let mut f = AtomicFile::create(path)?;
+        write_synthetic(&mut f, synthetic)?;
+        files.push(f);
+    }
+    for f in files {
+        f.commit()?;
     }
     pb.finish_and_clear();
     println!("privacy spent: {}", release.certificate.statement());
@@ -473,7 +599,7 @@ fn release(args: &ReleaseArgs) -> Result<()> {
              count, {:.4e} per answer ({})",
             noise.distribution,
             noise.distribution.parameter_name(),
-            noise.parameter,
+            Num(noise.parameter),
             noise.sensitivity,
             noise.count_std,
             noise.answer_std,
@@ -492,6 +618,19 @@ fn release(args: &ReleaseArgs) -> Result<()> {
         workload.len(),
         args.out.display()
     );
+    if let Some((path, synthetic)) = synthetic {
+        let weight = weight_column(synthetic.records.domain());
+        let renamed = if weight == "weight" {
+            String::new()
+        } else {
+            format!("; its weight column is called {weight} because an attribute is named weight")
+        };
+        println!(
+            "wrote {} synthetic records to {}{renamed}",
+            synthetic.weights.len(),
+            path.display()
+        );
+    }
     Ok(())
 }
 
@@ -633,6 +772,12 @@ fn ledger(cmd: &LedgerCommand) -> Result<()> {
             rho,
             neighbouring,
         } => {
+            BudgetArgs {
+                epsilon: *epsilon,
+                delta: *delta,
+                rho: *rho,
+            }
+            .check_values()?;
             let budget = match (epsilon, delta, rho) {
                 (Some(e), None, None) => dp_core::PrivacyLoss::pure(*e)?,
                 (Some(e), Some(d), None) => dp_core::PrivacyLoss::approx(*e, *d)?,
