@@ -276,3 +276,399 @@ fn attributes_select_a_subset_before_the_workload() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("no-such-attribute"));
 }
+
+/// Every mechanism `dpqr mechanisms` lists, by name.
+fn mechanism_names() -> Vec<String> {
+    let o = run(&["mechanisms"]);
+    assert!(o.status.success());
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
+/// A directory with `d.csv`: 100 records over a: 3, b: 2 (so 1/n = 0.01), and `d.json`.
+fn data_dir(name: &str) -> PathBuf {
+    let d = dir(name);
+    std::fs::write(d.join("d.json"), r#"{"a": 3, "b": 2}"#).unwrap();
+    let mut csv = String::from("a,b\n");
+    for i in 0..100 {
+        csv.push_str(&format!("{},{}\n", i % 3, i % 2));
+    }
+    std::fs::write(d.join("d.csv"), csv).unwrap();
+    d
+}
+
+/// `dpqr release` of `d.csv` in `d` (all 1-way marginals) with `args`.
+fn release_in(d: &std::path::Path, args: &[&str]) -> Output {
+    let (data, domain, out) = (d.join("d.csv"), d.join("d.json"), d.join("a.csv"));
+    let mut a = vec![
+        "release",
+        "--data",
+        data.to_str().unwrap(),
+        "--domain",
+        domain.to_str().unwrap(),
+        "--workload",
+        "all-1way",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    a.extend_from_slice(args);
+    run(&a)
+}
+
+/// ε = 0 and ρ = 0 are refused by every mechanism, whichever budget flags it takes, with a
+/// message saying the value is out of range (DualQuery used to release at ε = 0).
+#[test]
+fn a_zero_budget_is_refused_by_every_mechanism() {
+    let d = dir("zero");
+    let out = d.join("a.csv");
+    let out = out.to_str().unwrap();
+    let names = mechanism_names();
+    assert!(names.len() >= 10, "{names:?}");
+    for mech in &names {
+        for budget in [
+            &["--epsilon", "0"][..],
+            &["--epsilon", "0", "--delta", "1e-9"][..],
+            &["--rho", "0"][..],
+            &["--epsilon", "-0"][..],
+        ] {
+            let o = release(mech, budget, out);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{mech} {budget:?}: {err}");
+            assert!(
+                err.contains("is out of range") && err.contains("> 0"),
+                "{mech} {budget:?}: {err}"
+            );
+            assert!(!std::path::Path::new(out).exists(), "{mech} {budget:?}");
+        }
+    }
+    // a zero ledger budget too
+    let o = run(&[
+        "ledger",
+        "init",
+        d.join("l.json").to_str().unwrap(),
+        "--epsilon",
+        "0",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("out of range"));
+    assert!(!d.join("l.json").exists());
+}
+
+/// δ above 1/n is refused under replace-one (n public, here 100) and above 1e-6 under
+/// add/remove (n private: the message must not depend on n), unless --allow-large-delta,
+/// which warns. A refused release records nothing in the ledger.
+#[test]
+fn a_large_delta_needs_allow_large_delta() {
+    let d = data_dir("delta");
+    let ledger = d.join("l.json");
+    let o = run(&[
+        "ledger",
+        "init",
+        ledger.to_str().unwrap(),
+        "--epsilon",
+        "10",
+        "--delta",
+        "0.5",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let l = ledger.to_str().unwrap();
+    let g = |delta: &'static str, extra: &[&'static str]| {
+        let mut a = vec![
+            "--mechanism",
+            "gaussian",
+            "--epsilon",
+            "1",
+            "--delta",
+            delta,
+            "--seed",
+            "1",
+            "--ledger",
+            l,
+        ];
+        a.extend_from_slice(extra);
+        release_in(&d, &a)
+    };
+    let spends = || {
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&ledger).unwrap()).unwrap();
+        json["datasets"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v["spends"].as_array().unwrap().len())
+            .sum::<usize>()
+    };
+    // replace-one: 1/n = 0.01
+    let o = g("0.02", &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("1/n = 1/100") && err.contains("--allow-large-delta"),
+        "{err}"
+    );
+    assert_eq!(spends(), 0);
+    assert!(!d.join("a.csv").exists());
+    let o = g("0.01", &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = g("0.02", &["--allow-large-delta"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("WARNING"));
+    assert_eq!(spends(), 2);
+    // add/remove: the fixed bound 1e-6, whatever n is
+    let ar = ["--neighbouring", "add-remove"];
+    let o = g("2e-6", &ar);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("1e-6") && !err.contains("100"), "{err}");
+    assert_eq!(spends(), 2);
+    let o = g("1e-6", &ar);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = g(
+        "0.02",
+        &["--neighbouring", "add-remove", "--allow-large-delta"],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(spends(), 4);
+}
+
+/// Numbers in messages are short: never hundreds of digits, even for a tiny ε whose noise
+/// scale is huge (the releases that run and the refusals alike).
+#[test]
+fn numbers_in_messages_are_short() {
+    let d = data_dir("numbers");
+    let long_number = |s: &str| {
+        s.as_bytes()
+            .windows(20)
+            .any(|w| w.iter().all(u8::is_ascii_digit))
+    };
+    for args in [
+        &["--mechanism", "laplace", "--epsilon", "1e-300"][..],
+        &["--mechanism", "gaussian", "--rho", "1e-300"][..],
+        &[
+            "--mechanism",
+            "gaussian",
+            "--epsilon",
+            "1e-300",
+            "--delta",
+            "1e-9",
+        ][..],
+        &[
+            "--mechanism",
+            "dualquery",
+            "--epsilon",
+            "1e-300",
+            "--seed",
+            "1",
+        ][..],
+        &["--mechanism", "ic-mw", "--epsilon", "1e-300", "--seed", "1"][..],
+    ] {
+        let o = release_in(&d, args);
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            !all.trim().is_empty() && !long_number(&all),
+            "{args:?}: {all}"
+        );
+    }
+}
+
+/// A negative number is a value that is out of range, not an unknown flag.
+#[test]
+fn negative_numbers_are_out_of_range_not_unknown_flags() {
+    let d = data_dir("negative");
+    for (args, want) in [
+        (
+            &["--mechanism", "laplace", "--epsilon", "-1"][..],
+            "--epsilon -1 is out of range",
+        ),
+        (
+            &["--mechanism", "gaussian", "--rho", "-0.5"][..],
+            "--rho -0.5 is out of range",
+        ),
+        (
+            &["--mechanism", "laplace", "--epsilon", "-inf"][..],
+            "--epsilon -inf is out of range",
+        ),
+        (
+            &[
+                "--mechanism",
+                "gaussian",
+                "--epsilon",
+                "1",
+                "--delta",
+                "-1e-9",
+            ][..],
+            "--delta -1e-9 is out of range",
+        ),
+        (
+            &["--mechanism", "laplace", "--epsilon", "1", "--seed", "-1"][..],
+            "invalid value '-1'",
+        ),
+        (
+            &[
+                "--mechanism",
+                "laplace",
+                "--epsilon",
+                "1",
+                "--max-memory-mib",
+                "-5",
+            ][..],
+            "invalid value '-5'",
+        ),
+    ] {
+        let o = release_in(&d, args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!err.contains("unexpected argument"), "{args:?}: {err}");
+    }
+    let o = run(&[
+        "ledger",
+        "init",
+        d.join("l.json").to_str().unwrap(),
+        "--epsilon",
+        "-1",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--epsilon -1 is out of range"), "{err}");
+    let o = run(&["audit", "--mechanism", "laplace", "--alpha", "-0.1"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(!err.contains("unexpected argument"), "{err}");
+}
+
+/// An attribute named twice — in the domain, the CSV header, a workload table,
+/// `--attributes` — is reported as a repeat, and the same table twice names both
+/// marginals.
+#[test]
+fn repeated_attribute_names_are_reported_as_such() {
+    let d = data_dir("repeats");
+    let p = |name: &str| d.join(name).to_str().unwrap().to_string();
+    std::fs::write(d.join("dup.json"), r#"{"a": 3, "a": 2}"#).unwrap();
+    std::fs::write(d.join("dup.csv"), "a,b,a\n0,0,0\n").unwrap();
+    std::fs::write(d.join("w1.json"), r#"[["a", "b", "a"]]"#).unwrap();
+    std::fs::write(d.join("w2.json"), r#"[["a"], ["a", "b"], ["b", "a"]]"#).unwrap();
+    let base = |data: &str, domain: &str, workload: &str, extra: &[&str]| {
+        let mut a = vec![
+            "release".to_string(),
+            "--data".into(),
+            p(data),
+            "--domain".into(),
+            p(domain),
+            "--workload".into(),
+            workload.into(),
+            "--mechanism".into(),
+            "laplace".into(),
+            "--epsilon".into(),
+            "1".into(),
+            "--quiet".into(),
+            "--out".into(),
+            p("out.csv"),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        Command::new(DPQR).args(&a).output().unwrap()
+    };
+    let cases = [
+        (
+            base("d.csv", "dup.json", "all-1way", &[]),
+            "attribute 'a' is declared twice",
+        ),
+        (
+            base("dup.csv", "d.json", "all-1way", &[]),
+            "column 'a' appears twice in the header",
+        ),
+        (
+            base("d.csv", "d.json", &p("w1.json"), &[]),
+            "marginal 1 ('a', 'b', 'a') names the attribute 'a' twice",
+        ),
+        (
+            base("d.csv", "d.json", &p("w2.json"), &[]),
+            "marginal 3 ('b', 'a') is the same table as marginal 2 ('a', 'b')",
+        ),
+        (
+            base("d.csv", "d.json", "all-1way", &["--attributes", "a,b,a"]),
+            "--attributes names the attribute 'a' twice",
+        ),
+    ];
+    for (o, want) in cases {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{want}: {err}");
+        assert!(err.contains(want), "{want}: {err}");
+        // no Rust Debug output: user text in single quotes, no ["…"] lists
+        assert!(!err.contains('"') && !err.contains("[\""), "{err}");
+    }
+    assert!(!d.join("out.csv").exists());
+}
+
+/// Errors and notes speak plain words: no Rust Debug output (double-quoted escaped strings,
+/// `Name { field: … }` structs, `[…]` lists) in what the program prints.
+#[test]
+fn messages_carry_no_debug_output() {
+    let d = data_dir("debug");
+    std::fs::write(d.join("bad-answers.csv"), "m,c,a\n").unwrap();
+    std::fs::write(d.join("l.json"), r#"{"format": "dpqr-ledger-9"}"#).unwrap();
+    let outputs = [
+        release(
+            "nope",
+            &["--epsilon", "1"],
+            d.join("a.csv").to_str().unwrap(),
+        ),
+        run(&[
+            "release",
+            "--dataset",
+            "no-such-data",
+            "--workload",
+            "all-1way",
+            "--mechanism",
+            "laplace",
+            "--epsilon",
+            "1",
+            "--out",
+            d.join("a.csv").to_str().unwrap(),
+        ]),
+        run(&[
+            "eval",
+            "--data",
+            d.join("d.csv").to_str().unwrap(),
+            "--domain",
+            d.join("d.json").to_str().unwrap(),
+            "--answers",
+            d.join("bad-answers.csv").to_str().unwrap(),
+        ]),
+        run(&["ledger", "show", d.join("l.json").to_str().unwrap()]),
+        // MWEM's note describes its measurement noise; the simplex note its post-processing
+        release_in(
+            &d,
+            &["--mechanism", "mwem", "--epsilon", "1", "--seed", "1"],
+        ),
+        release_in(
+            &d,
+            &[
+                "--mechanism",
+                "laplace",
+                "--epsilon",
+                "1",
+                "--seed",
+                "1",
+                "--post",
+                "simplex",
+            ],
+        ),
+    ];
+    for o in &outputs {
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        for debug in ["\"", " { ", "[\"", "Some(", "SimplexProjection"] {
+            assert!(!all.contains(debug), "{debug:?} in: {all}");
+        }
+    }
+}

@@ -119,7 +119,10 @@ fn outputs_are_replaced_whole_and_leave_no_temporary_file() {
                     g.0 += 1;
                 } else if text.lines().count() == rows
                     && text.ends_with('\n')
-                    && text.lines().last().is_some_and(|l| l.starts_with("a|b,999|299,"))
+                    && text
+                        .lines()
+                        .last()
+                        .is_some_and(|l| l.starts_with("a|b,999|299,"))
                 {
                     g.1 += 1;
                 } else if g.2.len() < 3 {
@@ -160,12 +163,22 @@ fn outputs_are_replaced_whole_and_leave_no_temporary_file() {
     stop.store(true, Ordering::Relaxed);
     reader.join().unwrap();
     let (old, new, partial) = seen.lock().unwrap().clone();
-    assert!(partial.is_empty(), "a reader saw partial answers: {partial:?}");
+    assert!(
+        partial.is_empty(),
+        "a reader saw partial answers: {partial:?}"
+    );
     assert!(old + new > 0, "the reader never read the file");
     // nothing but the inputs and the two outputs: no temporary file left behind
     assert_eq!(
         listing(&d),
-        ["answers.csv", "big.csv", "big.json", "d.csv", "d.json", "r.json"]
+        [
+            "answers.csv",
+            "big.csv",
+            "big.json",
+            "d.csv",
+            "d.json",
+            "r.json"
+        ]
     );
     std::fs::remove_dir_all(&d).ok();
 }
@@ -183,14 +196,8 @@ fn outputs_naming_one_file_are_refused_up_front() {
     let data = d.join("d.csv");
     let l = s(&ledger);
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (
-            vec!["--out", s(&out), "--report", s(&out)],
-            "--report",
-        ),
-        (
-            vec!["--out", s(&out), "--report", s(&dotted)],
-            "--report",
-        ),
+        (vec!["--out", s(&out), "--report", s(&out)], "--report"),
+        (vec!["--out", s(&out), "--report", s(&dotted)], "--report"),
         (
             vec!["--out", s(&out), "--synthetic-out", s(&dotted)],
             "--synthetic-out",
@@ -249,14 +256,24 @@ fn unwritable_outputs_are_refused_before_data_ledger_or_noise() {
     // a directory that refuses new files (sysfs is read-only, even for root); the case is
     // skipped where it accepts them
     if std::fs::write("/sys/dpqr-write-probe", "").is_err() {
-        cases.push((PathBuf::from("/sys/dpqr-report.json"), "cannot create a file"));
+        cases.push((
+            PathBuf::from("/sys/dpqr-report.json"),
+            "cannot create a file",
+        ));
     }
     for (report, want) in &cases {
         let o = release(
             &d,
             "bad.csv",
             "laplace",
-            &["--out", s(&out), "--report", s(report), "--ledger", s(&ledger)],
+            &[
+                "--out",
+                s(&out),
+                "--report",
+                s(report),
+                "--ledger",
+                s(&ledger),
+            ],
         );
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{report:?}: {}", text(&o));
@@ -264,7 +281,10 @@ fn unwritable_outputs_are_refused_before_data_ledger_or_noise() {
             err.contains("--report") && err.contains(want) && err.contains("nothing was read"),
             "{report:?}: {err}"
         );
-        assert!(!err.contains("bad.csv"), "{report:?}: the data was read: {err}");
+        assert!(
+            !err.contains("bad.csv"),
+            "{report:?}: the data was read: {err}"
+        );
         assert_eq!(recorded(&ledger), 0, "{report:?}: a spend was recorded");
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "old\n");
     }

@@ -71,10 +71,10 @@ struct AuditArgs {
     #[arg(long)]
     canary: bool,
     /// Canary with this factor times the noise scale instead of 1/2 (implies --canary).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     noise_factor: Option<f64>,
     /// Failure probability of the audit (a correct mechanism fails with at most this).
-    #[arg(long, default_value_t = dp_bench::audit::DEFAULT_ALPHA, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = dp_bench::audit::DEFAULT_ALPHA, allow_hyphen_values = true)]
     alpha: f64,
     /// Neighbouring relation audited.
     #[arg(long, value_enum, default_value = "replace-one")]
@@ -88,13 +88,13 @@ enum LedgerCommand {
         /// The ledger file (must not exist).
         file: PathBuf,
         /// ε of the budget (pure ε-DP alone, (ε, δ) with --delta).
-        #[arg(long, allow_negative_numbers = true)]
+        #[arg(long, allow_hyphen_values = true)]
         epsilon: Option<f64>,
         /// δ of an (ε, δ) budget.
-        #[arg(long, requires = "epsilon", allow_negative_numbers = true)]
+        #[arg(long, requires = "epsilon", allow_hyphen_values = true)]
         delta: Option<f64>,
         /// ρ of a ρ-zCDP budget.
-        #[arg(long, conflicts_with_all = ["epsilon", "delta"], allow_negative_numbers = true)]
+        #[arg(long, conflicts_with_all = ["epsilon", "delta"], allow_hyphen_values = true)]
         rho: Option<f64>,
         /// Neighbouring relation of the budget. Spends under the other relation are
         /// converted (add/remove into replace-one: 2ε, 4ρ, (2ε, (1 + e^ε)δ)) or refused
@@ -223,19 +223,19 @@ struct ReleaseArgs {
     #[arg(long)]
     mechanism: String,
     /// ε > 0 (with --delta for the zCDP mechanisms).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     epsilon: Option<f64>,
     /// δ in (0, 1): the zCDP mechanisms spend the largest ρ whose (ε, δ) conversion is
     /// within budget. At most 1/n under replace-one neighbours and at most 1e-6 under
     /// add/remove (where n is private) unless --allow-large-delta is given.
-    #[arg(long, conflicts_with = "rho", allow_negative_numbers = true)]
+    #[arg(long, conflicts_with = "rho", allow_hyphen_values = true)]
     delta: Option<f64>,
     /// Accept a --delta above 1/n (replace-one) or above 1e-6 (add/remove); see
     /// docs/privacy.md, "Budgets and parameters".
     #[arg(long)]
     allow_large_delta: bool,
     /// ρ > 0 of ρ-zCDP, instead of --epsilon/--delta.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     rho: Option<f64>,
     /// Neighbouring relation of the guarantee.
     #[arg(long, value_enum, default_value = "replace-one")]
