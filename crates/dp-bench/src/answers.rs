@@ -280,6 +280,33 @@ mod tests {
     }
 
     #[test]
+    fn awkward_names_round_trip() {
+        let names = ["a,b", "c|d", "e\\|", "say \"hi\"", "x\ny", "|"];
+        let d = Domain::new(names.iter().map(|n| (n.to_string(), 2)).collect()).unwrap();
+        let w = MarginalWorkload::all_kway(&d, 2).unwrap();
+        for m in w.marginals() {
+            let label = table_label(m.attrs().iter().map(|&a| d.name(a)));
+            let back = parse_table_label(&label).unwrap();
+            let want: Vec<&str> = m.attrs().iter().map(|&a| d.name(a)).collect();
+            assert_eq!(back, want, "{label}");
+        }
+        // by hand
+        assert_eq!(table_label(["c|d", "e\\|"]), "c\\|d|e\\\\\\|");
+        assert_eq!(parse_table_label("a\\"), None);
+        let answers: Vec<f64> = (0..w.num_queries()).map(|i| i as f64 * 1e-200).collect();
+        let mut buf = Vec::new();
+        write_answers(&mut buf, &w, &answers).unwrap();
+        let (w2, back) = parse_answers(&buf, "t", &d).unwrap();
+        assert_eq!(w2, w);
+        assert_eq!(back, answers);
+        // a repeated attribute in a label is an error naming it
+        let e = parse_answers(b"marginal,cell,answer\n\\||\\|,0|0,1\n", "t", &d)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2") && e.contains("twice"), "{e}");
+    }
+
+    #[test]
     fn bad_files_name_the_line() {
         let d = domain();
         let dir = std::env::temp_dir().join(format!("dpqr-answers-bad-{}", std::process::id()));
