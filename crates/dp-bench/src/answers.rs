@@ -2,7 +2,8 @@
 //!
 //! `marginal` is the table's attribute names joined by `|` (in workload order), `cell` the
 //! cell's integer codes joined by `|` (in the same attribute order), `answer` the normalised
-//! answer. Rows come in workload order: tables in order, cells in row-major order with the
+//! answer (exact: the shortest decimal that reads back as the same `f64`, in scientific
+//! notation below 1e-4 and from 1e15, [`dp_core::Num`]). Rows come in workload order: tables in order, cells in row-major order with the
 //! last attribute varying fastest (dp-queries' documented query order).
 //!
 //! Any attribute name round-trips: inside the `marginal` field a `|` or `\` that is part
