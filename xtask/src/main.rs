@@ -180,7 +180,7 @@ fn bench_baselines(quick: bool, out: &Path) -> Result<()> {
             return Err(e.context(format!("writing {}", path.display())));
         }
         println!(
-            "== {} on {} (n = {}), δ = {} for gaussian; seed {} ==",
+            "== {} on {} (n = {}), δ = {:e} for gaussian; seed {} ==",
             exp.name,
             exp.dataset,
             records.first().map(|r| r.n).unwrap_or(0),

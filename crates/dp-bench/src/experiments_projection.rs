@@ -398,7 +398,7 @@ pub fn run_and_report_experiments(
             exp.dataset,
             exp.workload,
             profile.universe_size,
-            exp.delta,
+            dp_core::Num(exp.delta),
             exp.seed,
             start.elapsed().as_secs_f64()
         );
