@@ -38,6 +38,7 @@ pub mod perturbation;
 pub mod postprocess;
 pub mod projection;
 pub mod release;
+pub mod restricted;
 pub mod sensitivity;
 pub mod steps;
 
@@ -66,6 +67,7 @@ pub use release::{
     Diagnostics, NoiseDescription, NoiseDistribution, Normaliser, PrivacyCertificate, Release,
     SyntheticData,
 };
+pub use restricted::OnWorkloadAttributes;
 pub use steps::{
     AuditedStep, StepAudited, StepComposition, StepDecomposition, StepLoss, StepRequest, StepRunner,
 };

@@ -24,6 +24,13 @@ pub trait Mechanism: Send + Sync {
         false
     }
 
+    /// Whether the mechanism works over an explicit universe of the data's domain (the
+    /// projection family, MWEM, IC-MW), so that running it over the attributes the workload
+    /// touches ([`crate::OnWorkloadAttributes`]) shrinks what it enumerates.
+    fn works_over_a_universe(&self) -> bool {
+        false
+    }
+
     /// The white-box view for the per-step privacy audit ([`crate::steps`]): `Some` for the
     /// composed mechanisms that can be decomposed into audited steps (MWEM, IC-MW,
     /// DualQuery, chaining for worst-case error), `None` otherwise.

@@ -428,6 +428,44 @@ impl MarginalWorkload {
     pub fn domain(&self) -> &Domain {
         &self.domain
     }
+    /// The attributes at least one table of the workload touches, ascending.
+    pub fn touched_attributes(&self) -> Vec<usize> {
+        let mut a: Vec<usize> = self
+            .marginals
+            .iter()
+            .flat_map(|m| m.attrs().iter().copied())
+            .collect();
+        a.sort_unstable();
+        a.dedup();
+        a
+    }
+
+    /// The same workload over the sub-domain `self.domain().project(attrs)`: table `j` asks
+    /// for the same attributes, renumbered to their positions in `attrs`, in the same order —
+    /// so its answers have exactly the layout of `self`'s, and counting it on a dataset
+    /// restricted to `attrs` gives `self`'s counts on the full one.
+    ///
+    /// Errors: `attrs` out of range, repeated or empty, or missing an attribute some table
+    /// uses ([`QueryError::UnknownAttribute`]).
+    pub fn on_attributes(&self, attrs: &[usize]) -> Result<MarginalWorkload> {
+        let sub = self.domain.project(attrs)?;
+        let mut marginals = Vec::with_capacity(self.marginals.len());
+        for m in &self.marginals {
+            let renumbered =
+                m.attrs()
+                    .iter()
+                    .map(|a| {
+                        attrs.iter().position(|b| b == a).ok_or_else(|| {
+                            QueryError::UnknownAttribute {
+                                name: self.domain.name(*a).to_string(),
+                            }
+                        })
+                    })
+                    .collect::<Result<Vec<usize>>>()?;
+            marginals.push(Marginal::new(&sub, renumbered)?);
+        }
+        MarginalWorkload::new(&sub, marginals)
+    }
 
     /// The marginals, in workload order.
     pub fn marginals(&self) -> &[Marginal] {
@@ -552,6 +590,45 @@ fn parse_positive(s: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Counting the workload restricted to its touched attributes on the data restricted to
+    /// them gives the full workload's counts, cell for cell; a missing attribute is an error.
+    #[test]
+    fn on_attributes_keeps_the_counts_and_the_layout() {
+        let domain = Domain::new(vec![
+            ("a".into(), 2),
+            ("b".into(), 3),
+            ("c".into(), 2),
+            ("d".into(), 4),
+        ])
+        .unwrap();
+        let cols = vec![
+            vec![0, 1, 1, 0, 1],
+            vec![2, 0, 1, 1, 2],
+            vec![1, 1, 0, 0, 1],
+            vec![3, 0, 2, 1, 3],
+        ];
+        let data = Dataset::from_columns(domain.clone(), cols).unwrap();
+        let w = MarginalWorkload::from_attribute_lists(
+            &domain,
+            &[vec!["d".into(), "b".into()], vec!["b".into()]],
+        )
+        .unwrap();
+        let touched = w.touched_attributes();
+        assert_eq!(touched, vec![1, 3]);
+        let sub = w.on_attributes(&touched).unwrap();
+        let sub_data = data.select_attributes(&["b", "d"]).unwrap();
+        assert_eq!(sub.num_queries(), w.num_queries());
+        assert_eq!(
+            sub.count_all(&sub_data).unwrap(),
+            w.count_all(&data).unwrap()
+        );
+        assert_eq!(sub.marginals()[0].attrs(), &[1, 0]);
+        assert!(matches!(
+            w.on_attributes(&[1]),
+            Err(QueryError::UnknownAttribute { .. })
+        ));
+    }
 
     #[test]
     fn binomial_matches_pascal() {

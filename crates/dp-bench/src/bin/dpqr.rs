@@ -23,7 +23,7 @@ use dp_bench::registry::{
 use dp_bench::synthetic::{weight_column, write_synthetic};
 use dp_bench::{BenchError, Result, datasets, io_error, quoted};
 use dp_core::{Neighbouring, Num, os_seeded_rng, seeded_rng};
-use dp_mechanisms::{Normaliser, PostProcessing};
+use dp_mechanisms::{Mechanism, Normaliser, OnWorkloadAttributes, PostProcessing};
 use dp_queries::{Dataset, Domain, ErrorReport, MarginalWorkload};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
@@ -388,6 +388,13 @@ fn release(args: &ReleaseArgs) -> Result<()> {
         attribute_names: Arc::clone(&attribute_names),
     };
     let mech = build_mechanism_with(&args.mechanism, budget, neighbouring, post, &options)?;
+    // a workload over a few attributes of a wide table: enumerate only those
+    // (dp_mechanisms::restricted; the guarantee is unchanged)
+    let mech: Box<dyn Mechanism> = if mech.works_over_a_universe() {
+        Box::new(OnWorkloadAttributes::new(mech))
+    } else {
+        mech
+    };
     if args.synthetic_out.is_some() && !mech.produces_synthetic() {
         return Err(BenchError::Usage(format!(
             "{} releases answers only, no synthetic data: drop --synthetic-out or choose a \

@@ -640,6 +640,10 @@ impl Mechanism for ChainingWorstCase {
         "chaining-worst-case"
     }
 
+    fn works_over_a_universe(&self) -> bool {
+        true
+    }
+
     fn certificate(&self) -> PrivacyCertificate {
         self.budget.certificate(self.name())
     }

@@ -555,6 +555,10 @@ impl Mechanism for IterativeConstruction {
     fn produces_synthetic(&self) -> bool {
         true
     }
+    fn works_over_a_universe(&self) -> bool {
+        true
+    }
+
     fn certificate(&self) -> PrivacyCertificate {
         PrivacyCertificate {
             mechanism: "ic-mw".into(),

@@ -449,6 +449,10 @@ impl Mechanism for Mwem {
         true
     }
 
+    fn works_over_a_universe(&self) -> bool {
+        true
+    }
+
     fn certificate(&self) -> PrivacyCertificate {
         PrivacyCertificate {
             mechanism: "mwem".into(),

@@ -351,6 +351,10 @@ impl Mechanism for ChainingMechanism {
         "chaining"
     }
 
+    fn works_over_a_universe(&self) -> bool {
+        true
+    }
+
     fn certificate(&self) -> PrivacyCertificate {
         self.budget.certificate(self.name())
     }

@@ -229,6 +229,10 @@ impl Mechanism for CoarseProjectionMechanism {
         true
     }
 
+    fn works_over_a_universe(&self) -> bool {
+        true
+    }
+
     fn certificate(&self) -> PrivacyCertificate {
         self.budget.certificate(self.name())
     }

@@ -594,6 +594,10 @@ impl Mechanism for ProjectionMechanism {
         true
     }
 
+    fn works_over_a_universe(&self) -> bool {
+        true
+    }
+
     fn certificate(&self) -> PrivacyCertificate {
         self.budget.certificate(self.name())
     }
