@@ -35,6 +35,31 @@ pub enum BenchError {
          charged: a failed release gets no free retry): {0}"
     )]
     ReleaseFailedAfterCharge(#[source] MechanismError),
+    /// The budget ledger refused a release (it would overspend the dataset's budget, or the
+    /// ledger cannot take it), before any data was read or noise drawn. The cause stays
+    /// typed: [`BenchError::is_over_budget`] tells an overspend from other refusals.
+    #[error("ledger {ledger}: dataset {dataset}: refusing the release: {source}")]
+    LedgerRefused {
+        /// The ledger file.
+        ledger: String,
+        /// The dataset's key in the ledger.
+        dataset: String,
+        /// Why.
+        #[source]
+        source: Box<BenchError>,
+    },
+    /// An error of a release charged to a ledger, with the ledger and dataset it concerns
+    /// (e.g. [`BenchError::ReleaseFailedAfterCharge`]).
+    #[error("ledger {ledger}: dataset {dataset}: {source}")]
+    InLedger {
+        /// The ledger file.
+        ledger: String,
+        /// The dataset's key in the ledger.
+        dataset: String,
+        /// The error.
+        #[source]
+        source: Box<BenchError>,
+    },
     /// A bad row in an answers CSV file.
     #[error("{file}, line {line}: {message}")]
     AnswersFile {
@@ -45,6 +70,20 @@ pub enum BenchError {
         /// What is wrong.
         message: String,
     },
+}
+
+impl BenchError {
+    /// Whether this is (or wraps) a spend refused because it would exceed a budget
+    /// ([`CoreError::BudgetExceeded`]); `dpqr` exits with status 3 for it, 2 for other errors.
+    pub fn is_over_budget(&self) -> bool {
+        match self {
+            BenchError::Core(CoreError::BudgetExceeded { .. }) => true,
+            BenchError::LedgerRefused { source, .. } | BenchError::InLedger { source, .. } => {
+                source.is_over_budget()
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Result alias for this crate.

@@ -167,6 +167,7 @@ fn concurrent_releases_are_serialised_by_the_lock() {
     for o in outputs.iter().filter(|o| !o.status.success()) {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains("refusing the release"), "{err}");
+        assert_eq!(o.status.code(), Some(3), "{err}");
     }
     assert_eq!(spends(&ledger).len(), 5);
     let show = Command::new(DPQR)
@@ -187,7 +188,8 @@ fn an_overspending_release_is_refused_before_the_data_is_read() {
     // the data file is malformed: if it were read first, the error would be about it
     std::fs::write(d.join("d.csv"), "a,b\n9,9\n").unwrap();
     let o = release_cmd(&d, &ledger, "x.csv").output().unwrap();
-    assert!(!o.status.success());
+    // exit status 3: over budget (typed up to the CLI, told apart from other errors)
+    assert_eq!(o.status.code(), Some(3));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("refusing the release"), "{err}");
     assert!(!d.join("x.csv").exists());

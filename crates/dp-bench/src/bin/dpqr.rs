@@ -418,11 +418,10 @@ fn release(args: &ReleaseArgs) -> Result<()> {
             let key = args.data.ledger_key()?;
             l.contents
                 .can_spend(&key, &spend, spend_relation)
-                .map_err(|e| {
-                    BenchError::Usage(format!(
-                        "ledger {}: dataset {key}: refusing the release: {e}",
-                        path.display()
-                    ))
+                .map_err(|e| BenchError::LedgerRefused {
+                    ledger: path.display().to_string(),
+                    dataset: key.clone(),
+                    source: Box::new(e),
                 })?;
             Some((l, key))
         }
@@ -492,13 +491,16 @@ fn release(args: &ReleaseArgs) -> Result<()> {
                 &mut rng,
             )
             .map_err(|e| match e {
-                BenchError::ReleaseFailedAfterCharge(_) => {
-                    BenchError::Usage(format!("ledger {}: dataset {key}: {e}", path.display()))
-                }
-                e => BenchError::Usage(format!(
-                    "ledger {}: dataset {key}: refusing the release: {e}",
-                    path.display()
-                )),
+                BenchError::ReleaseFailedAfterCharge(_) => BenchError::InLedger {
+                    ledger: path.display().to_string(),
+                    dataset: key.clone(),
+                    source: Box::new(e),
+                },
+                e => BenchError::LedgerRefused {
+                    ledger: path.display().to_string(),
+                    dataset: key.clone(),
+                    source: Box::new(e),
+                },
             })?;
             let ledger_relation = l.contents.neighbouring;
             let charged = if ledger_relation == spend_relation {
@@ -852,7 +854,9 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(2)
+            // 3: a budget refused the spend (nothing was read, drawn or written); 2: any
+            // other error
+            ExitCode::from(if e.is_over_budget() { 3 } else { 2 })
         }
     }
 }
