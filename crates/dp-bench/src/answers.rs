@@ -97,7 +97,7 @@ pub fn write_answers_file(path: &Path, workload: &MarginalWorkload, answers: &[f
 /// it describes (tables in order of first appearance) and the answers in workload order.
 /// Every cell of every table must appear exactly once; errors name the line.
 pub fn read_answers(path: &Path, domain: &Domain) -> Result<(MarginalWorkload, Vec<f64>)> {
-    let bytes = std::fs::read(path).map_err(crate::io_error(path))?;
+    let bytes = crate::output::read_maybe_compressed(path)?;
     parse_answers(&bytes, &path.display().to_string(), domain)
 }
 

@@ -180,6 +180,57 @@ fn sync_directory(path: &Path) -> Result<()> {
         .map_err(io_error(&dir))
 }
 
+/// Whether `path` names a gzip file (its extension is `gz`, any case): `dpqr` compresses
+/// what it writes there and decompresses what it reads from there.
+pub fn is_gzip(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
+}
+
+/// Write into `file` with `write`, gzip-compressed (RFC 1952, default level) when its target
+/// path ends in `.gz` ([`is_gzip`]), as is otherwise.
+pub fn write_maybe_compressed(
+    file: &mut AtomicFile,
+    write: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
+    if !is_gzip(file.path()) {
+        return write(file);
+    }
+    let path = file.path().to_path_buf();
+    let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+    write(&mut gz)?;
+    gz.finish().map_err(io_error(&path))?;
+    Ok(())
+}
+
+/// The bytes of `path`, decompressed when it ends in `.gz` ([`is_gzip`]); a corrupt gzip
+/// stream is an I/O error naming the file.
+pub fn read_maybe_compressed(path: &Path) -> Result<Vec<u8>> {
+    let bytes = std::fs::read(path).map_err(io_error(path))?;
+    if !is_gzip(path) {
+        return Ok(bytes);
+    }
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&bytes[..]), &mut out)
+        .map_err(io_error(path))?;
+    Ok(out)
+}
+
+/// A file size for messages: bytes below 1 KiB, else KiB / MiB / GiB with one decimal.
+pub fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 3] = ["KiB", "MiB", "GiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut v = bytes as f64 / 1024.0;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.1} {}", UNITS[u])
+}
+
 /// Write `path` atomically with `write` (see the module docs): on any error the target is
 /// left as it was and the temporary file is removed.
 pub fn write_atomically(

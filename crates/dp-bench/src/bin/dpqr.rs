@@ -26,7 +26,6 @@ use dp_core::{Neighbouring, Num, os_seeded_rng, seeded_rng};
 use dp_mechanisms::{Mechanism, Normaliser, OnWorkloadAttributes, PostProcessing};
 use dp_queries::{Dataset, Domain, ErrorReport, MarginalWorkload};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, OnceLock};
@@ -584,16 +583,20 @@ fn release(args: &ReleaseArgs) -> Result<()> {
     pb.set_message("writing outputs");
     let mut files = Vec::with_capacity(3);
     let mut answers_file = AtomicFile::create(&args.out)?;
-    write_answers(&mut answers_file, &workload, &release.answers)?;
+    output::write_maybe_compressed(&mut answers_file, |w| {
+        write_answers(w, &workload, &release.answers)
+    })?;
     files.push(answers_file);
     if let (Some(path), Some(text)) = (&args.report, &report_text) {
         let mut f = AtomicFile::create(path)?;
-        f.write_all(text.as_bytes()).map_err(io_error(path))?;
+        output::write_maybe_compressed(&mut f, |w| {
+            w.write_all(text.as_bytes()).map_err(io_error(path))
+        })?;
         files.push(f);
     }
     if let Some((path, synthetic)) = synthetic {
         let mut f = AtomicFile::create(path)?;
-        write_synthetic(&mut f, synthetic)?;
+        output::write_maybe_compressed(&mut f, |w| write_synthetic(w, synthetic))?;
         files.push(f);
     }
     for f in files {
@@ -621,11 +624,17 @@ fn release(args: &ReleaseArgs) -> Result<()> {
     for note in &release.diagnostics.notes {
         println!("note: {note}");
     }
+    let size = |p: &std::path::Path| {
+        std::fs::metadata(p).map_or(String::new(), |m| {
+            format!(" ({})", output::human_size(m.len()))
+        })
+    };
     println!(
-        "wrote {} answers ({} marginals) to {}",
+        "wrote {} answers ({} marginals) to {}{}",
         release.answers.len(),
         workload.len(),
-        args.out.display()
+        args.out.display(),
+        size(&args.out)
     );
     if let Some((path, synthetic)) = synthetic {
         let weight = weight_column(synthetic.records.domain());
@@ -635,9 +644,10 @@ fn release(args: &ReleaseArgs) -> Result<()> {
             format!("; its weight column is called {weight} because an attribute is named weight")
         };
         println!(
-            "wrote {} synthetic records to {}{renamed}",
+            "wrote {} synthetic records to {}{}{renamed}",
             synthetic.weights.len(),
-            path.display()
+            path.display(),
+            size(path)
         );
     }
     Ok(())
