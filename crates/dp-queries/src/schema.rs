@@ -576,3 +576,277 @@ fn json_string(s: &str) -> String {
 fn json_number(x: f64) -> String {
     serde_json::to_string(&x).unwrap_or_else(|_| "0".into())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Dataset;
+
+    const SCHEMA: &str = r#"{
+        "sex": {"labels": ["female", "male"]},
+        "age": {"bins": [0, 18, 30, 65, 120]},
+        "region": {"labels": ["north", "south"], "other": true},
+        "flag": 2
+    }"#;
+
+    fn schema() -> Schema {
+        Schema::from_json_str(SCHEMA, "s.json").unwrap()
+    }
+
+    fn load(csv: &str) -> Result<Dataset> {
+        Dataset::from_csv_reader_with_schema(csv.as_bytes(), "raw.csv", &schema())
+    }
+
+    fn outside(csv: &str) -> (u64, String, String, String) {
+        match load(csv) {
+            Err(QueryError::OutsideSchema {
+                file,
+                line,
+                column,
+                value,
+                reason,
+            }) => {
+                assert_eq!(file, "raw.csv");
+                (line, column, value, reason)
+            }
+            other => panic!("{csv}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn sizes_come_from_labels_bins_and_other() {
+        let s = schema();
+        let d = s.domain();
+        assert_eq!(
+            d.names().collect::<Vec<_>>(),
+            ["sex", "age", "region", "flag"]
+        );
+        assert_eq!(d.sizes(), &[2, 4, 3, 2]);
+        assert!(!s.is_codes_only());
+        assert!(s.attribute(2).unwrap().has_other());
+        assert!(!s.attribute(0).unwrap().has_other());
+        // the plain domain of the same file
+        assert_eq!(&Domain::from_json_str(SCHEMA, "s.json").unwrap(), d);
+        assert!(
+            Schema::from_json_str(r#"{"a": 3, "b": {"size": 2}}"#, "p")
+                .unwrap()
+                .is_codes_only()
+        );
+    }
+
+    #[test]
+    fn labels_are_encoded_by_position_in_any_column_order() {
+        let d =
+            load("flag,region,age,sex\n1,south,40,male\n0,north,3,female\n0,\"north\",18,male\n")
+                .unwrap();
+        assert_eq!(d.n(), 3);
+        assert_eq!(d.column(0), &[1, 0, 1]); // sex
+        assert_eq!(d.column(2), &[1, 0, 0]); // region
+        assert_eq!(d.column(3), &[1, 0, 0]); // flag, read as codes
+    }
+
+    #[test]
+    fn bins_are_half_open_and_the_last_edge_is_in_the_last_bin() {
+        let cases = [
+            ("0", 0),
+            ("17.999", 0),
+            ("18", 1), // an inner edge starts the next bin
+            ("29.5", 1),
+            ("30", 2),
+            ("64", 2),
+            ("65", 3),
+            ("120", 3), // the last edge is in the last bin (closed)
+            (" 1.2e2 ", 3),
+            ("-0", 0),
+        ];
+        for (value, code) in cases {
+            let d = load(&format!("sex,age,region,flag\nmale,{value},north,0\n")).unwrap();
+            assert_eq!(d.column(1), &[code], "{value}");
+        }
+        for value in ["120.0001", "-1", "-0.5", "1e300"] {
+            let (line, column, v, reason) =
+                outside(&format!("sex,age,region,flag\nmale,{value},north,0\n"));
+            assert_eq!((line, column.as_str(), v.as_str()), (2, "age", value));
+            assert!(
+                reason.contains("outside the bins") && reason.contains("0 to 120"),
+                "{reason}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_other_bucket_collects_values_outside_the_schema() {
+        for value in ["east", "", "North", " north", "NaN"] {
+            let d = load(&format!("sex,age,region,flag\nmale,5,{value},0\n")).unwrap();
+            assert_eq!(d.column(2), &[2], "{value:?}");
+        }
+        let binned = r#"{"x": {"bins": [0, 1, 2], "other": true}}"#;
+        let s = Schema::from_json_str(binned, "b.json").unwrap();
+        assert_eq!(s.domain().sizes(), &[3]);
+        let d = Dataset::from_csv_reader_with_schema(
+            "x\n0.5\nNaN\n\n2\n-inf\n3\nabc\n1\n".as_bytes(),
+            "f",
+            &s,
+        )
+        .unwrap();
+        assert_eq!(d.column(0), &[0, 2, 1, 2, 2, 2, 1]);
+    }
+
+    #[test]
+    fn nan_and_empty_cells_without_other_name_the_line_and_column() {
+        // line 4: a blank line still counts
+        let (line, column, value, reason) =
+            outside("sex,age,region,flag\nmale,5,north,0\n\nmale,NaN,north,0\n");
+        assert_eq!((line, column.as_str(), value.as_str()), (4, "age", "NaN"));
+        assert!(
+            reason.contains("not a finite number") && reason.contains("\"other\""),
+            "{reason}"
+        );
+        let (line, column, _, reason) = outside("sex,age,region,flag\nmale,,north,0\n");
+        assert_eq!((line, column.as_str()), (2, "age"));
+        assert!(reason.contains("empty"), "{reason}");
+        let (line, column, _, reason) = outside("sex,age,region,flag\n,5,north,0\n");
+        assert_eq!((line, column.as_str()), (2, "sex"));
+        assert!(reason.contains("empty"), "{reason}");
+        let (_, column, _, reason) = outside("sex,age,region,flag\nmale,old,north,0\n");
+        assert_eq!(column, "age");
+        assert!(reason.contains("not a number"), "{reason}");
+        let (line, column, value, reason) =
+            outside("sex,age,region,flag\nmale,5,north,0\nMale,5,north,0\n");
+        assert_eq!((line, column.as_str(), value.as_str()), (3, "sex", "Male"));
+        assert!(reason.contains("not one of the 2 labels"), "{reason}");
+        // the message a user sees names all of it
+        let msg = load("sex,age,region,flag\nmale,5,north,0\nMale,5,north,0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.starts_with("raw.csv: line 3: column 'sex': 'Male' is outside the schema"),
+            "{msg}"
+        );
+        // a codes attribute keeps the code errors of a plain domain file
+        assert!(matches!(
+            load("sex,age,region,flag\nmale,5,north,2\n"),
+            Err(QueryError::OutOfDomain { line: 2, .. })
+        ));
+        assert!(matches!(
+            load("sex,age,region,flag\nmale,5,north,yes\n"),
+            Err(QueryError::NotInteger { line: 2, .. })
+        ));
+    }
+
+    #[test]
+    fn bad_schemas_are_refused_with_the_attribute_named() {
+        for (json, want) in [
+            (r#"{"a": {"labels": ["x"], "bins": [0, 1]}}"#, "exactly one"),
+            (r#"{"a": {"other": true}}"#, "exactly one"),
+            (r#"{"a": {"labels": []}}"#, "empty"),
+            (r#"{"a": {"labels": ["x", ""]}}"#, "empty"),
+            (r#"{"a": {"labels": ["x", "y", "x"]}}"#, "'x' appears twice"),
+            (r#"{"a": {"bins": [1]}}"#, "two edges"),
+            (r#"{"a": {"bins": [0, 2, 2]}}"#, "strictly increasing"),
+            (r#"{"a": {"bins": [3, 1]}}"#, "strictly increasing"),
+            (r#"{"a": {"size": 3, "other": true}}"#, "\"other\" needs"),
+            (r#"{"a": {"size": 0}}"#, "size 0"),
+            (r#"{"a": 2, "a": {"labels": ["x"]}}"#, "twice"),
+        ] {
+            match Schema::from_json_str(json, "f.json") {
+                Err(QueryError::BadDomain { reason }) => {
+                    assert!(reason.starts_with("f.json"), "{reason}");
+                    assert!(reason.contains(want), "{json}: {reason}");
+                }
+                other => panic!("{json}: {other:?}"),
+            }
+        }
+        for json in [
+            r#"{"a": {"labels": [1, 2]}}"#,
+            r#"{"a": {"bins": ["0", "1"]}}"#,
+            r#"{"a": {"label": ["x"]}}"#,
+            r#"{"a": {"labels": ["x"], "other": "yes"}}"#,
+            r#"{"a": "x"}"#,
+            r#"{"a": -2}"#,
+        ] {
+            match Schema::from_json_str(json, "f.json") {
+                Err(QueryError::BadJson { file, message }) => {
+                    assert_eq!(file, "f.json");
+                    assert!(message.contains("'a'"), "{json}: {message}");
+                }
+                other => panic!("{json}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn codes_are_described_as_labels_and_bins() {
+        let s = schema();
+        let sex = s.attribute(0).unwrap();
+        assert_eq!(sex.describe_code(1), "male");
+        let age = s.attribute(1).unwrap();
+        assert_eq!(age.describe_code(0), "[0, 18)");
+        assert_eq!(age.describe_code(3), "[65, 120]");
+        assert_eq!(s.attribute(2).unwrap().describe_code(2), "other");
+        assert_eq!(s.attribute(3).unwrap().describe_code(1), "1");
+        assert_eq!(
+            age.encoding(),
+            &Encoding::Bins(vec![0.0, 18.0, 30.0, 65.0, 120.0])
+        );
+    }
+
+    #[test]
+    fn drafts_load_back_and_use_labels_bins_and_other() {
+        let mut csv = String::from("name,score,colour\n");
+        for i in 0..30 {
+            let colour = match i % 4 {
+                0 => "red",
+                1 => "blue",
+                2 => "",
+                _ => "green",
+            };
+            csv.push_str(&format!("p{},{},{colour}\n", i % 3, i * 2));
+        }
+        let settings = DraftSettings {
+            max_labels: 5,
+            bins: 4,
+        };
+        let draft = draft_schema(csv.as_bytes(), "d.csv", settings).unwrap();
+        let s = Schema::from_json_str(&draft, "draft").unwrap();
+        assert_eq!(
+            s.attribute(0).unwrap().encoding(),
+            &Encoding::Labels(vec!["p0".into(), "p1".into(), "p2".into()])
+        );
+        assert_eq!(
+            s.attribute(1).unwrap().encoding(),
+            &Encoding::Bins(vec![0.0, 14.5, 29.0, 43.5, 58.0])
+        );
+        // empty fields give an other bucket
+        assert!(s.attribute(2).unwrap().has_other());
+        assert_eq!(s.domain().sizes(), &[3, 4, 4]);
+        // the data it was drafted from loads through it
+        let d = Dataset::from_csv_reader_with_schema(csv.as_bytes(), "d.csv", &s).unwrap();
+        assert_eq!(d.n(), 30);
+        // too many labels: the most frequent ones and an other bucket
+        let few = DraftSettings {
+            max_labels: 2,
+            bins: 4,
+        };
+        let draft = draft_schema("c\nb\na\nb\nc\nb\nz\nz\n".as_bytes(), "d.csv", few).unwrap();
+        let s = Schema::from_json_str(&draft, "draft").unwrap();
+        assert_eq!(
+            s.attribute(0).unwrap().encoding(),
+            &Encoding::Labels(vec!["b".into(), "z".into()])
+        );
+        assert!(s.attribute(0).unwrap().has_other());
+        // bad input is an error naming the file, never a panic
+        assert!(matches!(
+            draft_schema("".as_bytes(), "e.csv", few),
+            Err(QueryError::EmptyFile { .. })
+        ));
+        assert!(matches!(
+            draft_schema("a,b\n".as_bytes(), "e.csv", few),
+            Err(QueryError::NoRecords { .. })
+        ));
+        assert!(matches!(
+            draft_schema("a,b\n1,2\n3\n".as_bytes(), "e.csv", few),
+            Err(QueryError::RaggedRow { line: 3, .. })
+        ));
+    }
+}
