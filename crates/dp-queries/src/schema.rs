@@ -511,27 +511,20 @@ pub fn draft_schema<Rd: Read>(reader: Rd, file: &str, settings: DraftSettings) -
             .iter()
             .map(|(v, _)| v.trim().parse::<f64>().ok().filter(|x| x.is_finite()))
             .collect();
-        let entry = match numbers {
-            Some(nums) if nums.len() > max_labels => {
-                let lo = nums.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = nums.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let edges: Vec<String> = (0..=bins)
-                    .map(|i| {
-                        let e = if i == bins {
-                            hi
-                        } else {
-                            lo + (hi - lo) * i as f64 / bins as f64
-                        };
-                        json_number(e)
-                    })
-                    .collect();
+        let edges = numbers
+            .as_ref()
+            .filter(|nums| nums.len() > max_labels)
+            .and_then(|nums| draft_edges(nums, bins));
+        let entry = match edges {
+            Some(edges) => {
+                let edges: Vec<String> = edges.into_iter().map(json_number).collect();
                 format!(
                     "{{\"bins\": [{}]{}}}",
                     edges.join(", "),
                     if has_empty { ", \"other\": true" } else { "" }
                 )
             }
-            numbers => {
+            None => {
                 // the most frequent labels, then in numeric or text order
                 let mut kept = present.clone();
                 kept.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
@@ -567,6 +560,28 @@ pub fn draft_schema<Rd: Read>(reader: Rd, file: &str, settings: DraftSettings) -
     }
     out.push_str("}\n");
     Ok(out)
+}
+
+/// `bins` equal-width bin edges from the minimum to the maximum of `nums`, with repeated
+/// edges (a range too narrow for the floating-point grid) dropped; `None` if fewer than two
+/// distinct edges remain (then the column is drafted as labels).
+fn draft_edges(nums: &[f64], bins: usize) -> Option<Vec<f64>> {
+    let lo = nums.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = nums.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let mut edges: Vec<f64> = Vec::with_capacity(bins + 1);
+    for i in 0..=bins {
+        let t = i as f64 / bins as f64;
+        // written as a weighted mean so that it cannot overflow for huge ranges
+        let e = if i == bins {
+            hi
+        } else {
+            (lo * (1.0 - t) + hi * t).clamp(lo, hi)
+        };
+        if e.is_finite() && edges.last().is_none_or(|&last| e > last) {
+            edges.push(e);
+        }
+    }
+    (edges.len() >= 2).then_some(edges)
 }
 
 fn json_string(s: &str) -> String {
@@ -835,6 +850,20 @@ mod tests {
             &Encoding::Labels(vec!["b".into(), "z".into()])
         );
         assert!(s.attribute(0).unwrap().has_other());
+        // numbers too close to bin (one value written four ways): labels instead; a huge
+        // range: finite, strictly increasing edges
+        let draft = draft_schema("v\n1\n1.0\n01\n1.00\n".as_bytes(), "d.csv", few).unwrap();
+        let s = Schema::from_json_str(&draft, "draft").unwrap();
+        assert!(matches!(
+            s.attribute(0).unwrap().encoding(),
+            Encoding::Labels(_)
+        ));
+        let draft = draft_schema("v\n-1e308\n0\n1e308\n".as_bytes(), "d.csv", few).unwrap();
+        let s = Schema::from_json_str(&draft, "draft").unwrap();
+        assert_eq!(
+            s.attribute(0).unwrap().encoding(),
+            &Encoding::Bins(vec![-1e308, -5e307, 0.0, 5e307, 1e308])
+        );
         // bad input is an error naming the file, never a panic
         assert!(matches!(
             draft_schema("".as_bytes(), "e.csv", few),
