@@ -5,8 +5,11 @@
 //! * One header line of attribute names, matched to the domain **by name** (the column
 //!   order of the file is free). Every domain attribute must appear exactly once and no
 //!   other column may appear. A UTF-8 byte-order mark before the header is ignored.
-//! * Then one record per line; every field is a code in `0..size` of its column's
-//!   attribute, written as **ASCII decimal digits only**: no sign, no surrounding spaces,
+//! * Then one record per line. A field of an attribute whose schema gives labels or bins
+//!   ([`crate::schema`]) is a raw value, encoded through the schema (a value outside it is
+//!   [`QueryError::OutsideSchema`] unless the attribute declares an `other` bucket). Every
+//!   other field is a code in `0..size` of its column's attribute, written as **ASCII
+//!   decimal digits only**: no sign, no surrounding spaces,
 //!   no decimal point, not empty (`"1.5"`, `"-1"`, `"+1"`, `" 3"`, `""`, `"abc"` are all
 //!   [`QueryError::NotInteger`]). Leading zeros are accepted (`"007"` is 7). Standard CSV
 //!   quoting is honoured (`"3"` is 3).
@@ -18,7 +21,7 @@
 //!   line 1 when the file does not start with blank lines) and the column name. Within a
 //!   record, the field count is checked first ([`QueryError::RaggedRow`]), then the fields
 //!   left to right ([`QueryError::NonUtf8`], [`QueryError::NotInteger`],
-//!   [`QueryError::OutOfDomain`]). Header checks run in the order: UTF-8, duplicate,
+//!   [`QueryError::OutOfDomain`], [`QueryError::OutsideSchema`]). Header checks run in the order: UTF-8, duplicate,
 //!   extra column (first in file order), missing column (first in domain order).
 //! * No input panics the loader (a property test feeds it random bytes).
 
@@ -30,6 +33,7 @@ use rand::Rng;
 
 use crate::domain::Domain;
 use crate::error::{QueryError, Result};
+use crate::schema::Schema;
 
 /// Label used in errors for data that does not come from a named file.
 pub const IN_MEMORY: &str = "<memory>";
@@ -100,8 +104,9 @@ impl Dataset {
         Ok(Dataset { domain, columns, n })
     }
 
-    /// Loads `csv_path` against the domain in `domain_path` (a flat JSON object).
-    /// Columns are matched by name; see the module docs for the accepted format.
+    /// Loads `csv_path` against the domain or schema in `domain_path` (a JSON object of
+    /// sizes, labels or bins, see [`crate::schema`]). Columns are matched by name; see the
+    /// module docs for the accepted format.
     pub fn load_csv(csv_path: &Path, domain_path: &Path) -> Result<Self> {
         Self::load(csv_path, domain_path, false)
     }
@@ -114,13 +119,13 @@ impl Dataset {
     }
 
     fn load(csv_path: &Path, domain_path: &Path, allow_empty: bool) -> Result<Self> {
-        let domain = Domain::from_json_file(domain_path)?;
+        let schema = Schema::from_json_file(domain_path)?;
         let file = std::fs::File::open(csv_path).map_err(|source| QueryError::Io {
             path: csv_path.to_path_buf(),
             source,
         })?;
         let label = csv_path.display().to_string();
-        Self::read_csv(std::io::BufReader::new(file), &label, domain, allow_empty).map_err(|e| {
+        Self::read_csv(std::io::BufReader::new(file), &label, &schema, allow_empty).map_err(|e| {
             match e {
                 QueryError::Io { source, .. } => QueryError::Io {
                     path: csv_path.to_path_buf(),
@@ -134,15 +139,27 @@ impl Dataset {
     /// Parses CSV from `reader` (read fully into memory first); `file` labels error
     /// messages. See the module docs for the accepted format.
     pub fn from_csv_reader<Rd: Read>(reader: Rd, file: &str, domain: Domain) -> Result<Self> {
-        Self::read_csv(reader, file, domain, false)
+        Self::read_csv(reader, file, &Schema::codes(domain), false)
+    }
+
+    /// Parses CSV of raw values from `reader`, encoded through `schema` (labels, bins or
+    /// codes per attribute; see [`crate::schema`]); `file` labels error messages. The
+    /// dataset is over `schema.domain()`.
+    pub fn from_csv_reader_with_schema<Rd: Read>(
+        reader: Rd,
+        file: &str,
+        schema: &Schema,
+    ) -> Result<Self> {
+        Self::read_csv(reader, file, schema, false)
     }
 
     fn read_csv<Rd: Read>(
         mut reader: Rd,
         file: &str,
-        domain: Domain,
+        schema: &Schema,
         allow_empty: bool,
     ) -> Result<Self> {
+        let domain = schema.domain().clone();
         let mut bytes = Vec::new();
         reader
             .read_to_end(&mut bytes)
@@ -195,6 +212,7 @@ impl Dataset {
         let width = col_to_attr.len();
         let mut columns: Vec<Vec<u32>> = vec![Vec::new(); domain.len()];
         let sizes = domain.sizes().to_vec();
+        let codes_only = schema.is_codes_only();
         for (line, text) in lines {
             split_fields(text, &mut fields);
             if fields.len() != width {
@@ -208,6 +226,28 @@ impl Dataset {
             for (j, field) in fields.iter().enumerate() {
                 let a = col_to_attr[j];
                 let size = sizes[a];
+                if !codes_only {
+                    let value = std::str::from_utf8(field).map_err(|_| QueryError::NonUtf8 {
+                        file: file.into(),
+                        line,
+                    })?;
+                    match schema.encode(a, value) {
+                        Ok(Some(code)) => {
+                            columns[a].push(code);
+                            continue;
+                        }
+                        Ok(None) => {} // integer codes, read below
+                        Err(reason) => {
+                            return Err(QueryError::OutsideSchema {
+                                file: file.into(),
+                                line,
+                                column: names[j].clone(),
+                                value: value.into(),
+                                reason,
+                            });
+                        }
+                    }
+                }
                 match parse_code(field) {
                     Some(v) if v < u64::from(size) => columns[a].push(v as u32),
                     parsed => {

@@ -3,7 +3,8 @@
 //! The universe `X` of the papers (e.g. seed 003 §2, seed 004 §2) is the product
 //! `X = [s_0] × … × [s_{d-1}]` of the attribute domains `[s] = {0, …, s-1}`.
 //! The on-disk format is the private-pgm `NAME-domain.json` one: a single flat JSON object
-//! `{"attr": size, ...}`. Key order is kept (it is the attribute order of the domain), and
+//! `{"attr": size, ...}` (an entry may instead give category labels or numeric bins, see
+//! [`crate::schema`]). Key order is kept (it is the attribute order of the domain), and
 //! duplicate keys are an error (a plain JSON map would silently keep the last one).
 
 use std::fmt;
@@ -62,30 +63,15 @@ impl Domain {
         Ok(Domain { names, sizes })
     }
 
-    /// Parses a flat JSON object `{"attr": size, ...}`; `file` labels error messages.
+    /// Parses a domain file: a JSON object `{"attr": size, ...}`, whose entries may also be
+    /// the labels or bins of a [`crate::Schema`] (their encodings are dropped here; see
+    /// [`crate::Schema::from_json_str`]); `file` labels error messages.
     ///
     /// Syntax errors, a non-object document, or a size that is not a non-negative integer
     /// give [`QueryError::BadJson`]; a size of 0 or above `u32::MAX`, a duplicate key, an
     /// empty key or an empty object give [`QueryError::BadDomain`] (the reason names `file`).
     pub fn from_json_str(json: &str, file: &str) -> Result<Self> {
-        let FlatObject(entries) =
-            serde_json::from_str::<FlatObject>(json).map_err(|e| QueryError::BadJson {
-                file: file.to_string(),
-                message: e.to_string(),
-            })?;
-        let mut attrs = Vec::with_capacity(entries.len());
-        for (name, size) in entries {
-            let size = u32::try_from(size).map_err(|_| QueryError::BadDomain {
-                reason: format!("{file}: attribute '{name}' has size {size} > {}", u32::MAX),
-            })?;
-            attrs.push((name, size));
-        }
-        Domain::new(attrs).map_err(|e| match e {
-            QueryError::BadDomain { reason } => QueryError::BadDomain {
-                reason: format!("{file}: {reason}"),
-            },
-            other => other,
-        })
+        crate::schema::Schema::from_json_str(json, file).map(crate::schema::Schema::into_domain)
     }
 
     /// Reads and parses a domain JSON file (see [`Domain::from_json_str`]).

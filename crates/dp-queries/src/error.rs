@@ -94,6 +94,22 @@ pub enum QueryError {
         /// The attribute's domain size.
         size: u32,
     },
+    /// A raw value is outside its attribute's schema (an unknown label, a number outside
+    /// the bins, a non-number in a binned column, an empty field) and the attribute
+    /// declares no `other` bucket.
+    #[error("{file}: line {line}: column '{column}': '{value}' is outside the schema: {reason}")]
+    OutsideSchema {
+        /// The file.
+        file: String,
+        /// 1-based line where the record starts.
+        line: u64,
+        /// Column name.
+        column: String,
+        /// The offending field, verbatim.
+        value: String,
+        /// Why it is outside, in plain words.
+        reason: String,
+    },
     /// A field (or header name) is not valid UTF-8.
     #[error("{file}: line {line}: the text is not valid UTF-8")]
     NonUtf8 {

@@ -12,6 +12,7 @@
 //! | [`conjunctions`] | [`ConjunctionWorkload`]: sensible k-way conjunctions / parities of one-hot bits (seed 003 §5–§7); [`BitColumns`] for fast counts |
 //! | [`domain`] | [`Domain`]: ordered named attributes with sizes; the `NAME-domain.json` format |
 //! | [`dataset`] | [`Dataset`]: column-major integer codes; validating CSV loader |
+//! | [`schema`] | [`Schema`]: a public domain file with category labels or numeric bins per attribute, to load raw CSV values; [`draft_schema`], a NON-PRIVATE drafting helper |
 //! | [`marginal`] | [`Marginal`]: one contingency table, row-major cells, one-pass counting |
 //! | [`workload`] | [`MarginalWorkload`]: lists of marginals, all/random `k`-way, specs, parallel counting |
 //! | [`onehot`] | [`BinaryDataset`]: one-hot, bit-packed rows; conjunction and parity counts |
@@ -40,6 +41,7 @@ pub mod implicit;
 pub mod marginal;
 pub mod metrics;
 pub mod onehot;
+pub mod schema;
 pub mod universe;
 pub mod workload;
 
@@ -54,6 +56,7 @@ pub use implicit::{MarginalRecordOracle, OracleStrategy, RecordOracleSettings};
 pub use marginal::Marginal;
 pub use metrics::ErrorReport;
 pub use onehot::BinaryDataset;
+pub use schema::{AttributeSchema, DraftSettings, Encoding, Schema, draft_schema};
 pub use universe::{MAX_UNIVERSE, MarginalPoints, Universe};
 pub use workload::{MAX_QUERIES, MarginalWorkload, Parallelism};
 

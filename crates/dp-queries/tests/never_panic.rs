@@ -2,7 +2,9 @@
 //! CSV loader and the workload parser return `Ok` or a clear error on arbitrary input —
 //! they never panic, and what they accept satisfies the documented invariants.
 
-use dp_queries::{Dataset, Domain, MAX_QUERIES, MarginalWorkload};
+use dp_queries::{
+    Dataset, Domain, DraftSettings, MAX_QUERIES, MarginalWorkload, Schema, draft_schema,
+};
 use proptest::prelude::*;
 
 fn domain() -> Domain {
@@ -90,5 +92,29 @@ proptest! {
         if let Ok(w) = MarginalWorkload::from_attribute_lists(&domain(), &lists) {
             prop_assert_eq!(w.len(), lists.len());
         }
+    }
+
+    #[test]
+    fn schema_loader_and_draft_never_panic(bytes in csvish()) {
+        let schema = Schema::from_json_str(
+            r#"{"a": {"labels": ["0", "a", "\""]}, "b": {"bins": [-1, 0, 299], "other": true}, "c": 300}"#,
+            "s.json",
+        )
+        .unwrap();
+        if let Ok(d) = Dataset::from_csv_reader_with_schema(&bytes[..], "f.csv", &schema) {
+            prop_assert_eq!(d.domain(), schema.domain());
+            prop_assert!(d.n() >= 1);
+        }
+        let settings = DraftSettings { max_labels: 2, bins: 3 };
+        if let Ok(draft) = draft_schema(&bytes[..], "f.csv", settings) {
+            // a draft is a valid schema unless the header repeats a name or is empty
+            let _ = Schema::from_json_str(&draft, "draft");
+        }
+    }
+
+    #[test]
+    fn schema_json_never_panics(text in "[{}\\[\\]\":,0-9a-z \\-.e]{0,80}") {
+        let _ = Schema::from_json_str(&text, "s.json");
+        let _ = Schema::from_json_str(&format!(r#"{{"x": {{"labels": [{text}]}}, "y": {{"bins": [{text}]}}}}"#), "s.json");
     }
 }

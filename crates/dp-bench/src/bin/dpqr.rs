@@ -7,6 +7,7 @@
 //! dpqr datasets        # bundled datasets
 //! dpqr mechanisms      # available mechanisms and their guarantees
 //! dpqr audit --mechanism laplace [--runs N] [--seed S] [--canary]   # empirical ε lower bound
+//! dpqr schema draft --data raw.csv > schema.json   # NON-PRIVATE: review before use
 //! dpqr ledger init FILE --epsilon 1 --delta 1e-9 [--neighbouring add-remove]
 //!                                                   # then: dpqr release ... --ledger FILE
 //! ```
@@ -53,6 +54,28 @@ enum Command {
     /// Create or show a budget ledger (see `release --ledger`).
     #[command(subcommand)]
     Ledger(LedgerCommand),
+    /// Public schemas for raw CSV values (category labels, numeric bins).
+    #[command(subcommand)]
+    Schema(SchemaCommand),
+}
+
+#[derive(Subcommand)]
+enum SchemaCommand {
+    /// NON-PRIVATE: draft a schema by reading the data (printed as JSON on stdout). The
+    /// draft discloses the data (its labels, minima and maxima): review and coarsen it —
+    /// public, data-independent labels and round bin edges — before releasing with it.
+    Draft {
+        /// CSV of raw values with a header row.
+        #[arg(long)]
+        data: PathBuf,
+        /// Bin a numeric column with more distinct values than this; otherwise keep at
+        /// most this many of its most frequent values as labels (plus an "other" bucket).
+        #[arg(long, default_value_t = 20)]
+        max_labels: usize,
+        /// Number of equal-width bins of a binned column.
+        #[arg(long, default_value_t = 10)]
+        bins: usize,
+    },
 }
 
 #[derive(Args)]
@@ -110,10 +133,12 @@ enum LedgerCommand {
 
 #[derive(Args)]
 struct DataArgs {
-    /// CSV of integer codes with a header row.
+    /// CSV with a header row: integer codes, or raw values for attributes whose schema
+    /// gives labels or bins.
     #[arg(long, requires = "domain", conflicts_with = "dataset")]
     data: Option<PathBuf>,
-    /// Domain JSON: {"attr": size, ...}.
+    /// Domain or schema JSON (public): {"attr": size, ...}, where an entry may instead be
+    /// {"labels": [...]} or {"bins": [e0, ..., ek]}, optionally with "other": true.
     #[arg(long, requires = "data")]
     domain: Option<PathBuf>,
     /// A bundled dataset instead of --data/--domain (see `dpqr datasets`).
@@ -827,6 +852,39 @@ fn ledger(cmd: &LedgerCommand) -> Result<()> {
     }
 }
 
+fn schema(cmd: &SchemaCommand) -> Result<()> {
+    let SchemaCommand::Draft {
+        data,
+        max_labels,
+        bins,
+    } = cmd;
+    if *max_labels == 0 || *bins == 0 {
+        return Err(BenchError::Usage(
+            "--max-labels and --bins must be at least 1".into(),
+        ));
+    }
+    let file = std::fs::File::open(data).map_err(io_error(data))?;
+    let settings = dp_queries::DraftSettings {
+        max_labels: *max_labels,
+        bins: *bins,
+    };
+    let draft = dp_queries::draft_schema(
+        std::io::BufReader::new(file),
+        &data.display().to_string(),
+        settings,
+    )?;
+    eprintln!(
+        "WARNING: NON-PRIVATE. This draft was made by reading {}: its labels, minima and \
+         maxima come from the private records and can disclose them. A schema must be public \
+         and fixed without looking at the data: review and coarsen the draft (public category \
+         lists, round bin edges chosen without the data, rare labels merged into \"other\") \
+         before any release uses it, and never publish the draft itself.",
+        data.display()
+    );
+    print!("{draft}");
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Audit(a) = &cli.command {
@@ -852,6 +910,7 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Ledger(c) => ledger(c),
+        Command::Schema(c) => schema(c),
         Command::Audit(_) => Ok(()),
         Command::Mechanisms => {
             for (name, what) in MECHANISMS {
