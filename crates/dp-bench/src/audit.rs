@@ -61,7 +61,9 @@
 //! * **Canary:** [`step_canary`] (half the noise scale; DualQuery: twice its step size η)
 //!   runs its steps, each claiming the honest mechanism's per-step loss of the same label.
 
-use crate::registry::{AuditSettings, audit_settings, build_mechanism};
+use crate::registry::{
+    AuditSettings, StepAuditSettings, StepCanary, audit_settings, build_mechanism,
+};
 use crate::stats::{clopper_pearson_lower, clopper_pearson_upper};
 use crate::{BenchError, Result};
 use dp_core::{Neighbouring, PrivacyLoss, stream_rng};
@@ -541,21 +543,28 @@ pub fn step_audit_pair() -> Result<(AuditPair, Dataset)> {
     ))
 }
 
-/// The step-audit canary of `name`: the mechanism with `factor` times its noise scale. For
-/// every mechanism but DualQuery this is the [`scale_budget`] build; DualQuery derives its
-/// rounds T (not its noise) from the budget, so its canary samples at temperature η/f
+/// The step-audit canary of `name` built as its catalogue entry's
+/// [`StepAuditSettings::canary`] says: the mechanism with `factor` times its noise scale
+/// ([`StepCanary::ScaledBudget`], the [`scale_budget`] build), or, for DualQuery, which
+/// derives its rounds T (not its noise) from the budget, sampling at temperature η/f
 /// (f = 1/2: twice the step size, i.e. twice every per-sample ε) with the scaled budget,
-/// which leaves T unchanged.
-pub fn step_canary(name: &str, budget: PrivacyLoss, factor: f64) -> Result<Box<dyn Mechanism>> {
-    let scaled = scale_budget(budget, factor)?;
-    if name == "dualquery" {
-        return Ok(Box::new(
+/// which leaves T unchanged ([`StepCanary::DualQueryStepSize`]).
+pub fn step_canary(
+    name: &str,
+    settings: &StepAuditSettings,
+    factor: f64,
+) -> Result<Box<dyn Mechanism>> {
+    let scaled = scale_budget(settings.budget, factor)?;
+    match settings.canary {
+        StepCanary::DualQueryStepSize => Ok(Box::new(
             dp_mechanisms::DualQueryParams::new(scaled)
                 .eta(dp_mechanisms::iterative::DEFAULT_ETA / factor)
                 .check()?,
-        ));
+        )),
+        StepCanary::ScaledBudget => {
+            build_mechanism(name, scaled, Neighbouring::ReplaceOne, PostProcessing::None)
+        }
     }
-    build_mechanism(name, scaled, Neighbouring::ReplaceOne, PostProcessing::None)
 }
 
 /// The audit of one step.
@@ -719,7 +728,7 @@ pub fn audit_steps(
     let audited: Vec<(&AuditedStep, PrivacyLoss)> = match config.noise_factor {
         None => honest_dec.steps.iter().map(|s| (s, s.claimed)).collect(),
         Some(f) => {
-            let m = step_canary(name, step_settings.budget, f)?;
+            let m = step_canary(name, &step_settings, f)?;
             // the honest audit's rounds, so that labels match
             let canary_request = StepRequest {
                 rounds: honest_dec.rounds.clone(),

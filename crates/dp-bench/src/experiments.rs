@@ -3,6 +3,7 @@
 //! An experiment is a grid: dataset × workload × mechanism × ε, each cell repeated with
 //! seeded randomness. Each run yields one [`ResultRecord`], written as a JSON line.
 
+use crate::catalogue::{self, BudgetKind};
 use crate::registry::{BudgetArgs, build_mechanism};
 use crate::{Result, datasets};
 use dp_core::{Neighbouring, PrivacyLoss, stream_rng};
@@ -135,16 +136,17 @@ pub fn run_baselines(
         let truth = workload.answers(&data)?;
         for mech_name in &exp.mechanisms {
             for &epsilon in &exp.epsilons {
-                let args = if mech_name == "laplace" {
-                    BudgetArgs {
-                        epsilon: Some(epsilon),
-                        ..Default::default()
-                    }
-                } else {
+                // (ε, δ) where the mechanism takes it, pure ε otherwise (Laplace)
+                let args = if catalogue::spec(mech_name)?.accepts(BudgetKind::Approx) {
                     BudgetArgs {
                         epsilon: Some(epsilon),
                         delta: Some(exp.delta),
                         rho: None,
+                    }
+                } else {
+                    BudgetArgs {
+                        epsilon: Some(epsilon),
+                        ..Default::default()
                     }
                 };
                 let budget = args.to_loss(mech_name)?;

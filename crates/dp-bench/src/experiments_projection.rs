@@ -5,14 +5,12 @@
 //! [`ADULT7_ATTRIBUTES`] (|𝒳| = 16·7·15·6·5·2·2 = 201 600), each with all 3-way marginals;
 //! optionally subsampled to smaller n (seeded, without replacement).
 
-use crate::registry::build_mechanism;
+use crate::registry::{BuildOptions, build_mechanism_with};
 use crate::{Result, datasets};
 use dp_core::{Neighbouring, PrivacyLoss, rho_for_epsilon_delta, seeded_rng, stream_rng};
 use dp_mechanisms::projection::lower_bounds::{InstanceOptimalityReport, PackingProfile};
 use dp_mechanisms::projection::metric::MarginalMetric;
-use dp_mechanisms::{
-    ChainingParams, CoarseProjectionParams, PostProcessing, ProjectionParams, ProjectionSettings,
-};
+use dp_mechanisms::{PostProcessing, ProjectionParams, ProjectionSettings};
 use dp_queries::{Dataset, ErrorReport, MarginalWorkload, Universe};
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
@@ -226,21 +224,17 @@ fn build(
 ) -> Result<Box<dyn dp_mechanisms::Mechanism>> {
     let mut settings = ProjectionSettings::default();
     settings.frank_wolfe.max_iterations = fw_max_iterations;
-    Ok(match name {
-        "projection" => Box::new(ProjectionParams::new(budget).settings(settings).check()?),
-        "coarse-projection" => Box::new(
-            CoarseProjectionParams::new(budget)
-                .settings(settings)
-                .check()?,
-        ),
-        "chaining" => Box::new(ChainingParams::new(budget).settings(settings).check()?),
-        other => build_mechanism(
-            other,
-            budget,
-            Neighbouring::ReplaceOne,
-            PostProcessing::None,
-        )?,
-    })
+    let options = BuildOptions {
+        projection_settings: Some(settings),
+        ..BuildOptions::default()
+    };
+    build_mechanism_with(
+        name,
+        budget,
+        Neighbouring::ReplaceOne,
+        PostProcessing::None,
+        &options,
+    )
 }
 
 /// The packing profile of a dataset's universe under a workload, and the time it took.

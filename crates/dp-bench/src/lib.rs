@@ -7,7 +7,8 @@
 //! | module | what |
 //! |---|---|
 //! | [`datasets`] | the registry of bundled datasets (`adult`, `nltcs`) |
-//! | [`registry`] | mechanisms by name; command-line budget flags → privacy loss |
+//! | [`catalogue`] | one entry per mechanism: description, guarantee, budgets, relations, limits, builder, audit settings |
+//! | [`registry`] | mechanisms by name (through the catalogue); command-line budget flags → privacy loss |
 //! | [`answers`] | the `marginal,cell,answer` CSV format, written and read back |
 //! | [`experiments`] | benchmark grids, the runner, JSON-line result records, tables |
 //! | [`experiments_iterative`] | the iterative-family bench: DualQuery (seed 003 §7, scaled down), MWEM vs DualQuery |
@@ -23,6 +24,7 @@
 
 pub mod answers;
 pub mod audit;
+pub mod catalogue;
 pub mod datasets;
 pub mod error;
 pub mod experiments;

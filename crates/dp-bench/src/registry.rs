@@ -1,55 +1,15 @@
-//! Mechanisms by name, and the mapping from command-line budget flags to a privacy loss.
+//! Mechanisms by name (through the [`crate::catalogue`]), the mapping from command-line
+//! budget flags to a privacy loss, and the checks every budget passes.
 
-use std::sync::{Arc, OnceLock};
-
-use crate::{BenchError, Result, quoted};
+use crate::catalogue::{self, BudgetKind};
+use crate::{BenchError, Result};
 use dp_core::{Neighbouring, Num, PrivacyLoss};
-use dp_mechanisms::{DualQueryParams, IcParams, MwemParams};
-use dp_mechanisms::{GaussianParams, LaplaceParams, Mechanism, PostProcessing};
+use dp_mechanisms::{Mechanism, PostProcessing};
 
-/// The mechanisms the `dpqr` program and the bench can run, with one-line descriptions.
-pub const MECHANISMS: &[(&str, &str)] = &[
-    (
-        "gaussian",
-        "Gaussian answer perturbation (exact discrete Gaussian on counts), ρ-zCDP",
-    ),
-    (
-        "laplace",
-        "Laplace answer perturbation (exact discrete Laplace on counts), pure ε-DP",
-    ),
-    (
-        "projection",
-        "projection mechanism (Błasiok, Bun, Nikolov, Steinke 2019, Lemma 2.2): discrete Gaussian + Frank–Wolfe projection onto conv 𝒳, weighted synthetic records; ρ-zCDP, replace-one; universes ≤ 2^22",
-    ),
-    (
-        "coarse-projection",
-        "coarse projection (Błasiok, Bun, Nikolov, Steinke 2019, §4.1): round to an α/2-cover, noise, project onto its hull; ρ-zCDP, replace-one",
-    ),
-    (
-        "chaining",
-        "chaining for average error (Błasiok, Bun, Nikolov, Steinke 2019, §4.2): ρ split over the non-trivial levels of the Lemma 4.2 decomposition; ρ-zCDP, replace-one",
-    ),
-    (
-        "chaining-worst-case",
-        "chaining for worst-case error (Błasiok, Bun, Nikolov, Steinke 2019, §4.3, Thm 1.5): ℓ∞ Lemma 4.2 decomposition, MWEM-style private multiplicative weights per non-trivial level, ρ split over them; ρ-zCDP, replace-one",
-    ),
-    (
-        "adaptive-projection",
-        "adaptive projection (Roth 2011's Iterative Construction with projection onto the marginal polytope, AIM-style rounds): exponential-mechanism selection of the worst-fitted marginal, discrete Gaussian measurement, re-estimate; any domain size; ρ-zCDP, add/remove or replace-one",
-    ),
-    (
-        "mwem",
-        "MWEM (Hardt, Ligett, McSherry 2012), synthetic distribution over the universe; pure ε, or ρ-zCDP",
-    ),
-    (
-        "ic-mw",
-        "Iterative Construction, MW + exponential mechanism (Roth 2011); pure ε or (ε, δ)",
-    ),
-    (
-        "dualquery",
-        "DualQuery (Gaboardi, Gallego Arias, Hsu, Roth, Wu 2014), synthetic records; pure ε (Thm 4.2) or (ε, δ) (Thm 4.3)",
-    ),
-];
+pub use crate::catalogue::{
+    AuditSettings, BuildOptions, MECHANISMS, MechanismSpec, StepAuditSettings, StepCanary,
+    unknown_mechanism,
+};
 
 /// The budget flags as given: `--epsilon`, `--delta`, `--rho`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -109,79 +69,24 @@ impl BudgetArgs {
     }
 
     /// The privacy loss these flags ask of `mechanism`, validated ([`Self::check_values`]
-    /// first). Gaussian takes either `--rho` alone or `--epsilon` with `--delta`; Laplace
-    /// takes `--epsilon` alone.
+    /// first): `--epsilon` alone is pure ε-DP, `--epsilon` with `--delta` is (ε, δ)-DP and
+    /// `--rho` alone is ρ-zCDP, each accepted only if the mechanism's catalogue entry
+    /// lists that kind (e.g. Gaussian takes `--rho` or `--epsilon` with `--delta`, Laplace
+    /// `--epsilon` alone).
     pub fn to_loss(&self, mechanism: &str) -> Result<PrivacyLoss> {
+        let spec = catalogue::spec(mechanism)?;
         self.check_values()?;
-        let usage = |m: &str| Err(BenchError::Usage(m.to_string()));
-        match mechanism {
-            "laplace" => match (self.epsilon, self.delta, self.rho) {
-                (Some(e), None, None) => Ok(PrivacyLoss::pure(e)?),
-                _ => usage("laplace is pure ε-DP: give --epsilon only (no --delta, no --rho)"),
-            },
-            "mwem" | "ic-mw" | "dualquery" => match (self.epsilon, self.delta, self.rho) {
-                (Some(e), None, None) => Ok(PrivacyLoss::pure(e)?),
-                (Some(e), Some(d), None) => Ok(PrivacyLoss::approx(e, d)?),
-                (None, None, Some(r)) if mechanism == "mwem" => Ok(PrivacyLoss::zcdp(r)?),
-                _ => usage(&format!(
-                    "{mechanism}: give --epsilon (pure) or --epsilon with --delta{}",
-                    if mechanism == "mwem" {
-                        ", or --rho alone"
-                    } else {
-                        ""
-                    }
-                )),
-            },
-            _ => match (self.epsilon, self.delta, self.rho) {
-                (None, None, Some(r)) => Ok(PrivacyLoss::zcdp(r)?),
-                (Some(e), Some(d), None) => Ok(PrivacyLoss::approx(e, d)?),
-                (Some(_), None, None) => usage(&format!(
-                    "{mechanism} is ρ-zCDP: give --epsilon with --delta, or --rho alone"
-                )),
-                _ => usage(&format!(
-                    "{mechanism}: give either --rho alone or --epsilon with --delta"
-                )),
-            },
+        let (kind, loss) = match (self.epsilon, self.delta, self.rho) {
+            (Some(e), None, None) => (BudgetKind::Pure, PrivacyLoss::pure(e)),
+            (Some(e), Some(d), None) => (BudgetKind::Approx, PrivacyLoss::approx(e, d)),
+            (None, None, Some(r)) => (BudgetKind::Zcdp, PrivacyLoss::zcdp(r)),
+            _ => return Err(spec.budget_refused(None)),
+        };
+        if !spec.accepts(kind) {
+            return Err(spec.budget_refused(Some(kind)));
         }
+        Ok(loss?)
     }
-}
-
-/// The error for a mechanism name that is not in [`MECHANISMS`], listing the names.
-pub fn unknown_mechanism(name: &str) -> BenchError {
-    let names: Vec<&str> = MECHANISMS.iter().map(|(n, _)| *n).collect();
-    BenchError::Usage(format!(
-        "unknown mechanism {}; available: {}",
-        quoted(name),
-        names.join(", ")
-    ))
-}
-
-/// What a caller may add to a mechanism beyond its budget, relation and post-processing;
-/// mechanisms without rounds or a boundable state ignore it.
-#[derive(Clone, Default)]
-pub struct BuildOptions {
-    /// Called with a one-line summary after every round (adaptive-projection). Everything in
-    /// it is public (selected table, noise, ρ spent: functions of the noisy outputs).
-    pub round_progress: Option<Arc<dyn Fn(String) + Send + Sync>>,
-    /// Memory the mechanism's own state may use (bytes), where it can be bounded
-    /// (adaptive-projection: `AdaptiveProjectionParams::within_memory`).
-    pub memory_bytes: Option<u64>,
-    /// The attribute names of the data, in domain order, once it is loaded: the progress
-    /// line names the measured attributes with them (their indices until it is set).
-    pub attribute_names: Arc<OnceLock<Vec<String>>>,
-}
-
-/// The attributes `attrs` (indices in domain order) for a message: their names from
-/// `names` joined by `, `, or `#i` for an index without a name.
-fn attribute_list(attrs: &[usize], names: Option<&Vec<String>>) -> String {
-    attrs
-        .iter()
-        .map(|&a| match names.and_then(|n| n.get(a)) {
-            Some(name) => name.clone(),
-            None => format!("#{a}"),
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// Build the named mechanism with a validated budget.
@@ -194,7 +99,9 @@ pub fn build_mechanism(
     build_mechanism_with(name, budget, neighbouring, post, &BuildOptions::default())
 }
 
-/// [`build_mechanism`] with [`BuildOptions`].
+/// [`build_mechanism`] with [`BuildOptions`]: the catalogue entry's
+/// [`MechanismSpec::build`], which refuses budget kinds and relations the entry does not
+/// list.
 pub fn build_mechanism_with(
     name: &str,
     budget: PrivacyLoss,
@@ -202,74 +109,7 @@ pub fn build_mechanism_with(
     post: PostProcessing,
     options: &BuildOptions,
 ) -> Result<Box<dyn Mechanism>> {
-    Ok(match name {
-        "gaussian" => Box::new(
-            GaussianParams::new(budget)
-                .neighbouring(neighbouring)
-                .post_processing(post)
-                .check()?,
-        ),
-        "laplace" => Box::new(
-            LaplaceParams::new(budget)
-                .neighbouring(neighbouring)
-                .post_processing(post)
-                .check()?,
-        ),
-        "mwem" | "ic-mw" | "dualquery" if neighbouring != Neighbouring::ReplaceOne => {
-            return Err(BenchError::Usage(format!(
-                "{name} is stated for replace-one neighbours only (n is public)"
-            )));
-        }
-        "mwem" => Box::new(MwemParams::new(budget).check()?),
-        "ic-mw" => Box::new(IcParams::new(budget).check()?),
-        "dualquery" => Box::new(DualQueryParams::new(budget).check()?),
-        "projection" => Box::new(
-            dp_mechanisms::ProjectionParams::new(budget)
-                .neighbouring(neighbouring)
-                .check()?,
-        ),
-        "coarse-projection" => Box::new(
-            dp_mechanisms::CoarseProjectionParams::new(budget)
-                .neighbouring(neighbouring)
-                .check()?,
-        ),
-        "chaining" => Box::new(
-            dp_mechanisms::ChainingParams::new(budget)
-                .neighbouring(neighbouring)
-                .check()?,
-        ),
-        "chaining-worst-case" => Box::new(
-            dp_mechanisms::ChainingWorstCaseParams::new(budget)
-                .neighbouring(neighbouring)
-                .check()?,
-        ),
-        "adaptive-projection" => {
-            let mut p =
-                dp_mechanisms::AdaptiveProjectionParams::new(budget).neighbouring(neighbouring);
-            if let Some(bytes) = options.memory_bytes {
-                p = p.within_memory(bytes);
-            }
-            if let Some(f) = &options.round_progress {
-                let (f, rho) = (Arc::clone(f), p.check()?.rho());
-                let names = Arc::clone(&options.attribute_names);
-                p = p.progress(Arc::new(move |r: &dp_mechanisms::AdaptiveRound| {
-                    f(format!(
-                        "round {}: measured {} (σ = {:.1}), ρ spent {:.4} of {:.4}{}",
-                        r.round,
-                        attribute_list(&r.selected, names.get()),
-                        r.sigma2.sqrt(),
-                        r.rho_spent,
-                        rho,
-                        if r.annealed { ", annealed" } else { "" }
-                    ))
-                }));
-            }
-            Box::new(p.check()?)
-        }
-        other => {
-            return Err(unknown_mechanism(other));
-        }
-    })
+    catalogue::spec(name)?.build(budget, neighbouring, post, options)
 }
 
 /// Largest ε (pure or (ε, δ)) the command line accepts, and [`MAX_RHO`] = ε²/2 its zCDP
@@ -355,126 +195,9 @@ pub fn delta_too_large(delta: f64, public_n: Option<usize>) -> Option<String> {
     }
 }
 
-/// How the empirical privacy audit ([`crate::audit`]) builds a mechanism: the hook every
-/// registered mechanism passes through, so a mechanism added to [`MECHANISMS`] is audited
-/// without touching the audit.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct AuditSettings {
-    /// The budget the mechanism is built with for the black-box audit.
-    pub budget: PrivacyLoss,
-    /// The δ at which a ρ-zCDP guarantee is converted to the audited (ε, δ).
-    pub delta: f64,
-    /// Runs per neighbouring dataset in the CI black-box audit.
-    pub ci_runs: usize,
-    /// The white-box per-step audit ([`crate::audit::audit_steps`]) of a composed
-    /// mechanism, `None` for the others. When present, the half-noise canary must be caught
-    /// by the step audit (the black-box audit has no power against it: the end-to-end
-    /// accounting of these mechanisms is far from tight); otherwise by the black-box audit.
-    pub steps: Option<StepAuditSettings>,
-}
-
-/// The per-step audit's build of a composed mechanism.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct StepAuditSettings {
-    /// The total budget, chosen so that every audited step has a per-step ε of about 1 on
-    /// the step audit's n = 20 records (the calibration code under test is
-    /// budget-generic; a per-step ε far below 1 would leave the audit without power).
-    pub budget: PrivacyLoss,
-    /// Runs per neighbouring dataset and step in CI.
-    pub ci_runs: usize,
-}
-
-/// The audit settings of `name`. Mechanisms without an entry get the first of pure ε = 1,
-/// ρ = 0.125 (at δ = 1e-3) and (ε, δ) = (1, 1e-3) that [`build_mechanism`] accepts, and
-/// 20 000 CI runs; add an entry when a mechanism needs another budget or is slow.
-///
-/// Step-audit budgets (per-step ε ≈ 1 at n = 20, see docs/privacy.md "Empirical audit"):
-/// MWEM pure ε = 30 (T = 15 rounds of ε/(2T) = 1 per selection and per measurement);
-/// chaining-worst-case ρ = 3.75 (T = 15, one non-trivial level: selection ε₁ = 2√(ρ/T) = 1,
-/// measurement ρ/(2T) = 0.125, the Gaussian baseline's audited ρ); IC-MW pure ε = 46
-/// (α = 1, B(α/2) = 23 rounds of two ε₀ = 1 steps); DualQuery pure ε = 651 (η = 0.4,
-/// s = 50: T = 26 rounds, the last round's per-sample ε = 2η(T − 1)/n = 1).
+/// The audit settings of the catalogue entry `name` (see [`MechanismSpec::audit`]).
 pub fn audit_settings(name: &str) -> Result<AuditSettings> {
-    const DELTA: f64 = 1e-3;
-    let steps = |budget: PrivacyLoss| {
-        Some(StepAuditSettings {
-            budget,
-            ci_runs: 100_000,
-        })
-    };
-    Ok(match name {
-        "laplace" => AuditSettings {
-            budget: PrivacyLoss::pure(1.0)?,
-            delta: DELTA,
-            ci_runs: 100_000,
-            steps: None,
-        },
-        "gaussian" => AuditSettings {
-            budget: PrivacyLoss::zcdp(0.125)?,
-            delta: DELTA,
-            ci_runs: 100_000,
-            steps: None,
-        },
-        // Gaussian noise then a projection (post-processing): the half-noise canary is
-        // caught with a wide margin at 100 000 runs, only narrowly at 20 000 (measured,
-        // docs/privacy.md "Empirical audit")
-        "projection" | "coarse-projection" | "chaining" => AuditSettings {
-            budget: PrivacyLoss::zcdp(0.125)?,
-            delta: DELTA,
-            ci_runs: 100_000,
-            steps: None,
-        },
-        "mwem" | "ic-mw" | "dualquery" => AuditSettings {
-            budget: PrivacyLoss::pure(1.0)?,
-            delta: DELTA,
-            ci_runs: 20_000,
-            steps: steps(PrivacyLoss::pure(match name {
-                "mwem" => 30.0,
-                "ic-mw" => 46.0,
-                _ => 651.0,
-            })?),
-        },
-        "chaining-worst-case" => AuditSettings {
-            budget: PrivacyLoss::zcdp(0.125)?,
-            delta: DELTA,
-            ci_runs: 20_000,
-            steps: steps(PrivacyLoss::zcdp(3.75)?),
-        },
-        // d = 2 attributes, T = 32: ρ = 4.5 gives the first measurement ρ = 0.9·4.5/32 ≈ 0.127
-        // (the Gaussian baseline's audited ρ; σ² ≈ 7.9 on a replace-one table) and the first
-        // selection ε = √(8·0.1·4.5/32) ≈ 0.34
-        "adaptive-projection" => AuditSettings {
-            budget: PrivacyLoss::zcdp(0.125)?,
-            delta: DELTA,
-            ci_runs: 20_000,
-            steps: steps(PrivacyLoss::zcdp(4.5)?),
-        },
-        _ => {
-            let candidates = [
-                PrivacyLoss::pure(1.0)?,
-                PrivacyLoss::zcdp(0.125)?,
-                PrivacyLoss::approx(1.0, DELTA)?,
-            ];
-            let mut last = None;
-            for budget in candidates {
-                match build_mechanism(name, budget, Neighbouring::ReplaceOne, PostProcessing::None)
-                {
-                    Ok(_) => {
-                        return Ok(AuditSettings {
-                            budget,
-                            delta: DELTA,
-                            ci_runs: 20_000,
-                            steps: None,
-                        });
-                    }
-                    Err(e) => last = Some(e),
-                }
-            }
-            return Err(last.unwrap_or_else(|| {
-                BenchError::Usage(format!("no audit budget for mechanism {}", quoted(name)))
-            }));
-        }
-    })
+    Ok(catalogue::spec(name)?.audit)
 }
 
 #[cfg(test)]

@@ -15,11 +15,12 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use dp_bench::answers::{read_answers, write_answers};
 use dp_bench::audit::{AuditConfig, audit_steps, audit_with};
+use dp_bench::catalogue::{self, BudgetKind, MECHANISMS, MechanismSpec, neighbouring_flag};
 use dp_bench::ledger_file::{self, LockedLedger};
 use dp_bench::output::{self, AtomicFile};
 use dp_bench::registry::{
-    BudgetArgs, BuildOptions, MECHANISMS, audit_settings, build_mechanism_with,
-    check_budget_is_meaningful, delta_too_large, unknown_mechanism,
+    BudgetArgs, BuildOptions, audit_settings, build_mechanism_with, check_budget_is_meaningful,
+    delta_too_large,
 };
 use dp_bench::synthetic::{weight_column, write_synthetic};
 use dp_bench::{BenchError, Result, datasets, io_error, quoted};
@@ -47,8 +48,13 @@ enum Command {
     Eval(EvalArgs),
     /// List the bundled datasets.
     Datasets,
-    /// List the available mechanisms.
-    Mechanisms,
+    /// List the available mechanisms: guarantee, budget flags, neighbouring relations,
+    /// synthetic data and domain limits of each.
+    Mechanisms {
+        /// Print the list as JSON (an array with one object per mechanism).
+        #[arg(long)]
+        json: bool,
+    },
     /// Empirical privacy audit: a lower confidence bound on the ε a mechanism provides.
     Audit(AuditArgs),
     /// Create or show a budget ledger (see `release --ledger`).
@@ -380,9 +386,7 @@ fn release_inputs(args: &ReleaseArgs) -> Vec<(&'static str, PathBuf)> {
 
 fn release(args: &ReleaseArgs) -> Result<()> {
     // validate every argument before touching the data, the ledger or the noise
-    if !MECHANISMS.iter().any(|(n, _)| *n == args.mechanism) {
-        return Err(unknown_mechanism(&args.mechanism));
-    }
+    catalogue::spec(&args.mechanism)?;
     args.data.check_attributes()?;
     let budget = BudgetArgs {
         epsilon: args.epsilon,
@@ -410,6 +414,7 @@ fn release(args: &ReleaseArgs) -> Result<()> {
         round_progress: Some(Arc::new(move |line: String| round_pb.set_message(line))),
         memory_bytes: Some(args.max_memory_mib.saturating_mul(1 << 20)),
         attribute_names: Arc::clone(&attribute_names),
+        projection_settings: None,
     };
     let mech = build_mechanism_with(&args.mechanism, budget, neighbouring, post, &options)?;
     // a workload over a few attributes of a wide table: enumerate only those
@@ -807,6 +812,83 @@ fn audit(args: &AuditArgs) -> Result<bool> {
     Ok(passed)
 }
 
+/// One catalogue entry for `dpqr mechanisms --json`.
+fn mechanism_json(spec: &MechanismSpec) -> serde_json::Value {
+    let flags: Vec<&str> = spec.budgets.iter().map(|k| k.flags()).collect();
+    let kinds: Vec<&str> = spec.budgets.iter().map(|k| k.key()).collect();
+    let relations: Vec<&str> = spec
+        .relations
+        .iter()
+        .map(|r| neighbouring_flag(*r))
+        .collect();
+    serde_json::json!({
+        "name": spec.name,
+        "description": spec.description,
+        "guarantee": spec.guarantee,
+        "budget_kinds": kinds,
+        "budget_flags": flags,
+        "neighbouring": relations,
+        "neighbouring_note": spec.relations_note,
+        "synthetic_data": spec.synthetic,
+        "universe": spec.universe,
+    })
+}
+
+/// `dpqr mechanisms`: every catalogue entry in plain words, or as JSON.
+fn mechanisms(json: bool) -> Result<()> {
+    if json {
+        let list: Vec<serde_json::Value> = MECHANISMS.iter().map(mechanism_json).collect();
+        let text = serde_json::to_string_pretty(&list)
+            .map_err(|e| BenchError::Usage(format!("cannot encode the list: {e}")))?;
+        println!("{text}");
+        return Ok(());
+    }
+    for (i, spec) in MECHANISMS.iter().enumerate() {
+        if i > 0 {
+            println!();
+        }
+        println!("{}", spec.name);
+        println!("  what:           {}", spec.description);
+        println!("  guarantee:      {}", spec.guarantee);
+        println!("  budget flags:   {}", spec.budget_flags());
+        let relations = if spec.relations.len() == 1 {
+            format!(
+                "{} only (--neighbouring {}): {}",
+                spec.relation_list(),
+                neighbouring_flag(spec.relations[0]),
+                spec.relations_note
+            )
+        } else {
+            format!(
+                "{} (--neighbouring {})",
+                spec.relation_list(),
+                spec.relations
+                    .iter()
+                    .map(|r| neighbouring_flag(*r))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            )
+        };
+        println!("  neighbours:     {relations}");
+        println!(
+            "  synthetic data: {}",
+            if spec.synthetic {
+                "yes, weighted synthetic records (--synthetic-out)"
+            } else {
+                "no, answers only"
+            }
+        );
+        println!("  domain:         {}", spec.universe);
+    }
+    let kinds: Vec<String> = BudgetKind::ALL
+        .iter()
+        .map(|k| format!("{} is {}", k.flags(), k.describe()))
+        .collect();
+    println!();
+    println!("Budget flags: {}.", kinds.join("; "));
+    Ok(())
+}
+
 fn ledger(cmd: &LedgerCommand) -> Result<()> {
     match cmd {
         LedgerCommand::Init {
@@ -912,12 +994,7 @@ fn main() -> ExitCode {
         Command::Ledger(c) => ledger(c),
         Command::Schema(c) => schema(c),
         Command::Audit(_) => Ok(()),
-        Command::Mechanisms => {
-            for (name, what) in MECHANISMS {
-                println!("{name:<10} {what}");
-            }
-            Ok(())
-        }
+        Command::Mechanisms { json } => mechanisms(*json),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,679 @@
+//! The mechanism catalogue: one [`MechanismSpec`] per mechanism that the `dpqr` program,
+//! the benchmarks and the empirical audit can run, in one static table ([`MECHANISMS`]).
+//!
+//! An entry says, in plain words, what the mechanism does (citing authors and year), what
+//! guarantee it gives, which budgets and neighbouring relations it accepts, whether it
+//! writes synthetic records and how large a domain it handles; it carries the builder and
+//! the audit settings. Nothing outside this module matches on mechanism names: the command
+//! line (`dpqr mechanisms`, `dpqr release`, `dpqr audit`), the bench and the audit all read
+//! the table, so adding an entry adds the mechanism everywhere.
+
+use std::sync::{Arc, OnceLock};
+
+use crate::{BenchError, Result, quoted};
+use dp_core::{Neighbouring, PrivacyLoss};
+use dp_mechanisms::{
+    AdaptiveProjectionParams, AdaptiveRound, ChainingParams, ChainingWorstCaseParams,
+    CoarseProjectionParams, DualQueryParams, GaussianParams, IcParams, LaplaceParams, Mechanism,
+    MwemParams, PostProcessing, ProjectionParams, ProjectionSettings,
+};
+
+/// The three kinds of privacy budget the command line can express.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BudgetKind {
+    /// Pure ε-differential privacy: `--epsilon` alone.
+    Pure,
+    /// (ε, δ)-differential privacy: `--epsilon` with `--delta`.
+    Approx,
+    /// ρ-zero-concentrated differential privacy: `--rho` alone.
+    Zcdp,
+}
+
+impl BudgetKind {
+    /// Every kind, in the order they are listed to users.
+    pub const ALL: [BudgetKind; 3] = [BudgetKind::Pure, BudgetKind::Approx, BudgetKind::Zcdp];
+
+    /// The kind of a privacy loss.
+    pub fn of(loss: &PrivacyLoss) -> BudgetKind {
+        match loss {
+            PrivacyLoss::Pure { .. } => BudgetKind::Pure,
+            PrivacyLoss::Approx { .. } => BudgetKind::Approx,
+            PrivacyLoss::Zcdp { .. } => BudgetKind::Zcdp,
+        }
+    }
+
+    /// The command-line flags that give a budget of this kind, in words.
+    pub fn flags(self) -> &'static str {
+        match self {
+            BudgetKind::Pure => "--epsilon alone",
+            BudgetKind::Approx => "--epsilon with --delta",
+            BudgetKind::Zcdp => "--rho alone",
+        }
+    }
+
+    /// The kind's name for people, e.g. "pure ε-DP".
+    pub fn describe(self) -> &'static str {
+        match self {
+            BudgetKind::Pure => "pure ε-DP",
+            BudgetKind::Approx => "(ε, δ)-DP",
+            BudgetKind::Zcdp => "ρ-zCDP",
+        }
+    }
+
+    /// A short machine-readable key: `pure`, `approx` or `zcdp`.
+    pub fn key(self) -> &'static str {
+        match self {
+            BudgetKind::Pure => "pure",
+            BudgetKind::Approx => "approx",
+            BudgetKind::Zcdp => "zcdp",
+        }
+    }
+}
+
+/// The value of `--neighbouring` that selects `relation`.
+pub fn neighbouring_flag(relation: Neighbouring) -> &'static str {
+    match relation {
+        Neighbouring::ReplaceOne => "replace-one",
+        Neighbouring::AddRemove => "add-remove",
+    }
+}
+
+/// What a caller may add to a mechanism beyond its budget, relation and post-processing;
+/// mechanisms without rounds, a boundable state or solver settings ignore it.
+#[derive(Clone, Default)]
+pub struct BuildOptions {
+    /// Called with a one-line summary after every round (adaptive-projection). Everything in
+    /// it is public (selected table, noise, ρ spent: functions of the noisy outputs).
+    pub round_progress: Option<Arc<dyn Fn(String) + Send + Sync>>,
+    /// Memory the mechanism's own state may use (bytes), where it can be bounded
+    /// (adaptive-projection: `AdaptiveProjectionParams::within_memory`).
+    pub memory_bytes: Option<u64>,
+    /// The attribute names of the data, in domain order, once it is loaded: the progress
+    /// line names the measured attributes with them (their indices until it is set).
+    pub attribute_names: Arc<OnceLock<Vec<String>>>,
+    /// Universe and Frank–Wolfe settings for `projection`, `coarse-projection` and
+    /// `chaining` (the projection bench caps the solver's iterations); their defaults
+    /// when `None`.
+    pub projection_settings: Option<ProjectionSettings>,
+}
+
+/// How the empirical privacy audit ([`crate::audit`]) builds a mechanism: every catalogue
+/// entry carries one, so a mechanism added to [`MECHANISMS`] is audited without touching
+/// the audit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AuditSettings {
+    /// The budget the mechanism is built with for the black-box audit.
+    pub budget: PrivacyLoss,
+    /// The δ at which a ρ-zCDP guarantee is converted to the audited (ε, δ).
+    pub delta: f64,
+    /// Runs per neighbouring dataset in the CI black-box audit.
+    pub ci_runs: usize,
+    /// The white-box per-step audit ([`crate::audit::audit_steps`]) of a composed
+    /// mechanism, `None` for the others. When present, the half-noise canary must be caught
+    /// by the step audit (the black-box audit has no power against it: the end-to-end
+    /// accounting of these mechanisms is far from tight); otherwise by the black-box audit.
+    pub steps: Option<StepAuditSettings>,
+}
+
+/// The per-step audit's build of a composed mechanism.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepAuditSettings {
+    /// The total budget, chosen so that every audited step has a per-step ε of about 1 on
+    /// the step audit's n = 20 records (the calibration code under test is
+    /// budget-generic; a per-step ε far below 1 would leave the audit without power).
+    pub budget: PrivacyLoss,
+    /// Runs per neighbouring dataset and step in CI.
+    pub ci_runs: usize,
+    /// How the step audit's canary is miscalibrated.
+    pub canary: StepCanary,
+}
+
+/// How the step-audit canary ([`crate::audit::step_canary`]) of a composed mechanism is
+/// built from the honest one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepCanary {
+    /// The mechanism built with its budget scaled so that its noise scale is multiplied by
+    /// the canary factor.
+    ScaledBudget,
+    /// DualQuery derives its rounds, not its noise, from the budget: the canary samples at
+    /// temperature η/f (f = 1/2: twice the step size, twice every per-sample ε) with the
+    /// scaled budget, which leaves the number of rounds unchanged.
+    DualQueryStepSize,
+}
+
+/// Builds a mechanism from a validated budget, a neighbouring relation, a post-processing
+/// and [`BuildOptions`]. Called by [`MechanismSpec::build`] only after the budget kind and
+/// the relation have been checked against the entry.
+pub type Builder = fn(
+    PrivacyLoss,
+    Neighbouring,
+    PostProcessing,
+    &BuildOptions,
+) -> std::result::Result<Box<dyn Mechanism>, BenchError>;
+
+/// One mechanism of the catalogue.
+pub struct MechanismSpec {
+    /// The name on the command line and in results, e.g. `gaussian`.
+    pub name: &'static str,
+    /// What it does, in plain words, citing papers by authors and year.
+    pub description: &'static str,
+    /// The guarantee its certificate states, in plain words.
+    pub guarantee: &'static str,
+    /// The budget kinds it accepts (others are refused with an error naming these).
+    pub budgets: &'static [BudgetKind],
+    /// The neighbouring relations it is stated for.
+    pub relations: &'static [Neighbouring],
+    /// Why the relations are what they are, in plain words (shown when another is asked).
+    pub relations_note: &'static str,
+    /// Whether every release carries weighted synthetic records (`--synthetic-out`).
+    pub synthetic: bool,
+    /// How large a domain (universe of possible records) it handles, in plain words.
+    pub universe: &'static str,
+    /// The builder (see [`MechanismSpec::build`]).
+    pub builder: Builder,
+    /// How the empirical audit builds it.
+    pub audit: AuditSettings,
+}
+
+impl MechanismSpec {
+    /// Whether the entry accepts budgets of `kind`.
+    pub fn accepts(&self, kind: BudgetKind) -> bool {
+        self.budgets.contains(&kind)
+    }
+
+    /// Whether the entry is stated for `relation`.
+    pub fn supports(&self, relation: Neighbouring) -> bool {
+        self.relations.contains(&relation)
+    }
+
+    /// The budget flags it accepts, e.g. "--rho alone, or --epsilon with --delta".
+    pub fn budget_flags(&self) -> String {
+        let flags: Vec<&str> = self.budgets.iter().map(|k| k.flags()).collect();
+        match flags.as_slice() {
+            [] => String::new(),
+            [one] => one.to_string(),
+            [init @ .., last] => format!("{}, or {last}", init.join(", ")),
+        }
+    }
+
+    /// The relations it is stated for, in words, e.g. "replace-one or add/remove".
+    pub fn relation_list(&self) -> String {
+        let names: Vec<String> = self.relations.iter().map(|r| r.to_string()).collect();
+        names.join(" or ")
+    }
+
+    /// The error for a budget of `kind` the entry does not accept, or (`None`) for budget
+    /// flags that give no budget at all (e.g. `--delta` alone): it says what to give.
+    pub fn budget_refused(&self, kind: Option<BudgetKind>) -> BenchError {
+        let what = match kind {
+            Some(k) => format!("does not accept {} budgets ({})", k.describe(), k.flags()),
+            None => "needs exactly one budget".to_string(),
+        };
+        let kinds: Vec<&str> = self.budgets.iter().map(|k| k.describe()).collect();
+        BenchError::Usage(format!(
+            "{} {what}: give {} ({})",
+            self.name,
+            self.budget_flags(),
+            kinds.join(" or ")
+        ))
+    }
+
+    /// Build the mechanism. Refuses, before the builder runs, a budget of a kind the entry
+    /// does not list and a relation it is not stated for, with errors that say what to
+    /// give instead.
+    pub fn build(
+        &self,
+        budget: PrivacyLoss,
+        relation: Neighbouring,
+        post: PostProcessing,
+        options: &BuildOptions,
+    ) -> Result<Box<dyn Mechanism>> {
+        let kind = BudgetKind::of(&budget);
+        if !self.accepts(kind) {
+            return Err(self.budget_refused(Some(kind)));
+        }
+        if !self.supports(relation) {
+            return Err(BenchError::Usage(format!(
+                "{} is stated for {} neighbours only ({}): give --neighbouring {}",
+                self.name,
+                self.relation_list(),
+                self.relations_note,
+                self.relations
+                    .iter()
+                    .map(|r| neighbouring_flag(*r))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            )));
+        }
+        (self.builder)(budget, relation, post, options)
+    }
+}
+
+/// The catalogue entry called `name`, if any.
+pub fn find(name: &str) -> Option<&'static MechanismSpec> {
+    MECHANISMS.iter().find(|s| s.name == name)
+}
+
+/// The catalogue entry called `name`, or an error listing the names.
+pub fn spec(name: &str) -> Result<&'static MechanismSpec> {
+    find(name).ok_or_else(|| unknown_mechanism(name))
+}
+
+/// The error for a mechanism name that is not in [`MECHANISMS`], listing the names.
+pub fn unknown_mechanism(name: &str) -> BenchError {
+    let names: Vec<&str> = MECHANISMS.iter().map(|s| s.name).collect();
+    BenchError::Usage(format!(
+        "unknown mechanism {}; available: {}",
+        quoted(name),
+        names.join(", ")
+    ))
+}
+
+/// The attributes `attrs` (indices in domain order) for a message: their names from
+/// `names` joined by `, `, or `#i` for an index without a name.
+fn attribute_list(attrs: &[usize], names: Option<&Vec<String>>) -> String {
+    attrs
+        .iter()
+        .map(|&a| match names.and_then(|n| n.get(a)) {
+            Some(name) => name.clone(),
+            None => format!("#{a}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// δ at which the audit converts ρ-zCDP guarantees.
+const AUDIT_DELTA: f64 = 1e-3;
+
+/// The black-box audit of a mechanism whose noise is one Gaussian draw per count (then
+/// post-processing): ρ = 1/8, 100 000 runs (the half-noise canary of the projection
+/// family is caught with a wide margin at 100 000 runs, only narrowly at 20 000;
+/// measured, docs/privacy.md "Empirical audit").
+const AUDIT_GAUSSIAN: AuditSettings = AuditSettings {
+    budget: PrivacyLoss::Zcdp { rho: 0.125 },
+    delta: AUDIT_DELTA,
+    ci_runs: 100_000,
+    steps: None,
+};
+
+/// The audit of a composed mechanism: black-box at `budget` with 20 000 runs, and the
+/// per-step audit `steps`.
+const fn audit_composed(budget: PrivacyLoss, steps: StepAuditSettings) -> AuditSettings {
+    AuditSettings {
+        budget,
+        delta: AUDIT_DELTA,
+        ci_runs: 20_000,
+        steps: Some(steps),
+    }
+}
+
+/// A per-step audit at `budget` with 100 000 runs per step.
+const fn step_audit(budget: PrivacyLoss, canary: StepCanary) -> StepAuditSettings {
+    StepAuditSettings {
+        budget,
+        ci_runs: 100_000,
+        canary,
+    }
+}
+
+const REPLACE_ONE: &[Neighbouring] = &[Neighbouring::ReplaceOne];
+const BOTH_RELATIONS: &[Neighbouring] = &[Neighbouring::ReplaceOne, Neighbouring::AddRemove];
+const ZCDP_BUDGETS: &[BudgetKind] = &[BudgetKind::Zcdp, BudgetKind::Approx];
+const ZCDP_GUARANTEE: &str = "ρ-zCDP (zero-concentrated differential privacy, Bun and Steinke \
+    2016); given --epsilon and --delta it spends the largest ρ whose (ε, δ) conversion fits \
+    them (Canonne, Kamath, Steinke 2020) and states both";
+const PROJECTION_RELATIONS: &str = "the projection family releases the mean point with the \
+    public number of records n (Błasiok, Bun, Nikolov, Steinke 2019, §1.2)";
+const ITERATIVE_RELATIONS: &str = "it is stated with the public number of records n";
+const COVER_UNIVERSE: &str = "domains of at most 2^22 (about 4.2 million) possible records, \
+    which it enumerates to build its cover; larger domains are refused before any noise is \
+    drawn (use --attributes to keep fewer attributes)";
+
+fn build_gaussian(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    post: PostProcessing,
+    _: &BuildOptions,
+) -> Result<Box<dyn Mechanism>> {
+    Ok(Box::new(
+        GaussianParams::new(budget)
+            .neighbouring(relation)
+            .post_processing(post)
+            .check()?,
+    ))
+}
+
+fn build_laplace(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    post: PostProcessing,
+    _: &BuildOptions,
+) -> Result<Box<dyn Mechanism>> {
+    Ok(Box::new(
+        LaplaceParams::new(budget)
+            .neighbouring(relation)
+            .post_processing(post)
+            .check()?,
+    ))
+}
+
+fn build_projection(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    _: PostProcessing,
+    options: &BuildOptions,
+) -> Result<Box<dyn Mechanism>> {
+    let mut p = ProjectionParams::new(budget).neighbouring(relation);
+    if let Some(s) = &options.projection_settings {
+        p = p.settings(s.clone());
+    }
+    Ok(Box::new(p.check()?))
+}
+
+fn build_coarse_projection(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    _: PostProcessing,
+    options: &BuildOptions,
+) -> Result<Box<dyn Mechanism>> {
+    let mut p = CoarseProjectionParams::new(budget).neighbouring(relation);
+    if let Some(s) = &options.projection_settings {
+        p = p.settings(s.clone());
+    }
+    Ok(Box::new(p.check()?))
+}
+
+fn build_chaining(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    _: PostProcessing,
+    options: &BuildOptions,
+) -> Result<Box<dyn Mechanism>> {
+    let mut p = ChainingParams::new(budget).neighbouring(relation);
+    if let Some(s) = &options.projection_settings {
+        p = p.settings(s.clone());
+    }
+    Ok(Box::new(p.check()?))
+}
+
+fn build_chaining_worst_case(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    _: PostProcessing,
+    _: &BuildOptions,
+) -> Result<Box<dyn Mechanism>> {
+    Ok(Box::new(
+        ChainingWorstCaseParams::new(budget)
+            .neighbouring(relation)
+            .check()?,
+    ))
+}
+
+fn build_adaptive_projection(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    _: PostProcessing,
+    options: &BuildOptions,
+) -> Result<Box<dyn Mechanism>> {
+    let mut p = AdaptiveProjectionParams::new(budget).neighbouring(relation);
+    if let Some(bytes) = options.memory_bytes {
+        p = p.within_memory(bytes);
+    }
+    if let Some(f) = &options.round_progress {
+        let (f, rho) = (Arc::clone(f), p.check()?.rho());
+        let names = Arc::clone(&options.attribute_names);
+        p = p.progress(Arc::new(move |r: &AdaptiveRound| {
+            f(format!(
+                "round {}: measured {} (σ = {:.1}), ρ spent {:.4} of {:.4}{}",
+                r.round,
+                attribute_list(&r.selected, names.get()),
+                r.sigma2.sqrt(),
+                r.rho_spent,
+                rho,
+                if r.annealed { ", annealed" } else { "" }
+            ))
+        }));
+    }
+    Ok(Box::new(p.check()?))
+}
+
+/// The iterative mechanisms take no relation: the catalogue admits replace-one only, and
+/// this refuses anything else in case a builder is called directly.
+fn replace_one_only(name: &str, relation: Neighbouring) -> Result<()> {
+    if relation == Neighbouring::ReplaceOne {
+        return Ok(());
+    }
+    Err(BenchError::Usage(format!(
+        "{name} is stated for replace-one neighbours only (n is public)"
+    )))
+}
+
+fn build_mwem(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    _: PostProcessing,
+    _: &BuildOptions,
+) -> Result<Box<dyn Mechanism>> {
+    replace_one_only("mwem", relation)?;
+    Ok(Box::new(MwemParams::new(budget).check()?))
+}
+
+fn build_ic_mw(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    _: PostProcessing,
+    _: &BuildOptions,
+) -> Result<Box<dyn Mechanism>> {
+    replace_one_only("ic-mw", relation)?;
+    Ok(Box::new(IcParams::new(budget).check()?))
+}
+
+fn build_dualquery(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    _: PostProcessing,
+    _: &BuildOptions,
+) -> Result<Box<dyn Mechanism>> {
+    replace_one_only("dualquery", relation)?;
+    Ok(Box::new(DualQueryParams::new(budget).check()?))
+}
+
+/// Every mechanism the `dpqr` program, the bench and the audit can run.
+///
+/// Step-audit budgets (per-step ε ≈ 1 at n = 20, see docs/privacy.md "Empirical audit"):
+/// MWEM pure ε = 30 (T = 15 rounds of ε/(2T) = 1 per selection and per measurement);
+/// chaining-worst-case ρ = 3.75 (T = 15, one non-trivial level: selection ε₁ = 2√(ρ/T) = 1,
+/// measurement ρ/(2T) = 0.125, the Gaussian baseline's audited ρ); IC-MW pure ε = 46
+/// (α = 1, B(α/2) = 23 rounds of two ε₀ = 1 steps); DualQuery pure ε = 651 (η = 0.4,
+/// s = 50: T = 26 rounds, the last round's per-sample ε = 2η(T − 1)/n = 1);
+/// adaptive-projection ρ = 4.5 (d = 2 attributes, T = 32: the first measurement
+/// ρ = 0.9·4.5/32 ≈ 0.127, the Gaussian baseline's audited ρ, σ² ≈ 7.9 on a replace-one
+/// table, and the first selection ε = √(8·0.1·4.5/32) ≈ 0.34).
+pub static MECHANISMS: &[MechanismSpec] = &[
+    MechanismSpec {
+        name: "gaussian",
+        description: "Gaussian answer perturbation: exact discrete Gaussian noise on every \
+            count of every marginal (sampler of Canonne, Kamath, Steinke 2020), answers \
+            divided by n",
+        guarantee: ZCDP_GUARANTEE,
+        budgets: ZCDP_BUDGETS,
+        relations: BOTH_RELATIONS,
+        relations_note: "under add/remove the answers are divided by the noisy total",
+        synthetic: false,
+        universe: "any domain: noise goes on the cells of the asked marginals only; the \
+            number of cells is bounded by --max-memory-mib",
+        builder: build_gaussian,
+        audit: AUDIT_GAUSSIAN,
+    },
+    MechanismSpec {
+        name: "laplace",
+        description: "Laplace answer perturbation: exact discrete Laplace noise on every \
+            count of every marginal (the geometric mechanism of Ghosh, Roughgarden, \
+            Sundararajan 2009), answers divided by n",
+        guarantee: "pure ε-differential privacy (Dwork, McSherry, Nissim, Smith 2006)",
+        budgets: &[BudgetKind::Pure],
+        relations: BOTH_RELATIONS,
+        relations_note: "under add/remove the answers are divided by the noisy total",
+        synthetic: false,
+        universe: "any domain: noise goes on the cells of the asked marginals only; the \
+            number of cells is bounded by --max-memory-mib",
+        builder: build_laplace,
+        audit: AuditSettings {
+            budget: PrivacyLoss::Pure { epsilon: 1.0 },
+            ..AUDIT_GAUSSIAN
+        },
+    },
+    MechanismSpec {
+        name: "projection",
+        description: "projection mechanism (Błasiok, Bun, Nikolov, Steinke 2019, Lemma 2.2): \
+            discrete Gaussian noise on all answers, then a Frank–Wolfe projection onto the \
+            answers that some weighted set of records could have",
+        guarantee: ZCDP_GUARANTEE,
+        budgets: ZCDP_BUDGETS,
+        relations: REPLACE_ONE,
+        relations_note: PROJECTION_RELATIONS,
+        synthetic: true,
+        universe: "any domain: it enumerates the possible records when there are at most \
+            2^22 (about 4.2 million); above that it searches over records with an oracle \
+            that is exact on a few attributes and a heuristic on wide tables (the notes say \
+            which)",
+        builder: build_projection,
+        audit: AUDIT_GAUSSIAN,
+    },
+    MechanismSpec {
+        name: "coarse-projection",
+        description: "coarse projection (Błasiok, Bun, Nikolov, Steinke 2019, §4.1): records \
+            rounded to a coarse cover of the answer space, Gaussian noise, projection onto \
+            the cover's hull",
+        guarantee: ZCDP_GUARANTEE,
+        budgets: ZCDP_BUDGETS,
+        relations: REPLACE_ONE,
+        relations_note: PROJECTION_RELATIONS,
+        synthetic: true,
+        universe: COVER_UNIVERSE,
+        builder: build_coarse_projection,
+        audit: AUDIT_GAUSSIAN,
+    },
+    MechanismSpec {
+        name: "chaining",
+        description: "chaining for average error (Błasiok, Bun, Nikolov, Steinke 2019, \
+            §4.2): the answer space split into levels of finer and finer covers, Gaussian \
+            noise on each level's increments, the budget shared by the levels that need it",
+        guarantee: ZCDP_GUARANTEE,
+        budgets: ZCDP_BUDGETS,
+        relations: REPLACE_ONE,
+        relations_note: PROJECTION_RELATIONS,
+        synthetic: true,
+        universe: COVER_UNIVERSE,
+        builder: build_chaining,
+        audit: AUDIT_GAUSSIAN,
+    },
+    MechanismSpec {
+        name: "chaining-worst-case",
+        description: "chaining for worst-case error (Błasiok, Bun, Nikolov, Steinke 2019, \
+            §4.3, Thm 1.5): levels of covers in the largest-error distance, private \
+            multiplicative weights (MWEM-style rounds) on each level that needs it",
+        guarantee: ZCDP_GUARANTEE,
+        budgets: ZCDP_BUDGETS,
+        relations: REPLACE_ONE,
+        relations_note: PROJECTION_RELATIONS,
+        synthetic: true,
+        universe: COVER_UNIVERSE,
+        builder: build_chaining_worst_case,
+        audit: audit_composed(
+            PrivacyLoss::Zcdp { rho: 0.125 },
+            step_audit(PrivacyLoss::Zcdp { rho: 3.75 }, StepCanary::ScaledBudget),
+        ),
+    },
+    MechanismSpec {
+        name: "adaptive-projection",
+        description: "adaptive projection: rounds that pick the worst-fitted marginal with \
+            the exponential mechanism (McSherry, Talwar 2007), measure it with discrete \
+            Gaussian noise and re-fit a graphical model to all measurements (Roth 2011's \
+            iterative construction with the estimation of McKenna, Sheldon, Miklau 2019, in \
+            rounds like AIM, McKenna et al. 2022)",
+        guarantee: ZCDP_GUARANTEE,
+        budgets: ZCDP_BUDGETS,
+        relations: BOTH_RELATIONS,
+        relations_note: "under add/remove the number of records is private and is not \
+            released",
+        synthetic: true,
+        universe: "any domain size: it never enumerates the records; the graphical model \
+            it fits is bounded by --max-memory-mib",
+        builder: build_adaptive_projection,
+        audit: audit_composed(
+            PrivacyLoss::Zcdp { rho: 0.125 },
+            step_audit(PrivacyLoss::Zcdp { rho: 4.5 }, StepCanary::ScaledBudget),
+        ),
+    },
+    MechanismSpec {
+        name: "mwem",
+        description: "MWEM (Hardt, Ligett, McSherry 2012): rounds that pick a badly answered \
+            query with the exponential mechanism, measure it with noise and update a \
+            distribution over all possible records by multiplicative weights",
+        guarantee: "pure ε-DP with --epsilon alone (Laplace measurements); ρ-zCDP with \
+            --rho, or with --epsilon and --delta converted to the largest ρ that fits them \
+            (Gaussian measurements)",
+        budgets: &[BudgetKind::Pure, BudgetKind::Approx, BudgetKind::Zcdp],
+        relations: REPLACE_ONE,
+        relations_note: ITERATIVE_RELATIONS,
+        synthetic: true,
+        universe: "domains of at most 2^22 (about 4.2 million) possible records: it keeps a \
+            weight for each; larger domains are refused before any noise is drawn (use \
+            --attributes to keep fewer attributes)",
+        builder: build_mwem,
+        audit: audit_composed(
+            PrivacyLoss::Pure { epsilon: 1.0 },
+            step_audit(
+                PrivacyLoss::Pure { epsilon: 30.0 },
+                StepCanary::ScaledBudget,
+            ),
+        ),
+    },
+    MechanismSpec {
+        name: "ic-mw",
+        description: "Iterative Construction (Roth 2011): multiplicative weights over all \
+            possible records, corrected where the exponential mechanism finds a query it \
+            answers badly",
+        guarantee: "pure ε-DP with --epsilon alone (basic composition); (ε, δ)-DP with \
+            --epsilon and --delta (advanced composition)",
+        budgets: &[BudgetKind::Pure, BudgetKind::Approx],
+        relations: REPLACE_ONE,
+        relations_note: ITERATIVE_RELATIONS,
+        synthetic: true,
+        universe: "domains of at most 2^22 (about 4.2 million) possible records: it keeps a \
+            weight for each; larger domains are refused before any noise is drawn (use \
+            --attributes to keep fewer attributes)",
+        builder: build_ic_mw,
+        audit: audit_composed(
+            PrivacyLoss::Pure { epsilon: 1.0 },
+            step_audit(
+                PrivacyLoss::Pure { epsilon: 46.0 },
+                StepCanary::ScaledBudget,
+            ),
+        ),
+    },
+    MechanismSpec {
+        name: "dualquery",
+        description: "DualQuery (Gaboardi, Gallego Arias, Hsu, Roth, Wu 2014): a game between \
+            a query player, who samples queries by multiplicative weights, and a record \
+            player, who answers with its best record; the records are the synthetic data",
+        guarantee: "pure ε-DP with --epsilon alone (Gaboardi et al. 2014, Thm 4.2); (ε, δ)-DP \
+            with --epsilon and --delta (Thm 4.3, advanced composition)",
+        budgets: &[BudgetKind::Pure, BudgetKind::Approx],
+        relations: REPLACE_ONE,
+        relations_note: ITERATIVE_RELATIONS,
+        synthetic: true,
+        universe: "any domain size: each round's best record is searched over the \
+            attributes the sampled queries mention (exhaustively up to 2^22 combinations, \
+            otherwise with a heuristic solver)",
+        builder: build_dualquery,
+        audit: audit_composed(
+            PrivacyLoss::Pure { epsilon: 1.0 },
+            step_audit(
+                PrivacyLoss::Pure { epsilon: 651.0 },
+                StepCanary::DualQueryStepSize,
+            ),
+        ),
+    },
+];
