@@ -563,7 +563,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         budgets: ZCDP_BUDGETS,
         relations: REPLACE_ONE,
         relations_note: PROJECTION_RELATIONS,
-        synthetic: true,
+        synthetic: false,
         universe: COVER_UNIVERSE,
         builder: build_chaining,
         audit: AUDIT_GAUSSIAN,
@@ -577,7 +577,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         budgets: ZCDP_BUDGETS,
         relations: REPLACE_ONE,
         relations_note: PROJECTION_RELATIONS,
-        synthetic: true,
+        synthetic: false,
         universe: COVER_UNIVERSE,
         builder: build_chaining_worst_case,
         audit: audit_composed(
@@ -677,3 +677,203 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         ),
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::BudgetArgs;
+
+    const RELATIONS: [Neighbouring; 2] = [Neighbouring::ReplaceOne, Neighbouring::AddRemove];
+
+    /// A valid budget of `kind`.
+    fn example(kind: BudgetKind) -> PrivacyLoss {
+        match kind {
+            BudgetKind::Pure => PrivacyLoss::Pure { epsilon: 1.0 },
+            BudgetKind::Approx => PrivacyLoss::Approx {
+                epsilon: 1.0,
+                delta: 1e-6,
+            },
+            BudgetKind::Zcdp => PrivacyLoss::Zcdp { rho: 0.5 },
+        }
+    }
+
+    /// Whether `text` names a year 1900–2099 (a citation by authors and year).
+    fn cites_a_year(text: &str) -> bool {
+        let chars: Vec<char> = text.chars().collect();
+        chars.windows(4).any(|w| {
+            (w[0] == '1' && w[1] == '9' || w[0] == '2' && w[1] == '0')
+                && w[2].is_ascii_digit()
+                && w[3].is_ascii_digit()
+        })
+    }
+
+    #[test]
+    fn every_entry_is_complete_and_names_are_unique() {
+        assert!(MECHANISMS.len() >= 10);
+        for (i, spec) in MECHANISMS.iter().enumerate() {
+            let name = spec.name;
+            assert!(
+                !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c == '-'),
+                "{name}: a name is lower-case words joined by hyphens"
+            );
+            assert!(
+                MECHANISMS[..i].iter().all(|other| other.name != name),
+                "{name} is listed twice"
+            );
+            assert_eq!(find(name).map(|s| s.name), Some(name));
+            for (field, text) in [
+                ("description", spec.description),
+                ("guarantee", spec.guarantee),
+                ("relations_note", spec.relations_note),
+                ("universe", spec.universe),
+            ] {
+                assert!(!text.trim().is_empty(), "{name}: empty {field}");
+                // plain words: no internal labels, no line breaks
+                assert!(
+                    !text.contains("seed 0"),
+                    "{name}: {field} uses a seed label"
+                );
+                assert!(!text.contains('\n'), "{name}: {field} spans lines");
+            }
+            assert!(
+                cites_a_year(spec.description),
+                "{name}: the description cites no paper by year"
+            );
+            assert!(!spec.budgets.is_empty(), "{name}: no budget kind");
+            assert!(
+                !spec.relations.is_empty(),
+                "{name}: no neighbouring relation"
+            );
+            for (j, k) in spec.budgets.iter().enumerate() {
+                assert!(!spec.budgets[..j].contains(k), "{name}: {k:?} listed twice");
+            }
+            for (j, r) in spec.relations.iter().enumerate() {
+                assert!(!spec.relations[..j].contains(r), "{name}: {r} listed twice");
+            }
+            // the audit budgets are valid budgets the entry accepts
+            let audit = spec.audit;
+            assert!(audit.budget.validate().is_ok(), "{name}: audit budget");
+            assert!(
+                spec.accepts(BudgetKind::of(&audit.budget)),
+                "{name}: audit budget"
+            );
+            assert!(audit.delta > 0.0 && audit.delta < 1.0, "{name}: audit δ");
+            assert!(audit.ci_runs >= 20, "{name}: audit runs");
+            if let Some(steps) = audit.steps {
+                assert!(steps.budget.validate().is_ok(), "{name}: step budget");
+                assert!(
+                    spec.accepts(BudgetKind::of(&steps.budget)),
+                    "{name}: step budget"
+                );
+                assert!(steps.ci_runs >= 20, "{name}: step runs");
+            }
+        }
+        assert!(find("no-such-mechanism").is_none());
+        let e = spec("no-such-mechanism").err().unwrap().to_string();
+        assert!(
+            e.contains("no-such-mechanism") && e.contains("gaussian"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn builders_accept_exactly_the_listed_budgets_and_relations() {
+        let options = BuildOptions::default();
+        for spec in MECHANISMS {
+            let name = spec.name;
+            for kind in BudgetKind::ALL {
+                for relation in RELATIONS {
+                    let budget = example(kind);
+                    let built = spec.build(budget, relation, PostProcessing::None, &options);
+                    let raw = (spec.builder)(budget, relation, PostProcessing::None, &options);
+                    if spec.accepts(kind) && spec.supports(relation) {
+                        let m = built.unwrap_or_else(|e| {
+                            panic!("{name} refuses listed {kind:?} under {relation}: {e}")
+                        });
+                        let c = m.certificate();
+                        assert_eq!(m.name(), name, "{name}: the mechanism's own name");
+                        assert_eq!(c.mechanism, name, "{name}: the certificate's name");
+                        assert_eq!(c.neighbouring, relation, "{name}: certificate relation");
+                        assert_eq!(
+                            m.produces_synthetic(),
+                            spec.synthetic,
+                            "{name}: produces_synthetic() disagrees with the catalogue"
+                        );
+                        assert_eq!(
+                            m.step_audited().is_some(),
+                            spec.audit.steps.is_some(),
+                            "{name}: a step audit exactly for the composed mechanisms"
+                        );
+                        assert!(raw.is_ok(), "{name}: the builder refuses a listed case");
+                        continue;
+                    }
+                    let e = match built {
+                        Ok(_) => panic!("{name} accepts unlisted {kind:?} under {relation}"),
+                        Err(e) => e.to_string(),
+                    };
+                    assert!(e.starts_with(name), "{name}: {e}");
+                    if !spec.accepts(kind) {
+                        assert!(e.contains(kind.flags()), "{name}: {e}");
+                        assert!(e.contains(&spec.budget_flags()), "{name}: {e}");
+                        if spec.supports(relation) {
+                            assert!(raw.is_err(), "{name}: its builder accepts {kind:?}");
+                        }
+                    } else {
+                        assert!(e.contains("--neighbouring replace-one"), "{name}: {e}");
+                        // the relation is a property of the mechanism, not only of the table
+                        assert!(raw.is_err(), "{name}: its builder accepts {relation}");
+                    }
+                    assert!(
+                        !e.contains("Zcdp") && !e.contains("Approx {"),
+                        "{name}: {e}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn budget_flags_follow_the_catalogue() {
+        let flags = [
+            (Some(1.0), None, None, Some(BudgetKind::Pure)),
+            (Some(1.0), Some(1e-9), None, Some(BudgetKind::Approx)),
+            (None, None, Some(0.5), Some(BudgetKind::Zcdp)),
+            (None, Some(1e-9), None, None),
+            (Some(1.0), None, Some(0.5), None),
+        ];
+        for spec in MECHANISMS {
+            for (epsilon, delta, rho, kind) in flags {
+                let args = BudgetArgs {
+                    epsilon,
+                    delta,
+                    rho,
+                };
+                match (args.to_loss(spec.name), kind) {
+                    (Ok(loss), Some(k)) => {
+                        assert!(spec.accepts(k), "{}: accepts unlisted {k:?}", spec.name);
+                        assert_eq!(BudgetKind::of(&loss), k);
+                    }
+                    (Ok(loss), None) => panic!("{}: {loss} from no budget", spec.name),
+                    (Err(e), k) => {
+                        assert!(
+                            k.is_none_or(|k| !spec.accepts(k)),
+                            "{}: refuses a listed budget: {e}",
+                            spec.name
+                        );
+                        let e = e.to_string();
+                        assert!(e.contains(&spec.budget_flags()), "{}: {e}", spec.name);
+                    }
+                }
+            }
+        }
+        let e = BudgetArgs {
+            epsilon: Some(1.0),
+            ..Default::default()
+        }
+        .to_loss("nope")
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(e.contains("unknown mechanism 'nope'"), "{e}");
+    }
+}

@@ -277,14 +277,19 @@ fn attributes_select_a_subset_before_the_workload() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("no-such-attribute"));
 }
 
-/// Every mechanism `dpqr mechanisms` lists, by name.
+/// Every mechanism `dpqr mechanisms --json` lists, by name.
 fn mechanism_names() -> Vec<String> {
-    let o = run(&["mechanisms"]);
+    let o = run(&["mechanisms", "--json"]);
     assert!(o.status.success());
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
-        .collect()
+    let list: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<String> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(names.len() >= 10, "too few mechanisms listed: {names:?}");
+    names
 }
 
 /// A directory with `d.csv`: 100 records over a: 3, b: 2 (so 1/n = 0.01), and `d.json`.

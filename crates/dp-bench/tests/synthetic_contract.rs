@@ -16,7 +16,7 @@ fn produces_synthetic_matches_every_release() {
     ];
     let data = Dataset::from_columns(domain.clone(), cols).unwrap();
     let workload = MarginalWorkload::all_kway(&domain, 2).unwrap();
-    for (name, _) in MECHANISMS {
+    for name in MECHANISMS.iter().map(|s| s.name) {
         let budget = [
             BudgetArgs {
                 epsilon: Some(2.0),
