@@ -5,7 +5,7 @@
 //!     --mechanism gaussian --epsilon 1 --delta 1e-9 --seed 7 --out answers.csv
 //! dpqr eval --data adult.csv --domain adult-domain.json --answers answers.csv   # NON-PRIVATE
 //! dpqr datasets        # bundled datasets
-//! dpqr mechanisms      # available mechanisms and their guarantees
+//! dpqr mechanisms [--json]   # mechanisms: guarantee, budget flags, relations, limits
 //! dpqr audit --mechanism laplace [--runs N] [--seed S] [--canary]   # empirical ε lower bound
 //! dpqr schema draft --data raw.csv > schema.json   # NON-PRIVATE: review before use
 //! dpqr ledger init FILE --epsilon 1 --delta 1e-9 [--neighbouring add-remove]
