@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
         delta: (flags & 2 != 0).then(|| f(8)),
         rho: (flags & 4 != 0).then(|| f(16)),
     };
-    for (name, _) in MECHANISMS {
+    for name in MECHANISMS.iter().map(|s| s.name) {
         let Ok(loss) = args.to_loss(name) else {
             continue;
         };
