@@ -324,7 +324,7 @@ const ZCDP_GUARANTEE: &str = "ρ-zCDP (zero-concentrated differential privacy, B
     them (Canonne, Kamath, Steinke 2020) and states both";
 const PROJECTION_RELATIONS: &str = "the projection family releases the mean point with the \
     public number of records n (Błasiok, Bun, Nikolov, Steinke 2019, §1.2)";
-const ITERATIVE_RELATIONS: &str = "it is stated with the public number of records n";
+const ITERATIVE_RELATIONS: &str = "its analysis treats the number of records n as public";
 const COVER_UNIVERSE: &str = "domains of at most 2^22 (about 4.2 million) possible records, \
     which it enumerates to build its cover; larger domains are refused before any noise is \
     drawn (use --attributes to keep fewer attributes)";
