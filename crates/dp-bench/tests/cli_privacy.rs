@@ -334,7 +334,7 @@ fn add_remove_spends_are_charged_at_their_replace_one_conversion() {
     assert!(show.contains("add/remove"), "{show}");
     // 1 + 1 > 1.5: refused (charged at face value it would fit: 0.5 + 0.5 ≤ 1.5)
     let o = release(&d, "d.csv", &spend);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert_eq!(recorded(&l), 1);
 
     // ρ-zCDP: an add/remove ρ-zCDP release is 4ρ-zCDP under replace-one
@@ -355,7 +355,7 @@ fn add_remove_spends_are_charged_at_their_replace_one_conversion() {
     let show = ledger_show(&l);
     assert!(show.contains("total ρ = 0.8 "), "{show}");
     let o = release(&d, "d.csv", &spend);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert_eq!(recorded(&l), 1);
 }
 
@@ -433,7 +433,7 @@ fn legacy_ledgers_charge_spends_of_unknown_relation_conservatively() {
             l.to_str().unwrap(),
         ],
     );
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     let show = ledger_show(&l);
     assert!(show.contains("unknown"), "{show}");
     assert!(show.contains("total ε = 0.8 "), "{show}");
