@@ -725,3 +725,79 @@ fn a_narrow_json_workload_of_a_wide_table_is_released_by_a_universe_mechanism() 
     let report = std::fs::read_to_string(&rep).unwrap();
     assert!(report.contains("4 of 14 attributes"), "{report}");
 }
+
+/// `dpqr release --dry-run` plans without spending: it writes nothing, records nothing in a
+/// ledger, reads no data (a malformed data file is not noticed), and its predicted noise per
+/// count equals the one the real release then reports.
+#[test]
+fn dry_run_plans_without_reading_spending_or_writing() {
+    let d = dir("dry");
+    // malformed data: reading it would fail
+    std::fs::write(d.join("d.csv"), "a,b\n9,9\n").unwrap();
+    std::fs::write(d.join("d.json"), r#"{"a": 3, "b": 2}"#).unwrap();
+    let (out, ledger) = (d.join("a.csv"), d.join("ledger.json"));
+    let o = run(&[
+        "ledger",
+        "init",
+        ledger.to_str().unwrap(),
+        "--epsilon",
+        "2",
+        "--delta",
+        "1e-6",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ledger_before = std::fs::read_to_string(&ledger).unwrap();
+    let args = |data: &str, dry: bool| {
+        let mut a = vec![
+            "release".to_string(),
+            "--data".into(),
+            d.join(data).to_str().unwrap().into(),
+            "--domain".into(),
+            d.join("d.json").to_str().unwrap().into(),
+            "--workload".into(),
+            "all-2way".into(),
+            "--mechanism".into(),
+            "gaussian".into(),
+            "--epsilon".into(),
+            "1".into(),
+            "--delta".into(),
+            "1e-9".into(),
+            "--quiet".into(),
+            "--out".into(),
+            out.to_str().unwrap().into(),
+        ];
+        if dry {
+            a.extend(["--dry-run".into(), "--ledger".into()]);
+            a.push(ledger.to_str().unwrap().into());
+        }
+        a
+    };
+    let a = args("d.csv", true);
+    let o = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout.contains("dry run"), "{stdout}");
+    assert!(stdout.contains("1 marginals, 6 answers"), "{stdout}");
+    assert!(!out.exists());
+    assert_eq!(std::fs::read_to_string(&ledger).unwrap(), ledger_before);
+    let predicted = stdout
+        .split("standard deviation ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .expect("a predicted standard deviation")
+        .to_string();
+    // the real release on good data reports the same noise per count
+    let mut csv = String::from("a,b\n");
+    for i in 0..50 {
+        csv.push_str(&format!("{},{}\n", i % 3, i % 2));
+    }
+    std::fs::write(d.join("good.csv"), csv).unwrap();
+    let a = args("good.csv", false);
+    let o = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        stdout.contains(&format!("standard deviation {predicted} per count")),
+        "dry run said {predicted}: {stdout}"
+    );
+}

@@ -25,6 +25,7 @@ use dp_bench::registry::{
 use dp_bench::synthetic::{weight_column, write_synthetic};
 use dp_bench::{BenchError, Result, datasets, io_error, quoted};
 use dp_core::{Neighbouring, Num, os_seeded_rng, seeded_rng};
+use dp_mechanisms::noise_stats::CountNoise;
 use dp_mechanisms::{Mechanism, Normaliser, OnWorkloadAttributes, PostProcessing};
 use dp_queries::{Dataset, Domain, ErrorReport, MarginalWorkload};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -188,6 +189,34 @@ impl DataArgs {
         Ok(())
     }
 
+    /// The domain (from `--domain` or the bundled dataset, restricted to `--attributes`),
+    /// read without the data: public.
+    fn public_domain(&self) -> Result<Domain> {
+        self.check_attributes()?;
+        let domain = match (&self.data, &self.domain, &self.dataset) {
+            (Some(_), Some(dom), None) => Domain::from_json_file(dom)?,
+            (None, None, Some(name)) => {
+                let b = datasets::bundled(name)?;
+                Domain::from_json_str(b.domain_json, b.name)?
+            }
+            _ => {
+                return Err(BenchError::Usage(
+                    "give --data FILE.csv --domain FILE.json, or --dataset NAME".into(),
+                ));
+            }
+        };
+        match &self.attributes {
+            None => Ok(domain),
+            Some(names) => {
+                let idx = names
+                    .iter()
+                    .map(|n| domain.index_of(n.trim()))
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
+                Ok(domain.project(&idx)?)
+            }
+        }
+    }
+
     /// The input files given (`--data`, `--domain`) with their flags.
     fn input_files(&self) -> Vec<(&'static str, PathBuf)> {
         let mut v = Vec::new();
@@ -225,6 +254,81 @@ impl DataArgs {
             }
         }
     }
+}
+
+/// `dpqr release --dry-run` (issue #11 §2, "Plan before spending"): what the release would
+/// do, from public inputs only — the domain (file or bundled), the workload, the
+/// parameters. Called after every argument and output check and the ledger's check.
+fn dry_run(args: &ReleaseArgs, mech: &dyn Mechanism, ledger_note: Option<String>) -> Result<()> {
+    let domain = args.data.public_domain()?;
+    let workload = MarginalWorkload::parse_spec(&domain, &args.workload, args.workload_seed)?;
+    let certificate = mech.certificate();
+    println!("dry run: no data read, no budget recorded, no noise drawn, nothing written");
+    println!("privacy: {}", certificate.statement());
+    let touched = workload.touched_attributes();
+    println!(
+        "workload: {} marginals, {} answers, over {} of the domain's {} attributes",
+        workload.len(),
+        workload.num_queries(),
+        touched.len(),
+        domain.len()
+    );
+    let need = (workload.num_queries() as u64).saturating_mul(BYTES_PER_QUERY);
+    let cap = args.max_memory_mib.saturating_mul(1 << 20);
+    println!(
+        "memory: about {} for the answers ({BYTES_PER_QUERY} bytes per answer): {} \
+         --max-memory-mib {}",
+        output::human_size(need),
+        if need > cap {
+            "the release would be REFUSED by"
+        } else {
+            "within"
+        },
+        args.max_memory_mib
+    );
+    if mech.works_over_a_universe() {
+        let log10: f64 = touched
+            .iter()
+            .map(|&a| f64::from(domain.size(a)).log10())
+            .sum();
+        let limits = dp_bench::catalogue::find(mech.name()).map_or("", |s| s.universe);
+        println!(
+            "universe: the mechanism enumerates the records over the touched attributes, \
+             10^{log10:.1} of them; its limits: {limits}"
+        );
+    }
+    // answer perturbation: the noise per count is known before running
+    let sensitivity =
+        dp_mechanisms::sensitivity::marginal_count_sensitivity(&workload, certificate.neighbouring);
+    let noise = match (mech.name(), certificate.loss) {
+        ("gaussian", dp_core::PrivacyLoss::Zcdp { rho }) => Some(CountNoise::DiscreteGaussian {
+            sigma2: dp_mechanisms::calibration::gaussian_sigma2(sensitivity.l2_squared as f64, rho),
+        }),
+        ("laplace", dp_core::PrivacyLoss::Pure { epsilon }) => Some(CountNoise::DiscreteLaplace {
+            scale: dp_mechanisms::calibration::laplace_scale(sensitivity.l1 as f64, epsilon),
+        }),
+        _ => None,
+    };
+    match noise {
+        Some(n) => println!(
+            "predicted error: every count gets independent noise of standard deviation {:.4} \
+             (exact); an answer's is that divided by n (replace-one) or by the noisy total \
+             (add/remove)",
+            n.variance().sqrt()
+        ),
+        None => println!(
+            "predicted error: no a-priori per-answer figure for this mechanism; see its \
+             guarantee above and the measured errors in docs/benchmarks.md"
+        ),
+    }
+    let mut outs = vec![args.out.display().to_string()];
+    outs.extend(args.report.iter().map(|p| p.display().to_string()));
+    outs.extend(args.synthetic_out.iter().map(|p| p.display().to_string()));
+    println!("outputs: {} (checked writable)", outs.join(", "));
+    if let Some(note) = ledger_note {
+        println!("{note}");
+    }
+    Ok(())
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -303,6 +407,13 @@ struct ReleaseArgs {
     /// before allocating).
     #[arg(long, default_value_t = 4096, allow_negative_numbers = true)]
     max_memory_mib: u64,
+    /// Plan only: print the guarantee, the workload's size and memory, the universe the
+    /// mechanism would enumerate, the predicted noise per count (answer-perturbation
+    /// baselines) and whether the ledger would take the spend — from public inputs only
+    /// (the domain and the workload), after checking every output path. Reads no data,
+    /// records no spend, draws no noise, writes nothing.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 /// Bytes per counting query of a release: exact count (u64), noisy count (i64), answer
@@ -456,6 +567,16 @@ fn release(args: &ReleaseArgs) -> Result<()> {
         }
         None => None,
     };
+    if args.dry_run {
+        pb.finish_and_clear();
+        let ledger_note = ledger.as_ref().map(|(_, key)| {
+            format!(
+                "ledger: the spend fits the remaining budget of {key} (nothing recorded by a \
+                 dry run)"
+            )
+        });
+        return dry_run(args, mech.as_ref(), ledger_note);
+    }
     pb.set_message("loading data");
     // From here on, under add/remove neighbours n is private: nothing printed or written
     // (stdout, stderr, report, answers, ledger) may be the true n or derived from it.
