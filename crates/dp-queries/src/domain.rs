@@ -76,16 +76,7 @@ impl Domain {
 
     /// Reads and parses a domain JSON file (see [`Domain::from_json_str`]).
     pub fn from_json_file(path: &Path) -> Result<Self> {
-        let text = std::fs::read(path).map_err(|source| QueryError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let file = path.display().to_string();
-        let text = std::str::from_utf8(&text).map_err(|e| QueryError::BadJson {
-            file: file.clone(),
-            message: format!("not valid UTF-8 ({e})"),
-        })?;
-        Domain::from_json_str(text, &file)
+        crate::schema::Schema::from_json_file(path).map(crate::schema::Schema::into_domain)
     }
 
     /// Number of attributes `d`.
