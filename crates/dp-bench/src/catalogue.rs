@@ -167,6 +167,9 @@ pub struct MechanismSpec {
     pub relations_note: &'static str,
     /// Whether every release carries weighted synthetic records (`--synthetic-out`).
     pub synthetic: bool,
+    /// Whether the mechanism applies `--post` post-processing (the answer-perturbation
+    /// baselines); the others refuse it rather than ignore it silently.
+    pub post_processing: bool,
     /// How large a domain (universe of possible records) it handles, in plain words.
     pub universe: &'static str,
     /// The builder (see [`MechanismSpec::build`]).
@@ -243,6 +246,13 @@ impl MechanismSpec {
                     .map(|r| neighbouring_flag(*r))
                     .collect::<Vec<_>>()
                     .join(" or ")
+            )));
+        }
+        if post != PostProcessing::None && !self.post_processing {
+            return Err(BenchError::Usage(format!(
+                "{} does not apply --post (only the answer-perturbation baselines, gaussian and \
+                 laplace, do): drop --post rather than expect it to take effect",
+                self.name
             )));
         }
         (self.builder)(budget, relation, post, options)
@@ -500,6 +510,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: BOTH_RELATIONS,
         relations_note: "under add/remove the answers are divided by the noisy total",
         synthetic: false,
+        post_processing: true,
         universe: "any domain: noise goes on the cells of the asked marginals only; the \
             number of cells is bounded by --max-memory-mib",
         builder: build_gaussian,
@@ -515,6 +526,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: BOTH_RELATIONS,
         relations_note: "under add/remove the answers are divided by the noisy total",
         synthetic: false,
+        post_processing: true,
         universe: "any domain: noise goes on the cells of the asked marginals only; the \
             number of cells is bounded by --max-memory-mib",
         builder: build_laplace,
@@ -533,6 +545,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: PROJECTION_RELATIONS,
         synthetic: true,
+        post_processing: false,
         universe: "any domain: it enumerates the possible records when there are at most \
             2^22 (about 4.2 million); above that it searches over records with an oracle \
             that is exact on a few attributes and a heuristic on wide tables (the notes say \
@@ -550,6 +563,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: PROJECTION_RELATIONS,
         synthetic: true,
+        post_processing: false,
         universe: COVER_UNIVERSE,
         builder: build_coarse_projection,
         audit: AUDIT_GAUSSIAN,
@@ -564,6 +578,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: PROJECTION_RELATIONS,
         synthetic: false,
+        post_processing: false,
         universe: COVER_UNIVERSE,
         builder: build_chaining,
         audit: AUDIT_GAUSSIAN,
@@ -578,6 +593,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: PROJECTION_RELATIONS,
         synthetic: false,
+        post_processing: false,
         universe: COVER_UNIVERSE,
         builder: build_chaining_worst_case,
         audit: audit_composed(
@@ -598,6 +614,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations_note: "under add/remove the number of records is private and is not \
             released",
         synthetic: true,
+        post_processing: false,
         universe: "any domain size: it never enumerates the records; the graphical model \
             it fits is bounded by --max-memory-mib",
         builder: build_adaptive_projection,
@@ -618,6 +635,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: ITERATIVE_RELATIONS,
         synthetic: true,
+        post_processing: false,
         universe: "domains of at most 2^22 (about 4.2 million) possible records: it keeps a \
             weight for each; larger domains are refused before any noise is drawn (use \
             --attributes to keep fewer attributes)",
@@ -641,6 +659,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: ITERATIVE_RELATIONS,
         synthetic: true,
+        post_processing: false,
         universe: "domains of at most 2^22 (about 4.2 million) possible records: it keeps a \
             weight for each; larger domains are refused before any noise is drawn (use \
             --attributes to keep fewer attributes)",
@@ -664,6 +683,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: ITERATIVE_RELATIONS,
         synthetic: true,
+        post_processing: false,
         universe: "any domain size: each round's best record is searched over the \
             attributes the sampled queries mention (exhaustively up to 2^22 combinations, \
             otherwise with a heuristic solver)",

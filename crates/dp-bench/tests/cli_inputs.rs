@@ -801,3 +801,44 @@ fn dry_run_plans_without_reading_spending_or_writing() {
         "dry run said {predicted}: {stdout}"
     );
 }
+
+/// `--post simplex` is refused, before any data is read, by every mechanism that would
+/// silently ignore it (all but the answer-perturbation baselines), and nothing is written.
+#[test]
+fn post_processing_is_refused_where_it_would_be_ignored() {
+    let d = dir("post");
+    let out = d.join("a.csv");
+    for (mech, budget) in [
+        ("projection", ["--rho", "1"]),
+        ("mwem", ["--epsilon", "1"]),
+        ("adaptive-projection", ["--rho", "1"]),
+    ] {
+        let mut a = vec![
+            "release",
+            "--dataset",
+            "nltcs",
+            "--workload",
+            "all-1way",
+            "--mechanism",
+            mech,
+            "--post",
+            "simplex",
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        a.extend_from_slice(&budget);
+        let o = run(&a);
+        assert_eq!(o.status.code(), Some(2), "{mech}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("does not apply --post"), "{mech}: {err}");
+        assert!(!out.exists());
+    }
+    // the baselines apply it
+    let o = release(
+        "gaussian",
+        &["--rho", "1", "--post", "simplex"],
+        out.to_str().unwrap(),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
