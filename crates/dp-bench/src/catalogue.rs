@@ -367,44 +367,28 @@ fn build_laplace(
     ))
 }
 
-fn build_projection(
-    budget: PrivacyLoss,
-    relation: Neighbouring,
-    _: PostProcessing,
-    options: &BuildOptions,
-) -> Result<Box<dyn Mechanism>> {
-    let mut p = ProjectionParams::new(budget).neighbouring(relation);
-    if let Some(s) = &options.projection_settings {
-        p = p.settings(s.clone());
-    }
-    Ok(Box::new(p.check()?))
+/// A builder for a projection-family mechanism: its params with the relation, and the
+/// bench's projection settings when given (the three differ only in their params type).
+macro_rules! projection_family_builder {
+    ($name:ident, $params:ty) => {
+        fn $name(
+            budget: PrivacyLoss,
+            relation: Neighbouring,
+            _: PostProcessing,
+            options: &BuildOptions,
+        ) -> Result<Box<dyn Mechanism>> {
+            let mut p = <$params>::new(budget).neighbouring(relation);
+            if let Some(s) = &options.projection_settings {
+                p = p.settings(s.clone());
+            }
+            Ok(Box::new(p.check()?))
+        }
+    };
 }
 
-fn build_coarse_projection(
-    budget: PrivacyLoss,
-    relation: Neighbouring,
-    _: PostProcessing,
-    options: &BuildOptions,
-) -> Result<Box<dyn Mechanism>> {
-    let mut p = CoarseProjectionParams::new(budget).neighbouring(relation);
-    if let Some(s) = &options.projection_settings {
-        p = p.settings(s.clone());
-    }
-    Ok(Box::new(p.check()?))
-}
-
-fn build_chaining(
-    budget: PrivacyLoss,
-    relation: Neighbouring,
-    _: PostProcessing,
-    options: &BuildOptions,
-) -> Result<Box<dyn Mechanism>> {
-    let mut p = ChainingParams::new(budget).neighbouring(relation);
-    if let Some(s) = &options.projection_settings {
-        p = p.settings(s.clone());
-    }
-    Ok(Box::new(p.check()?))
-}
+projection_family_builder!(build_projection, ProjectionParams);
+projection_family_builder!(build_coarse_projection, CoarseProjectionParams);
+projection_family_builder!(build_chaining, ChainingParams);
 
 fn build_chaining_worst_case(
     budget: PrivacyLoss,

@@ -1,5 +1,6 @@
 //! The one trait every central-model mechanism implements.
 
+use crate::noise_stats::CountNoise;
 use crate::{PrivacyCertificate, Release, Result, StepAudited};
 use dp_queries::{Dataset, MarginalWorkload};
 use rand::CryptoRng;
@@ -29,6 +30,12 @@ pub trait Mechanism: Send + Sync {
     /// touches ([`crate::OnWorkloadAttributes`]) shrinks what it enumerates.
     fn works_over_a_universe(&self) -> bool {
         false
+    }
+
+    /// The additive noise every count of `workload` gets, where it is fixed before running
+    /// (the answer-perturbation baselines: their own calibration); `None` otherwise.
+    fn count_noise(&self, _workload: &MarginalWorkload) -> Option<CountNoise> {
+        None
     }
 
     /// The white-box view for the per-step privacy audit ([`crate::steps`]): `Some` for the

@@ -20,6 +20,7 @@
 //! per-answer spread is relative to that noisy total, and an empty dataset is released
 //! like any other (a refusal would tell it apart from its one-record neighbours).
 
+use crate::noise_stats::CountNoise;
 use crate::postprocess::{self, PostProcessing};
 use crate::sensitivity::{CountSensitivity, marginal_count_sensitivity};
 use crate::{
@@ -157,6 +158,13 @@ impl Mechanism for GaussianMechanism {
         "gaussian"
     }
 
+    fn count_noise(&self, workload: &MarginalWorkload) -> Option<CountNoise> {
+        let sensitivity = marginal_count_sensitivity(workload, self.neighbouring);
+        Some(CountNoise::DiscreteGaussian {
+            sigma2: self.sigma2(&sensitivity),
+        })
+    }
+
     fn certificate(&self) -> PrivacyCertificate {
         let loss = PrivacyLoss::Zcdp { rho: self.rho };
         PrivacyCertificate {
@@ -243,6 +251,13 @@ impl LaplaceMechanism {
 impl Mechanism for LaplaceMechanism {
     fn name(&self) -> &'static str {
         "laplace"
+    }
+
+    fn count_noise(&self, workload: &MarginalWorkload) -> Option<CountNoise> {
+        let sensitivity = marginal_count_sensitivity(workload, self.neighbouring);
+        Some(CountNoise::DiscreteLaplace {
+            scale: self.scale(&sensitivity),
+        })
     }
 
     fn certificate(&self) -> PrivacyCertificate {

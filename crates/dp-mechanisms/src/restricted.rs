@@ -52,6 +52,10 @@ impl Mechanism for OnWorkloadAttributes {
         self.inner.works_over_a_universe()
     }
 
+    fn count_noise(&self, workload: &MarginalWorkload) -> Option<crate::noise_stats::CountNoise> {
+        self.inner.count_noise(workload)
+    }
+
     fn release(
         &self,
         data: &Dataset,

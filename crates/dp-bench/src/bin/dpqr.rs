@@ -25,7 +25,6 @@ use dp_bench::registry::{
 use dp_bench::synthetic::{weight_column, write_synthetic};
 use dp_bench::{BenchError, Result, datasets, io_error, quoted};
 use dp_core::{Neighbouring, Num, os_seeded_rng, seeded_rng};
-use dp_mechanisms::noise_stats::CountNoise;
 use dp_mechanisms::{Mechanism, Normaliser, OnWorkloadAttributes, PostProcessing};
 use dp_queries::{Dataset, Domain, ErrorReport, MarginalWorkload};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -297,18 +296,8 @@ fn dry_run(args: &ReleaseArgs, mech: &dyn Mechanism, ledger_note: Option<String>
              10^{log10:.1} of them; its limits: {limits}"
         );
     }
-    // answer perturbation: the noise per count is known before running
-    let sensitivity =
-        dp_mechanisms::sensitivity::marginal_count_sensitivity(&workload, certificate.neighbouring);
-    let noise = match (mech.name(), certificate.loss) {
-        ("gaussian", dp_core::PrivacyLoss::Zcdp { rho }) => Some(CountNoise::DiscreteGaussian {
-            sigma2: dp_mechanisms::calibration::gaussian_sigma2(sensitivity.l2_squared as f64, rho),
-        }),
-        ("laplace", dp_core::PrivacyLoss::Pure { epsilon }) => Some(CountNoise::DiscreteLaplace {
-            scale: dp_mechanisms::calibration::laplace_scale(sensitivity.l1 as f64, epsilon),
-        }),
-        _ => None,
-    };
+    // answer perturbation: the noise per count is fixed before running
+    let noise = mech.count_noise(&workload);
     match noise {
         Some(n) => println!(
             "predicted error: every count gets independent noise of standard deviation {:.4} \

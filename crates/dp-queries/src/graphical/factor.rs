@@ -183,13 +183,16 @@ pub(crate) fn eliminate_within(
     }
     let mut scopes: Vec<Vec<usize>> = factors.iter().map(|f| f.vars.clone()).collect();
     let mut widest = 0.0f64;
+    let mut plan = Vec::new();
     while let Some((w, v, scope)) = next_elimination(&scopes, keep, sizes) {
         widest = widest.max(w);
         scopes.retain(|s| s.binary_search(&v).is_err());
-        scopes.push(scope.into_iter().filter(|&a| a != v).collect());
+        let out_scope: Vec<usize> = scope.into_iter().filter(|&a| a != v).collect();
+        scopes.push(out_scope.clone());
+        plan.push((v, out_scope));
     }
     if widest <= limit {
-        return Ok(run_elimination(factors.to_vec(), keep, sizes));
+        return Ok(run_elimination(factors.to_vec(), &plan, keep, sizes));
     }
     let held = |a: usize| factors.iter().any(|f| f.vars.binary_search(&a).is_ok());
     let Some(p) = (0..keep.len())
@@ -251,23 +254,20 @@ fn next_elimination(
     best
 }
 
-/// Runs the elimination [`next_elimination`] plans (the caller checked its table sizes).
+/// Runs a planned elimination: for each `(v, out_scope)` in order, the factors holding `v`
+/// are summed over it into one table over `out_scope` (the caller checked the sizes).
 fn run_elimination(
     mut factors: Vec<Cow<'_, LogFactor>>,
+    plan: &[(usize, Vec<usize>)],
     keep: &[usize],
     sizes: &[u32],
 ) -> LogFactor {
-    loop {
-        let scopes: Vec<Vec<usize>> = factors.iter().map(|f| f.vars.clone()).collect();
-        let Some((_, v, scope)) = next_elimination(&scopes, keep, sizes) else {
-            break;
-        };
+    for (v, out_scope) in plan {
         let (used, rest): (Vec<_>, Vec<_>) = factors
             .into_iter()
-            .partition(|f| f.vars.binary_search(&v).is_ok());
-        let out_scope: Vec<usize> = scope.iter().copied().filter(|&a| a != v).collect();
+            .partition(|f| f.vars.binary_search(v).is_ok());
         factors = rest;
-        factors.push(Cow::Owned(combine(&used, &out_scope, Some(v), sizes)));
+        factors.push(Cow::Owned(combine(&used, out_scope, Some(*v), sizes)));
     }
     combine(&factors, keep, None, sizes)
 }
