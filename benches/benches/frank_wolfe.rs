@@ -84,7 +84,7 @@ fn nltcs_projection(c: &mut Criterion) {
     use dp_mechanisms::ProjectionParams;
     use dp_queries::{MarginalPoints, MarginalWorkload, Universe};
 
-    let data = dp_bench::datasets::bundled("nltcs")
+    let data = dp_bench::io::datasets::bundled("nltcs")
         .and_then(|d| d.load())
         .expect("bundled nltcs loads");
     let workload = MarginalWorkload::all_kway(data.domain(), 3).expect("all 3-way");

@@ -97,7 +97,7 @@ fn bench(quick: bool, out: Option<PathBuf>, only: Option<Family>) -> Result<()> 
     }
     if runs(Family::Projection) {
         // The projection family (seed 004) with packing lower bounds.
-        dp_bench::experiments_projection::run_and_report(quick, &out)?;
+        dp_bench::experiments::projection::run_and_report(quick, &out)?;
     }
     if runs(Family::RealTables) {
         bench_real(quick, &out)?;
@@ -107,7 +107,7 @@ fn bench(quick: bool, out: Option<PathBuf>, only: Option<Family>) -> Result<()> 
 
 /// The real-tables grid (issue #10), one JSON line per run.
 fn bench_real(quick: bool, out: &Path) -> Result<()> {
-    use dp_bench::experiments_real::{RealScale, format_real_table, real_grid, run_real};
+    use dp_bench::experiments::real::{RealScale, format_real_table, real_grid, run_real};
     let (scale, file) = if quick {
         (RealScale::Quick, "real-tables-quick.jsonl")
     } else {
@@ -207,7 +207,7 @@ fn bench_baselines(quick: bool, out: &Path) -> Result<()> {
 /// The iterative family (MWEM, IC-MW, DualQuery; seed 003 §7 scaled down); `None`: only
 /// the scaling experiments.
 fn bench_iterative(quick: Option<bool>, out: &Path) -> Result<()> {
-    use dp_bench::experiments_iterative::{
+    use dp_bench::experiments::iterative::{
         Scale, format_iterative_table, run_iterative, write_iterative_figures, write_plot_data,
     };
     let (scale, name) = match quick {
@@ -291,8 +291,8 @@ fn main() -> Result<()> {
         ),
         Cmd::Figures { out } => {
             let out = out.unwrap_or_else(|| root().join("target").join("dpqr-bench"));
-            let projection = dp_bench::experiments_projection::figures_from_results(&out)?;
-            let iterative = dp_bench::experiments_iterative::iterative_figures_from_results(&out)?;
+            let projection = dp_bench::experiments::projection::figures_from_results(&out)?;
+            let iterative = dp_bench::experiments::iterative::iterative_figures_from_results(&out)?;
             for fig in projection.into_iter().chain(iterative) {
                 println!("figure: {}", fig.display());
             }

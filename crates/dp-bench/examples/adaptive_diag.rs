@@ -16,7 +16,7 @@ fn main() {
     let wl = args.get(1).cloned().unwrap_or("adult_w64.json".into());
     let eps: f64 = args.get(2).map(|s| s.parse().unwrap()).unwrap_or(1.0);
     let seed: u64 = args.get(3).map(|s| s.parse().unwrap()).unwrap_or(1);
-    let data = dp_bench::datasets::bundled("adult")
+    let data = dp_bench::io::datasets::bundled("adult")
         .unwrap()
         .load()
         .unwrap();

@@ -6,7 +6,7 @@ fn main() -> dp_bench::Result<()> {
     let dataset = args.get(1).map_or("nltcs", String::as_str);
     let out = std::path::PathBuf::from(args.get(2).map_or("target/dpqr-bench", String::as_str));
     std::fs::create_dir_all(&out).map_err(dp_bench::io_error(&out))?;
-    use dp_bench::experiments_projection::ProjectionExperiment;
+    use dp_bench::experiments::projection::ProjectionExperiment;
     let exps: Vec<_> = if dataset == "quick" {
         ProjectionExperiment::quick()
     } else {
@@ -15,5 +15,5 @@ fn main() -> dp_bench::Result<()> {
             .filter(|e| e.dataset == dataset || e.name == dataset)
             .collect()
     };
-    dp_bench::experiments_projection::run_and_report_experiments(&exps, &out)
+    dp_bench::experiments::projection::run_and_report_experiments(&exps, &out)
 }

@@ -5,7 +5,7 @@
 //! A cap of 0 skips that solver; the min-norm-point cap defaults to 5 000 major cycles.
 //! Every solver projects the same noisy answers (ε, δ = 1e-9, seed 1, full data) to
 //! relative gap `tolerance` (gap ≤ tolerance · f(v₀), default 1e-6) or its cap.
-use dp_bench::experiments_projection::{SolverSpeedRecord, format_speed_table, load_dataset};
+use dp_bench::experiments::projection::{SolverSpeedRecord, format_speed_table, load_dataset};
 use dp_core::{PrivacyLoss, seeded_rng};
 use dp_geometry::{AtomicBody, ConvexHull, FrankWolfeVariant, SolveStatus};
 use dp_mechanisms::{ProjectionParams, ProjectionSettings};
@@ -27,7 +27,7 @@ fn main() -> dp_bench::Result<()> {
     .filter(|&(_, c)| c > 0)
     .collect();
     let tolerance: f64 = args.get(6).and_then(|s| s.parse().ok()).unwrap_or(1e-6);
-    for (name, ms) in dp_bench::experiments_projection::kernel_timings(dataset, 9)? {
+    for (name, ms) in dp_bench::experiments::projection::kernel_timings(dataset, 9)? {
         println!("inner_all {name:<28} {ms:9.3} ms");
     }
 

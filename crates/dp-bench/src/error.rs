@@ -28,7 +28,7 @@ pub enum BenchError {
     #[error("{0}")]
     Usage(String),
     /// A mechanism that failed after its spend was recorded in the budget ledger
-    /// ([`crate::ledger_file::release_charged`]): the spend stays charged, since noise may
+    /// ([`crate::io::ledger_file::release_charged`]): the spend stays charged, since noise may
     /// already have been drawn (a failed release gets no free retry).
     #[error(
         "the release failed after its spend was recorded in the ledger (the spend stays \

@@ -1,41 +1,31 @@
 //! # dp-bench
 //!
 //! The user-facing layer: bundled datasets, experiment definitions and their runner, result
-//! records, and the `dpqr` command-line program (`src/bin/dpqr.rs`). It contains no
-//! algorithms: every mechanism comes from `dp-mechanisms`, every count from `dp-queries`.
+//! records, and the `dpqr` command-line program (`src/bin/dpqr/`, one file per subcommand). It
+//! contains no algorithms: every mechanism comes from `dp-mechanisms`, every count from
+//! `dp-queries`.
 //!
-//! | module | what |
+//! Its rooms:
+//!
+//! | room | what |
 //! |---|---|
-//! | [`datasets`] | the registry of bundled datasets (`adult`, `nltcs`) |
+//! | `src/bin/dpqr/` | the `dpqr` program: one file per subcommand (`release.rs` with its dry run, `eval.rs`, `audit.rs`, `mechanisms.rs`, `ledger.rs`, `schema.rs`), the shared data flags in `data.rs` |
 //! | [`catalogue`] | one entry per mechanism: description, guarantee, budgets, relations, limits, builder, audit settings |
 //! | [`registry`] | mechanisms by name (through the catalogue); command-line budget flags → privacy loss |
-//! | [`answers`] | the `marginal,cell,answer` CSV format, written and read back |
-//! | [`experiments`] | benchmark grids, the runner, JSON-line result records, tables |
-//! | [`experiments_iterative`] | the iterative-family bench: DualQuery (seed 003 §7, scaled down), MWEM vs DualQuery |
-//! | [`experiments_projection`] | the projection-family bench (seed 004) with packing lower bounds |
-//! | [`audit`] | empirical privacy audit: ε lower bounds from neighbouring runs, the canary |
-//! | [`ledger_file`] | the on-disk budget ledger: atomic writes, file lock, per-dataset totals |
-//! | [`output`] | atomic file writes (temporary file + rename) and the up-front checks of output paths |
-//! | [`plots`] | PNG/SVG line plots (plotters, vendored DejaVu Sans) for any experiment |
-//! | [`synthetic`] | the synthetic-records CSV format (codes and weights) |
-//! | [`stats`] | incomplete beta, Clopper–Pearson bounds (for the audit) |
+//! | [`io`] | files: bundled [`io::datasets`], the [`io::answers`] and [`io::synthetic`] CSV formats, atomic writes ([`io::output`]), the budget ledger ([`io::ledger_file`]) |
+//! | [`audit`] | empirical privacy audit: ε lower bounds from neighbouring runs, the canary; [`audit::stats`] (Clopper–Pearson) |
+//! | [`experiments`] | benchmark grids, the runner, JSON-line result records, tables; the families' benches ([`experiments::iterative`], [`experiments::projection`], [`experiments::real`]) and, with the `plots` feature, PNG/SVG figures (`experiments::plots`) |
+//!
+//! **Features.** `plots` (off by default; `xtask` turns it on) pulls in plotters for the
+//! figures, so that `cargo build -p dp-bench --bin dpqr` builds a `dpqr` that does not link it.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod answers;
 pub mod audit;
 pub mod catalogue;
-pub mod datasets;
 pub mod error;
 pub mod experiments;
-pub mod experiments_iterative;
-pub mod experiments_projection;
-pub mod experiments_real;
-pub mod ledger_file;
-pub mod output;
-pub mod plots;
+pub mod io;
 pub mod registry;
-pub mod stats;
-pub mod synthetic;
 
 pub use error::{BenchError, Result, io_error, quoted};

@@ -2,7 +2,7 @@
 //! `answers` fuzz target): never a panic or a huge allocation, and every file written by
 //! `write_answers` reads back exactly.
 
-use dp_bench::answers::{parse_answers, write_answers};
+use dp_bench::io::answers::{parse_answers, write_answers};
 use dp_queries::{Domain, MarginalWorkload};
 use proptest::prelude::*;
 

@@ -7,7 +7,7 @@
 //! Deterministic: no statistics, no timing.
 
 use dp_bench::BenchError;
-use dp_bench::ledger_file::{self, LedgerFile, LockedLedger, release_charged};
+use dp_bench::io::ledger_file::{self, LedgerFile, LockedLedger, release_charged};
 use dp_core::{Neighbouring, PrivacyLoss};
 use dp_mechanisms::{Mechanism, MechanismError, PrivacyCertificate, Release};
 use dp_queries::{Dataset, Domain, MarginalWorkload};

@@ -358,7 +358,7 @@ fn awkward_attribute_names_round_trip() {
     assert_eq!(rows, 40);
     assert_eq!(labels.len(), 10, "{labels:?}");
     for l in &labels {
-        let parts = dp_bench::answers::parse_table_label(l).unwrap();
+        let parts = dp_bench::io::answers::parse_table_label(l).unwrap();
         assert_eq!(parts.len(), 2, "{l}");
         assert!(parts.iter().all(|p| names.contains(&p.as_str())), "{l}");
     }

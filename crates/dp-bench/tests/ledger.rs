@@ -3,7 +3,7 @@
 //! releases (serialised by the lock: exactly as many succeed as the budget allows), and the
 //! refusal happening before the data is read.
 
-use dp_bench::ledger_file::LedgerFile;
+use dp_bench::io::ledger_file::LedgerFile;
 use rand::{RngExt, SeedableRng};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -17,7 +17,8 @@
 
 use std::time::Instant;
 
-use crate::{Result, datasets};
+use crate::Result;
+use crate::io::datasets;
 use dp_core::{PrivacyLoss, seeded_rng, stream_rng};
 use dp_mechanisms::iterative::{
     DualQueryConfig, FreeAttributes, MaxCspOracle, dual_query, max_rounds,
@@ -594,8 +595,10 @@ pub fn write_plot_data(records: &[IterativeRecord], dir: &std::path::Path) -> Re
 }
 
 /// The x axis of an experiment's plots: `(label, value of a record, logarithmic)`.
+#[cfg(feature = "plots")]
 type PlotAxis = (&'static str, fn(&IterativeRecord) -> f64, bool);
 
+#[cfg(feature = "plots")]
 fn plot_axis(experiment: &str) -> Option<PlotAxis> {
     Some(match experiment {
         "dq-adult" | "mwem-vs-dq" | "mwem-vs-dq-10k" => ("ε", |r| r.epsilon, false),
@@ -612,6 +615,7 @@ fn plot_axis(experiment: &str) -> Option<PlotAxis> {
 /// (`zeros`, `uniform`) have no ε; they are drawn as flat lines at their value (the largest
 /// query set's value in `dq-queries`, where they are computed once). Returns the files
 /// written.
+#[cfg(feature = "plots")]
 pub fn write_iterative_figures(
     name: &str,
     records: &[IterativeRecord],
@@ -627,11 +631,12 @@ pub fn write_iterative_figures(
 }
 
 /// The plots of [`write_iterative_figures`] with their file names.
+#[cfg(feature = "plots")]
 fn iterative_plots(
     name: &str,
     records: &[IterativeRecord],
-) -> Vec<(String, crate::plots::LinePlot)> {
-    use crate::plots::{LinePlot, Series};
+) -> Vec<(String, crate::experiments::plots::LinePlot)> {
+    use crate::experiments::plots::{LinePlot, Series};
     let mut experiments: Vec<&str> = Vec::new();
     for r in records {
         if !experiments.contains(&r.experiment.as_str()) {
@@ -713,9 +718,12 @@ fn iterative_plots(
 /// each file's plots there with [`write_iterative_figures`], named after the file
 /// (`iterative-quick.jsonl` → `iterative-quick-<experiment>-mean.png`, …). Lines that are
 /// not records are skipped. Returns the files written.
+#[cfg(feature = "plots")]
 pub fn iterative_figures_from_results(out: &std::path::Path) -> Result<Vec<std::path::PathBuf>> {
     let mut written = Vec::new();
-    for (name, records) in crate::plots::read_result_files::<IterativeRecord>(out, "iterative")? {
+    for (name, records) in
+        crate::experiments::plots::read_result_files::<IterativeRecord>(out, "iterative")?
+    {
         written.extend(write_iterative_figures(&name, &records, out)?);
     }
     Ok(written)
@@ -744,7 +752,7 @@ pub fn format_iterative_table(records: &[IterativeRecord]) -> String {
     s
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "plots"))]
 mod tests {
     use super::*;
 

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 /// The vendored font (DejaVu Sans, see `data/fonts/DejaVuSans-LICENSE.txt`).
-static FONT: &[u8] = include_bytes!("../../../data/fonts/DejaVuSans.ttf");
+static FONT: &[u8] = include_bytes!("../../../../data/fonts/DejaVuSans.ttf");
 
 fn register_font() -> Result<()> {
     static DONE: OnceLock<bool> = OnceLock::new();

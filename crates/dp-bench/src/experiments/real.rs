@@ -16,7 +16,7 @@ use dp_queries::{Dataset, ErrorReport, MarginalWorkload};
 use serde::{Deserialize, Serialize};
 
 use crate::Result;
-use crate::datasets::bundled;
+use crate::io::datasets::bundled;
 use crate::registry::build_mechanism;
 
 /// A workload of the grid: a benchmark JSON file of `data/workloads/` or a spec for

@@ -22,7 +22,7 @@
 //!    and `k_B` of `N` on the other in the event, (ε, δ)-DP implies
 //!    `P_A(E) ≤ e^ε P_B(E) + δ`, so with confidence `1 − α`
 //!    `ε ≥ ε_lower = ln((P_A_lower − δ) / P_B_upper)`, each one-sided bound at `α/2`
-//!    ([`crate::stats`]). Pure ε-DP mechanisms are audited at δ = 0; ρ-zCDP ones at the
+//!    ([`crate::audit::stats`]). Pure ε-DP mechanisms are audited at δ = 0; ρ-zCDP ones at the
 //!    (ε, δ) their ρ implies at the audit δ of [`crate::registry::audit_settings`]
 //!    (tight CKS conversion).
 //!
@@ -61,10 +61,12 @@
 //! * **Canary:** [`step_canary`] (half the noise scale; DualQuery: twice its step size η)
 //!   runs its steps, each claiming the honest mechanism's per-step loss of the same label.
 
+pub mod stats;
+
+use crate::audit::stats::{clopper_pearson_lower, clopper_pearson_upper};
 use crate::registry::{
     AuditSettings, StepAuditSettings, StepCanary, audit_settings, build_mechanism,
 };
-use crate::stats::{clopper_pearson_lower, clopper_pearson_upper};
 use crate::{BenchError, Result};
 use dp_core::{Neighbouring, PrivacyLoss, stream_rng};
 use dp_mechanisms::{AuditedStep, Mechanism, PostProcessing, PrivacyCertificate, StepRequest};

@@ -88,16 +88,16 @@ pub fn write_answers<W: Write>(w: W, workload: &MarginalWorkload, answers: &[f64
     Ok(())
 }
 
-/// Write answers to a file path, atomically ([`crate::output::write_atomically`]).
+/// Write answers to a file path, atomically ([`crate::io::output::write_atomically`]).
 pub fn write_answers_file(path: &Path, workload: &MarginalWorkload, answers: &[f64]) -> Result<()> {
-    crate::output::write_atomically(path, |w| write_answers(w, workload, answers))
+    crate::io::output::write_atomically(path, |w| write_answers(w, workload, answers))
 }
 
 /// Read an answers file written by [`write_answers`] against `domain`: returns the workload
 /// it describes (tables in order of first appearance) and the answers in workload order.
 /// Every cell of every table must appear exactly once; errors name the line.
 pub fn read_answers(path: &Path, domain: &Domain) -> Result<(MarginalWorkload, Vec<f64>)> {
-    let bytes = crate::output::read_maybe_compressed(path)?;
+    let bytes = crate::io::output::read_maybe_compressed(path)?;
     parse_answers(&bytes, &path.display().to_string(), domain)
 }
 

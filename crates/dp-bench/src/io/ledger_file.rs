@@ -17,7 +17,7 @@
 //!   conservatively as add/remove spends (2ε, 4ρ, (2ε, (1 + e^ε)δ)): whatever relation they
 //!   were released under, the charge is at least their replace-one cost. The next write
 //!   stores the file in the current format, the old spends still marked unknown.
-//! * **Atomic writes** ([`crate::output::AtomicFile`], as every file `dpqr` writes): the
+//! * **Atomic writes** ([`crate::io::output::AtomicFile`], as every file `dpqr` writes): the
 //!   new content is written to a fresh temporary file in the same directory, `fsync`ed,
 //!   renamed over `FILE` (atomic on POSIX file systems), and the directory is
 //!   `fsync`ed so the rename itself is durable. A crash at any point leaves either the old
@@ -34,7 +34,7 @@
 //!   (no free retry), and a crash can lose budget (conservative) but never publish an
 //!   unrecorded release.
 
-use crate::output::AtomicFile;
+use crate::io::output::AtomicFile;
 use crate::{BenchError, Result, io_error, quoted};
 use dp_core::{Ledger, Neighbouring, PrivacyLoss, Spend};
 use dp_mechanisms::{Mechanism, Release};
@@ -258,7 +258,7 @@ fn lock(path: &Path) -> Result<File> {
     Ok(f)
 }
 
-/// Write `text` to `path` atomically ([`crate::output::AtomicFile`]: temporary file in the
+/// Write `text` to `path` atomically ([`crate::io::output::AtomicFile`]: temporary file in the
 /// same directory, fsync, rename, fsync of the directory). With `no_clobber`, fail if
 /// `path` exists (hard link instead of rename).
 fn write_atomic(path: &Path, text: &str, no_clobber: bool) -> Result<()> {

@@ -5,8 +5,9 @@
 //! [`ADULT7_ATTRIBUTES`] (|𝒳| = 16·7·15·6·5·2·2 = 201 600), each with all 3-way marginals;
 //! optionally subsampled to smaller n (seeded, without replacement).
 
+use crate::Result;
+use crate::io::datasets;
 use crate::registry::{BuildOptions, build_mechanism_with};
-use crate::{Result, datasets};
 use dp_core::{Neighbouring, PrivacyLoss, rho_for_epsilon_delta, seeded_rng, stream_rng};
 use dp_mechanisms::projection::lower_bounds::{InstanceOptimalityReport, PackingProfile};
 use dp_mechanisms::projection::metric::MarginalMetric;
@@ -406,6 +407,7 @@ pub fn run_and_report_experiments(
                 .join(" ")
         );
         print!("{}", format_projection_table(&records));
+        #[cfg(feature = "plots")]
         for fig in write_projection_figures(&exp.name, &records, out)? {
             println!("figure: {}", fig.display());
         }
@@ -624,12 +626,13 @@ pub fn format_speed_table(records: &[SolverSpeedRecord]) -> String {
 
 /// Mean RMSE over repeats, per mechanism, as plot series with x = `key(record)`, for the
 /// records passing `keep`.
+#[cfg(feature = "plots")]
 fn rmse_series(
     records: &[ProjectionRecord],
     keep: impl Fn(&ProjectionRecord) -> bool,
     key: impl Fn(&ProjectionRecord) -> f64,
-) -> Vec<crate::plots::Series> {
-    crate::plots::Series::grouped_means(
+) -> Vec<crate::experiments::plots::Series> {
+    crate::experiments::plots::Series::grouped_means(
         records,
         |r| keep(r).then(|| r.mechanism.clone()),
         key,
@@ -640,12 +643,13 @@ fn rmse_series(
 /// PNG plots of one experiment's records under `out`: `<name>-err-vs-eps.png` (RMSE vs ε at
 /// the largest n) and, when there are several n, `<name>-err-vs-n.png` (RMSE vs n at the
 /// largest ε); log–log, mean over repeats. Returns the files written.
+#[cfg(feature = "plots")]
 pub fn write_projection_figures(
     name: &str,
     records: &[ProjectionRecord],
     out: &std::path::Path,
 ) -> Result<Vec<std::path::PathBuf>> {
-    use crate::plots::LinePlot;
+    use crate::experiments::plots::LinePlot;
     let mut written = Vec::new();
     let Some(first) = records.first() else {
         return Ok(written);
@@ -693,9 +697,11 @@ pub fn write_projection_figures(
 
 /// Re-plots every `projection-*.jsonl` result file found in `out` (the entry point of
 /// `cargo xtask figures`). Returns the files written.
+#[cfg(feature = "plots")]
 pub fn figures_from_results(out: &std::path::Path) -> Result<Vec<std::path::PathBuf>> {
     let mut written = Vec::new();
-    for (name, records) in crate::plots::read_result_files::<ProjectionRecord>(out, "projection-")?
+    for (name, records) in
+        crate::experiments::plots::read_result_files::<ProjectionRecord>(out, "projection-")?
     {
         written.extend(write_projection_figures(&name, &records, out)?);
     }

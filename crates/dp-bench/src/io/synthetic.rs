@@ -58,9 +58,9 @@ pub fn write_synthetic<W: Write>(w: W, synthetic: &SyntheticData) -> Result<()> 
         .map_err(|e| BenchError::Usage(format!("cannot write the synthetic data: {e}")))
 }
 
-/// Write `synthetic` to a file, atomically ([`crate::output::write_atomically`]).
+/// Write `synthetic` to a file, atomically ([`crate::io::output::write_atomically`]).
 pub fn write_synthetic_file(path: &Path, synthetic: &SyntheticData) -> Result<()> {
-    crate::output::write_atomically(path, |w| write_synthetic(w, synthetic))
+    crate::io::output::write_atomically(path, |w| write_synthetic(w, synthetic))
 }
 
 #[cfg(test)]

@@ -3,9 +3,16 @@
 //! An experiment is a grid: dataset × workload × mechanism × ε, each cell repeated with
 //! seeded randomness. Each run yields one [`ResultRecord`], written as a JSON line.
 
+pub mod iterative;
+#[cfg(feature = "plots")]
+pub mod plots;
+pub mod projection;
+pub mod real;
+
+use crate::Result;
 use crate::catalogue::{self, BudgetKind};
+use crate::io::datasets;
 use crate::registry::{BudgetArgs, build_mechanism};
-use crate::{Result, datasets};
 use dp_core::{Neighbouring, PrivacyLoss, stream_rng};
 use dp_mechanisms::PostProcessing;
 use dp_queries::{ErrorReport, MarginalWorkload};

@@ -1,0 +1,81 @@
+//! `dpqr mechanisms`: the catalogue in plain words or JSON.
+
+use dp_bench::catalogue::{BudgetKind, MECHANISMS, MechanismSpec, neighbouring_flag};
+use dp_bench::{BenchError, Result};
+
+/// One catalogue entry for `dpqr mechanisms --json`.
+pub(crate) fn mechanism_json(spec: &MechanismSpec) -> serde_json::Value {
+    let flags: Vec<&str> = spec.budgets.iter().map(|k| k.flags()).collect();
+    let kinds: Vec<&str> = spec.budgets.iter().map(|k| k.key()).collect();
+    let relations: Vec<&str> = spec
+        .relations
+        .iter()
+        .map(|r| neighbouring_flag(*r))
+        .collect();
+    serde_json::json!({
+        "name": spec.name,
+        "description": spec.description,
+        "guarantee": spec.guarantee,
+        "budget_kinds": kinds,
+        "budget_flags": flags,
+        "neighbouring": relations,
+        "neighbouring_note": spec.relations_note,
+        "synthetic_data": spec.synthetic,
+        "universe": spec.universe,
+    })
+}
+
+/// `dpqr mechanisms`: every catalogue entry in plain words, or as JSON.
+pub(crate) fn mechanisms(json: bool) -> Result<()> {
+    if json {
+        let list: Vec<serde_json::Value> = MECHANISMS.iter().map(mechanism_json).collect();
+        let text = serde_json::to_string_pretty(&list)
+            .map_err(|e| BenchError::Usage(format!("cannot encode the list: {e}")))?;
+        println!("{text}");
+        return Ok(());
+    }
+    for (i, spec) in MECHANISMS.iter().enumerate() {
+        if i > 0 {
+            println!();
+        }
+        println!("{}", spec.name);
+        println!("  what:           {}", spec.description);
+        println!("  guarantee:      {}", spec.guarantee);
+        println!("  budget flags:   {}", spec.budget_flags());
+        let relations = if spec.relations.len() == 1 {
+            format!(
+                "{} only (--neighbouring {}): {}",
+                spec.relation_list(),
+                neighbouring_flag(spec.relations[0]),
+                spec.relations_note
+            )
+        } else {
+            format!(
+                "{} (--neighbouring {})",
+                spec.relation_list(),
+                spec.relations
+                    .iter()
+                    .map(|r| neighbouring_flag(*r))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            )
+        };
+        println!("  neighbours:     {relations}");
+        println!(
+            "  synthetic data: {}",
+            if spec.synthetic {
+                "yes, weighted synthetic records (--synthetic-out)"
+            } else {
+                "no, answers only"
+            }
+        );
+        println!("  domain:         {}", spec.universe);
+    }
+    let kinds: Vec<String> = BudgetKind::ALL
+        .iter()
+        .map(|k| format!("{} is {}", k.flags(), k.describe()))
+        .collect();
+    println!();
+    println!("Budget flags: {}.", kinds.join("; "));
+    Ok(())
+}

@@ -1,0 +1,532 @@
+//! `dpqr release` and its dry run.
+
+use clap::{Args, ValueEnum};
+use dp_bench::catalogue::{self};
+use dp_bench::io::answers::write_answers;
+use dp_bench::io::ledger_file::{self, LockedLedger};
+use dp_bench::io::output::{self, AtomicFile};
+use dp_bench::io::synthetic::{weight_column, write_synthetic};
+use dp_bench::registry::{
+    BudgetArgs, BuildOptions, build_mechanism_with, check_budget_is_meaningful, delta_too_large,
+};
+use dp_bench::{BenchError, Result, io_error, quoted};
+use dp_core::{Neighbouring, Num, os_seeded_rng, seeded_rng};
+use dp_mechanisms::{Mechanism, Normaliser, OnWorkloadAttributes, PostProcessing};
+use dp_queries::MarginalWorkload;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use crate::NeighbouringArg;
+use crate::data::DataArgs;
+use crate::spinner;
+
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum PostArg {
+    None,
+    Simplex,
+}
+
+#[derive(Args)]
+pub(crate) struct ReleaseArgs {
+    #[command(flatten)]
+    pub(crate) data: DataArgs,
+    /// all-Kway | random-Kway:M | FILE.json (a list of attribute-name lists).
+    #[arg(long)]
+    pub(crate) workload: String,
+    /// Seed of random workloads (random-Kway:M); independent of --seed.
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    pub(crate) workload_seed: u64,
+    /// Mechanism (see `dpqr mechanisms`).
+    #[arg(long)]
+    pub(crate) mechanism: String,
+    /// ε > 0 (with --delta for the zCDP mechanisms).
+    #[arg(long, allow_hyphen_values = true)]
+    pub(crate) epsilon: Option<f64>,
+    /// δ in (0, 1): the zCDP mechanisms spend the largest ρ whose (ε, δ) conversion is
+    /// within budget. At most 1/n under replace-one neighbours and at most 1e-6 under
+    /// add/remove (where n is private) unless --allow-large-delta is given.
+    #[arg(long, conflicts_with = "rho", allow_hyphen_values = true)]
+    pub(crate) delta: Option<f64>,
+    /// Accept a --delta above 1/n (replace-one) or above 1e-6 (add/remove); see
+    /// docs/privacy.md, "Budgets and parameters".
+    #[arg(long)]
+    pub(crate) allow_large_delta: bool,
+    /// ρ > 0 of ρ-zCDP, instead of --epsilon/--delta.
+    #[arg(long, allow_hyphen_values = true)]
+    pub(crate) rho: Option<f64>,
+    /// Neighbouring relation of the guarantee.
+    #[arg(long, value_enum, default_value = "replace-one")]
+    pub(crate) neighbouring: NeighbouringArg,
+    /// Post-processing: simplex projects each table onto the probability simplex.
+    #[arg(long, value_enum, default_value = "none")]
+    pub(crate) post: PostArg,
+    /// TESTING ONLY: seed of the mechanism's randomness (ChaCha20). Anyone who learns the
+    /// seed can regenerate the noise and subtract it, recovering the exact counts: a seeded
+    /// release is reproducible and NOT private against whoever knows or guesses the seed.
+    /// The seed is never written to the report or printed. Without it the OS seeds the
+    /// generator — always do that for real releases.
+    #[arg(long, allow_negative_numbers = true)]
+    pub(crate) seed: Option<u64>,
+    /// Output CSV: marginal,cell,answer.
+    #[arg(long)]
+    pub(crate) out: PathBuf,
+    /// Also write the certificate and diagnostics as JSON here.
+    #[arg(long)]
+    pub(crate) report: Option<PathBuf>,
+    /// Also write the released synthetic records (CSV: codes and, last, a weight column
+    /// named `weight`, or `weight_1`, … if an attribute is called `weight`) here; refused
+    /// up front for mechanisms that release no synthetic data.
+    #[arg(long)]
+    pub(crate) synthetic_out: Option<PathBuf>,
+    /// No progress output.
+    #[arg(long)]
+    pub(crate) quiet: bool,
+    /// Budget ledger (`dpqr ledger init`): the release is refused before any data is read
+    /// if it would overspend the dataset's budget (charged in the ledger's neighbouring
+    /// relation), and recorded before any noise is drawn.
+    #[arg(long)]
+    pub(crate) ledger: Option<PathBuf>,
+    /// Refuse workloads whose release would need more memory than this (MiB, estimated
+    /// before allocating).
+    #[arg(long, default_value_t = 4096, allow_negative_numbers = true)]
+    pub(crate) max_memory_mib: u64,
+    /// Plan only: print the guarantee, the workload's size and memory, the universe the
+    /// mechanism would enumerate, the predicted noise per count (answer-perturbation
+    /// baselines) and whether the ledger would take the spend — from public inputs only
+    /// (the domain and the workload), after checking every output path. Reads no data,
+    /// records no spend, draws no noise, writes nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+}
+
+/// Bytes per counting query of a release: exact count (u64), noisy count (i64), answer
+/// (f64), and one more answer-sized buffer for post-processing and output.
+pub(crate) const BYTES_PER_QUERY: u64 = 32;
+
+/// The δ of `--delta` checked against [`delta_too_large`]: under replace-one neighbours
+/// with the public `n` (`public_n`, after the data is loaded), under add/remove with the
+/// fixed bound (`public_n = None`, before the data is read). Refused unless
+/// `--allow-large-delta`, which turns the refusal into a warning.
+pub(crate) fn check_delta(args: &ReleaseArgs, public_n: Option<usize>) -> Result<()> {
+    let Some(delta) = args.delta else {
+        return Ok(());
+    };
+    match delta_too_large(delta, public_n) {
+        None => Ok(()),
+        Some(why) if args.allow_large_delta => {
+            eprintln!("WARNING: {why}; accepted because of --allow-large-delta");
+            Ok(())
+        }
+        Some(why) => Err(BenchError::Usage(format!(
+            "{why}. Refusing: choose a smaller --delta (1e-9 is common) or pass \
+             --allow-large-delta if you mean it"
+        ))),
+    }
+}
+
+/// The outputs of a release with their flags, in the order they are written.
+pub(crate) fn release_outputs(args: &ReleaseArgs) -> Vec<(&'static str, &Path)> {
+    let mut v = vec![("--out", args.out.as_path())];
+    if let Some(p) = &args.report {
+        v.push(("--report", p.as_path()));
+    }
+    if let Some(p) = &args.synthetic_out {
+        v.push(("--synthetic-out", p.as_path()));
+    }
+    v
+}
+
+/// The files a release reads (or, for the ledger and its lock, updates) with their flags:
+/// no output may name one of them.
+pub(crate) fn release_inputs(args: &ReleaseArgs) -> Vec<(&'static str, PathBuf)> {
+    let mut v = args.data.input_files();
+    let spec = &args.workload;
+    if !spec.starts_with("all-") && !spec.starts_with("random-") {
+        v.push(("--workload", PathBuf::from(spec)));
+    }
+    if let Some(l) = &args.ledger {
+        v.push(("--ledger", l.clone()));
+        let mut lock = l.clone().into_os_string();
+        lock.push(".lock");
+        v.push(("--ledger (its lock file)", PathBuf::from(lock)));
+    }
+    v
+}
+
+pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
+    // validate every argument before touching the data, the ledger or the noise
+    catalogue::spec(&args.mechanism)?;
+    args.data.check_attributes()?;
+    let budget = BudgetArgs {
+        epsilon: args.epsilon,
+        delta: args.delta,
+        rho: args.rho,
+    }
+    .to_loss(&args.mechanism)?;
+    let neighbouring = match args.neighbouring {
+        NeighbouringArg::ReplaceOne => Neighbouring::ReplaceOne,
+        NeighbouringArg::AddRemove => Neighbouring::AddRemove,
+    };
+    let post = match args.post {
+        PostArg::None => PostProcessing::None,
+        PostArg::Simplex => PostProcessing::SimplexProjection,
+    };
+    check_budget_is_meaningful(&budget)?;
+    if neighbouring == Neighbouring::AddRemove {
+        // n is private: the fixed public bound, before the data is read
+        check_delta(args, None)?;
+    }
+    let pb = spinner(args.quiet);
+    let round_pb = pb.clone();
+    let attribute_names = Arc::new(OnceLock::new());
+    let options = BuildOptions {
+        round_progress: Some(Arc::new(move |line: String| round_pb.set_message(line))),
+        memory_bytes: Some(args.max_memory_mib.saturating_mul(1 << 20)),
+        attribute_names: Arc::clone(&attribute_names),
+        projection_settings: None,
+    };
+    let mech = build_mechanism_with(&args.mechanism, budget, neighbouring, post, &options)?;
+    // a workload over a few attributes of a wide table: enumerate only those
+    // (dp_mechanisms::restricted; the guarantee is unchanged)
+    let mech: Box<dyn Mechanism> = if mech.works_over_a_universe() {
+        Box::new(OnWorkloadAttributes::new(mech))
+    } else {
+        mech
+    };
+    if args.synthetic_out.is_some() && !mech.produces_synthetic() {
+        return Err(BenchError::Usage(format!(
+            "{} releases answers only, no synthetic data: drop --synthetic-out or choose a \
+             mechanism that makes synthetic records",
+            mech.name()
+        )));
+    }
+    // every output can be written and names its own file, checked before the ledger is
+    // read, the data is read or any noise is drawn
+    let outputs = release_outputs(args);
+    let inputs = release_inputs(args);
+    let inputs: Vec<(&str, &Path)> = inputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
+    output::check_outputs(&outputs, &inputs)?;
+    let certificate = mech.certificate();
+    let (spend, spend_relation) = (certificate.loss, certificate.neighbouring);
+    // the lock is held from this check until the spend is recorded (before any noise)
+    let mut ledger = match &args.ledger {
+        Some(path) => {
+            pb.set_message("waiting for the ledger lock");
+            let l = LockedLedger::open(path)?;
+            let key = args.data.ledger_key()?;
+            l.contents
+                .can_spend(&key, &spend, spend_relation)
+                .map_err(|e| BenchError::LedgerRefused {
+                    ledger: path.display().to_string(),
+                    dataset: key.clone(),
+                    source: Box::new(e),
+                })?;
+            Some((l, key))
+        }
+        None => None,
+    };
+    if args.dry_run {
+        pb.finish_and_clear();
+        let ledger_note = ledger.as_ref().map(|(_, key)| {
+            format!(
+                "ledger: the spend fits the remaining budget of {key} (nothing recorded by a \
+                 dry run)"
+            )
+        });
+        return dry_run(args, mech.as_ref(), ledger_note);
+    }
+    pb.set_message("loading data");
+    // From here on, under add/remove neighbours n is private: nothing printed or written
+    // (stdout, stderr, report, answers, ledger) may be the true n or derived from it.
+    let data = args.data.load(neighbouring == Neighbouring::AddRemove)?;
+    if neighbouring == Neighbouring::ReplaceOne {
+        // n is public under replace-one: δ is compared with 1/n
+        check_delta(args, Some(data.n()))?;
+    }
+    attribute_names
+        .set(data.domain().names().map(str::to_string).collect())
+        .ok();
+    let workload = MarginalWorkload::parse_spec(data.domain(), &args.workload, args.workload_seed)?;
+    let need = (workload.num_queries() as u64).saturating_mul(BYTES_PER_QUERY);
+    if need > args.max_memory_mib.saturating_mul(1 << 20) {
+        return Err(BenchError::Usage(format!(
+            "workload {} has {} counting queries: the release would need about {:.1} MiB \
+             ({BYTES_PER_QUERY} bytes per query), more than --max-memory-mib {}; refusing \
+             before allocating",
+            quoted(&args.workload),
+            workload.num_queries(),
+            need as f64 / (1u64 << 20) as f64,
+            args.max_memory_mib
+        )));
+    }
+    pb.set_message(format!(
+        "releasing {} cells of {} marginals with {}",
+        workload.num_queries(),
+        workload.len(),
+        mech.name()
+    ));
+    let mut rng = match args.seed {
+        Some(s) => {
+            eprintln!(
+                "WARNING: --seed fixes the noise: anyone who knows or guesses the seed can \
+                 regenerate the noise and recover the exact counts. Use it for tests and \
+                 reproducible experiments only, never for a release you publish. The seed is \
+                 not written to any output."
+            );
+            seeded_rng(s)
+        }
+        None => os_seeded_rng()?,
+    };
+    let release = match (&mut ledger, &args.ledger) {
+        (Some((l, key)), Some(path)) => {
+            // charged now, after every check that draws no noise and before the first
+            // noise is drawn (`release_charged` records the spend, then runs the
+            // mechanism): a release that fails or crashes from here on has been charged
+            // (no free retry), and nothing unrecorded is ever published
+            let label = format!(
+                "{} on {} ({} queries)",
+                mech.name(),
+                args.workload,
+                workload.num_queries()
+            );
+            let release = ledger_file::release_charged(
+                l,
+                key,
+                &label,
+                mech.as_ref(),
+                &data,
+                &workload,
+                &mut rng,
+            )
+            .map_err(|e| match e {
+                BenchError::ReleaseFailedAfterCharge(_) => BenchError::InLedger {
+                    ledger: path.display().to_string(),
+                    dataset: key.clone(),
+                    source: Box::new(e),
+                },
+                e => BenchError::LedgerRefused {
+                    ledger: path.display().to_string(),
+                    dataset: key.clone(),
+                    source: Box::new(e),
+                },
+            })?;
+            let ledger_relation = l.contents.neighbouring;
+            let charged = if ledger_relation == spend_relation {
+                String::new()
+            } else {
+                match dp_core::convert_neighbouring(spend, spend_relation, ledger_relation) {
+                    Ok(c) => format!(", charged {c} under {ledger_relation} neighbours"),
+                    Err(_) => String::new(),
+                }
+            };
+            println!(
+                "ledger {}: recorded {spend} under {spend_relation} neighbours{charged} for \
+                 {key}",
+                path.display()
+            );
+            release
+        }
+        _ => mech.release(&data, &workload, &mut rng)?,
+    };
+    drop(ledger); // release the lock
+    let synthetic = match (&args.synthetic_out, &release.synthetic) {
+        (None, _) => None,
+        (Some(path), Some(synthetic)) => Some((path, synthetic)),
+        (Some(_), None) => {
+            return Err(BenchError::Usage(format!(
+                "{} returned no synthetic data; nothing was written",
+                mech.name()
+            )));
+        }
+    };
+    let n_note = match neighbouring {
+        Neighbouring::ReplaceOne => format!(
+            "n = {} records, treated as public under replace-one neighbours (the guarantee \
+             protects which records are in the data, not how many)",
+            data.n()
+        ),
+        Neighbouring::AddRemove => "n is private under add/remove neighbours: it is not \
+             reported, and the answers are normalised by the mean noisy table total"
+            .to_string(),
+    };
+    let report_text = match &args.report {
+        None => None,
+        Some(_) => {
+            let mut diagnostics = serde_json::to_value(&release.diagnostics)
+                .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
+            if neighbouring == Neighbouring::AddRemove
+                && let Some(d) = diagnostics.as_object_mut()
+            {
+                // the run time grows with n: a timing side channel on the private n
+                d.remove("wall_seconds");
+            }
+            let mut report = serde_json::json!({
+                "certificate": release.certificate,
+                "statement": release.certificate.statement(),
+                "diagnostics": diagnostics,
+                "workload": args.workload,
+                "marginals": workload.len(),
+                "queries": workload.num_queries(),
+                "n_note": n_note,
+                // never the seed itself: with it and the answers anyone recovers the exact
+                // counts
+                "randomness": if args.seed.is_some() {
+                    "seeded by the caller (--seed, testing only; the seed is not recorded)"
+                } else {
+                    "operating-system entropy"
+                },
+            });
+            if neighbouring == Neighbouring::ReplaceOne
+                && let Some(r) = report.as_object_mut()
+            {
+                r.insert("n".into(), data.n().into());
+            }
+            Some(
+                serde_json::to_string_pretty(&report)
+                    .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?,
+            )
+        }
+    };
+    // Every output is written to a temporary file beside its target first and renamed
+    // into place only when all of them are complete: a failure leaves no output changed.
+    pb.set_message("writing outputs");
+    let mut files = Vec::with_capacity(3);
+    let mut answers_file = AtomicFile::create(&args.out)?;
+    output::write_maybe_compressed(&mut answers_file, |w| {
+        write_answers(w, &workload, &release.answers)
+    })?;
+    files.push(answers_file);
+    if let (Some(path), Some(text)) = (&args.report, &report_text) {
+        let mut f = AtomicFile::create(path)?;
+        output::write_maybe_compressed(&mut f, |w| {
+            w.write_all(text.as_bytes()).map_err(io_error(path))
+        })?;
+        files.push(f);
+    }
+    if let Some((path, synthetic)) = synthetic {
+        let mut f = AtomicFile::create(path)?;
+        output::write_maybe_compressed(&mut f, |w| write_synthetic(w, synthetic))?;
+        files.push(f);
+    }
+    for f in files {
+        f.commit()?;
+    }
+    pb.finish_and_clear();
+    println!("privacy spent: {}", release.certificate.statement());
+    println!("{n_note}");
+    if let Some(noise) = release.diagnostics.noise {
+        println!(
+            "noise: {} on counts, {} = {} (sensitivity {:.4}); standard deviation {:.4} per \
+             count, {:.4e} per answer ({})",
+            noise.distribution,
+            noise.distribution.parameter_name(),
+            Num(noise.parameter),
+            noise.sensitivity,
+            noise.count_std,
+            noise.answer_std,
+            match noise.normaliser {
+                Normaliser::PublicN => "answers are counts / n",
+                Normaliser::NoisyTotal => "relative to the noisy total the answers are divided by",
+            }
+        );
+    }
+    for note in &release.diagnostics.notes {
+        println!("note: {note}");
+    }
+    let size = |p: &std::path::Path| {
+        std::fs::metadata(p).map_or(String::new(), |m| {
+            format!(" ({})", output::human_size(m.len()))
+        })
+    };
+    println!(
+        "wrote {} answers ({} marginals) to {}{}",
+        release.answers.len(),
+        workload.len(),
+        args.out.display(),
+        size(&args.out)
+    );
+    if let Some((path, synthetic)) = synthetic {
+        let weight = weight_column(synthetic.records.domain());
+        let renamed = if weight == "weight" {
+            String::new()
+        } else {
+            format!("; its weight column is called {weight} because an attribute is named weight")
+        };
+        println!(
+            "wrote {} synthetic records to {}{}{renamed}",
+            synthetic.weights.len(),
+            path.display(),
+            size(path)
+        );
+    }
+    Ok(())
+}
+
+/// `dpqr release --dry-run` (issue #11 §2, "Plan before spending"): what the release would
+/// do, from public inputs only — the domain (file or bundled), the workload, the
+/// parameters. Called after every argument and output check and the ledger's check.
+pub(crate) fn dry_run(
+    args: &ReleaseArgs,
+    mech: &dyn Mechanism,
+    ledger_note: Option<String>,
+) -> Result<()> {
+    let domain = args.data.public_domain()?;
+    let workload = MarginalWorkload::parse_spec(&domain, &args.workload, args.workload_seed)?;
+    let certificate = mech.certificate();
+    println!("dry run: no data read, no budget recorded, no noise drawn, nothing written");
+    println!("privacy: {}", certificate.statement());
+    let touched = workload.touched_attributes();
+    println!(
+        "workload: {} marginals, {} answers, over {} of the domain's {} attributes",
+        workload.len(),
+        workload.num_queries(),
+        touched.len(),
+        domain.len()
+    );
+    let need = (workload.num_queries() as u64).saturating_mul(BYTES_PER_QUERY);
+    let cap = args.max_memory_mib.saturating_mul(1 << 20);
+    println!(
+        "memory: about {} for the answers ({BYTES_PER_QUERY} bytes per answer): {} \
+         --max-memory-mib {}",
+        output::human_size(need),
+        if need > cap {
+            "the release would be REFUSED by"
+        } else {
+            "within"
+        },
+        args.max_memory_mib
+    );
+    if mech.works_over_a_universe() {
+        let log10: f64 = touched
+            .iter()
+            .map(|&a| f64::from(domain.size(a)).log10())
+            .sum();
+        let limits = dp_bench::catalogue::find(mech.name()).map_or("", |s| s.universe);
+        println!(
+            "universe: the mechanism enumerates the records over the touched attributes, \
+             10^{log10:.1} of them; its limits: {limits}"
+        );
+    }
+    // answer perturbation: the noise per count is fixed before running
+    let noise = mech.count_noise(&workload);
+    match noise {
+        Some(n) => println!(
+            "predicted error: every count gets independent noise of standard deviation {:.4} \
+             (exact); an answer's is that divided by n (replace-one) or by the noisy total \
+             (add/remove)",
+            n.variance().sqrt()
+        ),
+        None => println!(
+            "predicted error: no a-priori per-answer figure for this mechanism; see its \
+             guarantee above and the measured errors in docs/benchmarks.md"
+        ),
+    }
+    let mut outs = vec![args.out.display().to_string()];
+    outs.extend(args.report.iter().map(|p| p.display().to_string()));
+    outs.extend(args.synthetic_out.iter().map(|p| p.display().to_string()));
+    println!("outputs: {} (checked writable)", outs.join(", "));
+    if let Some(note) = ledger_note {
+        println!("{note}");
+    }
+    Ok(())
+}
