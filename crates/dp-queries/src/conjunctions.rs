@@ -46,6 +46,9 @@ pub enum QueryKind {
     /// 1 iff an odd number of literals hold (seed 003 Def. 6.1 in {0,1} form: the paper's
     /// ±1-valued `q_S` is `1 − 2·parity`, and its negation `\bar q_S` is this query).
     Parity,
+    /// 1 iff at least one literal holds (the disjunctions of seed 002 §4.1, Thaler, Ullman
+    /// and Vadhan 2012).
+    Disjunction,
 }
 
 /// A list of sensible queries of one [`QueryKind`] over a domain, stored flat.
@@ -228,6 +231,7 @@ impl ConjunctionWorkload {
         match self.kind {
             QueryKind::Conjunction => u8::from(!q.is_empty() && q.iter().all(holds)),
             QueryKind::Parity => (q.iter().filter(|l| holds(l)).count() % 2) as u8,
+            QueryKind::Disjunction => u8::from(q.iter().any(holds)),
         }
     }
 
@@ -394,6 +398,7 @@ impl BitColumns {
             let word = match kind {
                 QueryKind::Conjunction => sets.iter().fold(u64::MAX, |acc, s| acc & s[w]),
                 QueryKind::Parity => sets.iter().fold(0u64, |acc, s| acc ^ s[w]),
+                QueryKind::Disjunction => sets.iter().fold(0u64, |acc, s| acc | s[w]),
             };
             let word = if lits.is_empty() && kind == QueryKind::Conjunction {
                 // The empty conjunction is true on every record.
@@ -434,7 +439,11 @@ mod tests {
             .collect();
         let data = Dataset::from_columns(dom.clone(), cols.clone()).unwrap();
         let bits = BitColumns::from_dataset(&data).unwrap();
-        for kind in [QueryKind::Conjunction, QueryKind::Parity] {
+        for kind in [
+            QueryKind::Conjunction,
+            QueryKind::Parity,
+            QueryKind::Disjunction,
+        ] {
             let w = ConjunctionWorkload::random_kway(&dom, kind, 2, 20, &mut rng).unwrap();
             let ans = w.answers(&bits).unwrap();
             for (i, a) in ans.iter().enumerate() {

@@ -19,6 +19,7 @@
 //! | [`metrics`] | [`ErrorReport`]: max / mean / RMS error and mean per-table ℓ1 |
 //! | [`graphical`] | [`GraphicalModel`]: the Private-PGM estimator (McKenna et al. 2019) — a maximum-entropy graphical model fitted to noisy marginals by mirror descent with junction-tree inference; exact marginals and sampling |
 //! | [`implicit`] | [`MarginalRecordOracle`]: the linear-optimisation oracle over the records of an implicit universe (exact elimination or coordinate ascent), an `AtomOracle` for projections |
+//! | [`linear`] | [`Workload`]: the one abstraction for a workload of linear counting queries (marginals, conjunctions / disjunctions / parities of literals, explicit integer query matrices; [`AnyWorkload`] at run time): counting, contributions, the bounds sensitivities are computed from, the touched attributes |
 //! | [`universe`] | [`Universe`]: explicit small universes; [`MarginalPoints`]: their answer vectors as an implicit point set |
 //!
 //! ## Conventions
@@ -38,6 +39,7 @@ pub mod domain;
 pub mod error;
 pub mod graphical;
 pub mod implicit;
+pub mod linear;
 pub mod marginal;
 pub mod metrics;
 pub mod onehot;
@@ -53,6 +55,9 @@ pub use graphical::{
     FitReport, GraphicalModel, GraphicalModelSettings, JunctionTree, NoisyMarginal, WarmStart,
 };
 pub use implicit::{MarginalRecordOracle, OracleStrategy, RecordOracleSettings};
+pub use linear::{
+    AnswerLayout, AnyWorkload, ContributionBounds, ExplicitWorkload, QueryClass, Workload,
+};
 pub use marginal::Marginal;
 pub use metrics::ErrorReport;
 pub use onehot::BinaryDataset;

@@ -181,6 +181,20 @@ impl Marginal {
         Some(self.cell_index(codes))
     }
 
+    /// The cell a full record (codes of every domain attribute, in domain order) falls in;
+    /// `None` when the record is too short or a code is out of range.
+    pub fn cell_of(&self, record: &[u32]) -> Option<usize> {
+        let mut cell = 0usize;
+        for ((&a, &size), &stride) in self.attrs.iter().zip(&self.sizes).zip(&self.strides) {
+            let c = *record.get(a)?;
+            if c >= size {
+                return None;
+            }
+            cell += c as usize * stride;
+        }
+        Some(cell)
+    }
+
     /// Codes of cell `cell` (inverse of [`Marginal::cell_index`] for `cell < num_cells`; for
     /// larger `cell` the first code exceeds its size).
     pub fn cell_codes(&self, cell: usize) -> Vec<u32> {
