@@ -36,6 +36,17 @@ pub enum MechanismError {
         /// What is wrong.
         reason: String,
     },
+    /// The mechanism does not release this class of queries (checked before any data is
+    /// read or noise drawn).
+    #[error("{mechanism} does not release {class} workloads; it releases: {supported}")]
+    UnsupportedQueryClass {
+        /// The mechanism's name.
+        mechanism: &'static str,
+        /// The class of the workload given.
+        class: dp_queries::QueryClass,
+        /// The classes it does release, comma-separated.
+        supported: String,
+    },
     /// A numerical computation failed (overflow, NaN) on a path that must not silently
     /// produce a wrong answer.
     #[error("numerical failure: {what}")]

@@ -67,7 +67,7 @@ pub use release::{
     Diagnostics, NoiseDescription, NoiseDistribution, Normaliser, PrivacyCertificate, Release,
     SyntheticData,
 };
-pub use restricted::OnWorkloadAttributes;
+pub use restricted::{ForQueryClasses, OnWorkloadAttributes};
 pub use steps::{
     AuditedStep, StepAudited, StepComposition, StepDecomposition, StepLoss, StepRequest, StepRunner,
 };

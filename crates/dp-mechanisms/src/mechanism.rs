@@ -2,16 +2,24 @@
 
 use crate::noise_stats::CountNoise;
 use crate::{PrivacyCertificate, Release, Result, StepAudited};
-use dp_queries::{Dataset, MarginalWorkload};
+use dp_queries::{Dataset, MarginalWorkload, Workload};
 use rand::CryptoRng;
 
-/// A differentially private query-release mechanism (DESIGN.md "Core types").
+/// A differentially private query-release mechanism (DESIGN.md "Core types") for workloads
+/// of type `W` (any [`Workload`]; marginals by default).
+///
+/// A mechanism implements `Mechanism<W>` for each workload class it releases: the
+/// answer-perturbation baselines for every `W: Workload`, DualQuery for marginals and for
+/// conjunctions / parities, the projection family, MWEM, IC-MW and adaptive projection for
+/// marginals (their fast paths are specialised to tables). `Mechanism<AnyWorkload>` is
+/// what programs choose at run time; [`crate::ForQueryClasses`] gives it to any marginal
+/// mechanism, refusing other classes with [`crate::MechanismError::UnsupportedQueryClass`].
 ///
 /// The guarantee is known before the mechanism runs: [`Mechanism::certificate`] depends only
 /// on the parameters. Randomness enters only through the `rng` argument (no global RNG), so
 /// a seeded `ChaCha20Rng` makes a release reproducible. The trait is object safe so that
 /// programs can choose a mechanism at run time.
-pub trait Mechanism: Send + Sync {
+pub trait Mechanism<W: Workload = MarginalWorkload>: Send + Sync {
     /// Short name used on the command line and in results (e.g. `"gaussian"`).
     fn name(&self) -> &'static str;
 
@@ -34,7 +42,7 @@ pub trait Mechanism: Send + Sync {
 
     /// The additive noise every count of `workload` gets, where it is fixed before running
     /// (the answer-perturbation baselines: their own calibration); `None` otherwise.
-    fn count_noise(&self, _workload: &MarginalWorkload) -> Option<CountNoise> {
+    fn count_noise(&self, _workload: &W) -> Option<CountNoise> {
         None
     }
 
@@ -49,10 +57,5 @@ pub trait Mechanism: Send + Sync {
     ///
     /// Errors (never panics) when the data does not fit the workload's domain or the
     /// parameters cannot be honoured; no noise is drawn before all checks have passed.
-    fn release(
-        &self,
-        data: &Dataset,
-        workload: &MarginalWorkload,
-        rng: &mut dyn CryptoRng,
-    ) -> Result<Release>;
+    fn release(&self, data: &Dataset, workload: &W, rng: &mut dyn CryptoRng) -> Result<Release>;
 }

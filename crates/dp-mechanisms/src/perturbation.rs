@@ -14,21 +14,28 @@
 //! Δ₁ and Δ₂ come from [`crate::sensitivity`]. Each noise parameter is rounded up after the
 //! floating-point division, so the noise is never smaller than the guarantee needs.
 //!
+//! Both release **any** [`Workload`] of linear counting queries (marginals, conjunctions,
+//! disjunctions, parities, explicit matrices): the sensitivity comes from the workload's
+//! contribution bounds ([`crate::sensitivity::workload_count_sensitivity`]).
+//!
 //! Normalisation: under replace-one neighbours `n` is public and answers are counts / n.
-//! Under add/remove `n` is private, so answers are divided by the mean of the noisy table
-//! totals (post-processing of released counts), never by the true `n`; the reported
-//! per-answer spread is relative to that noisy total, and an empty dataset is released
-//! like any other (a refusal would tell it apart from its one-record neighbours).
+//! Under add/remove `n` is private, so answers are divided by a noisy total, never by the
+//! true `n`: for marginal tables the mean of the noisy table totals (post-processing of
+//! released counts); for workloads without tables the total count `n` is measured as one
+//! more query with the same noise, its cost included in the sensitivity
+//! ([`crate::sensitivity::with_measured_total`]). The reported per-answer spread is relative
+//! to that noisy total, and an empty dataset is released like any other (a refusal would
+//! tell it apart from its one-record neighbours).
 
 use crate::noise_stats::CountNoise;
 use crate::postprocess::{self, PostProcessing};
-use crate::sensitivity::{CountSensitivity, marginal_count_sensitivity};
+use crate::sensitivity::{CountSensitivity, with_measured_total, workload_count_sensitivity};
 use crate::{
     Diagnostics, Mechanism, MechanismError, NoiseDescription, NoiseDistribution,
     PrivacyCertificate, Release, Result,
 };
 use dp_core::{DiscreteGaussian, DiscreteLaplace, Neighbouring, PrivacyLoss, StreamFamily};
-use dp_queries::{Dataset, MarginalWorkload};
+use dp_queries::{AnswerLayout, Dataset, Domain, Workload};
 use rand::CryptoRng;
 use rayon::prelude::*;
 use std::time::Instant;
@@ -147,43 +154,45 @@ impl GaussianMechanism {
         self.rho
     }
 
-    /// σ² of the discrete Gaussian count noise for `sensitivity`: Δ₂²/(2ρ), rounded up.
-    pub fn sigma2(&self, sensitivity: &CountSensitivity) -> f64 {
-        crate::calibration::gaussian_sigma2(sensitivity.l2_squared as f64, self.rho)
-    }
-}
-
-impl Mechanism for GaussianMechanism {
-    fn name(&self) -> &'static str {
-        "gaussian"
-    }
-
-    fn count_noise(&self, workload: &MarginalWorkload) -> Option<CountNoise> {
-        let sensitivity = marginal_count_sensitivity(workload, self.neighbouring);
-        Some(CountNoise::DiscreteGaussian {
-            sigma2: self.sigma2(&sensitivity),
-        })
-    }
-
-    fn certificate(&self) -> PrivacyCertificate {
+    /// The guarantee of every release, whatever the workload: ρ-zCDP under the configured
+    /// relation (with the (ε, δ) it was derived from, if any).
+    pub fn certificate(&self) -> PrivacyCertificate {
         let loss = PrivacyLoss::Zcdp { rho: self.rho };
         PrivacyCertificate {
-            mechanism: self.name().to_string(),
+            mechanism: "gaussian".to_string(),
             loss,
             neighbouring: self.neighbouring,
             approx_equivalent: self.delta.and_then(|d| loss.to_approx(d).ok()),
         }
     }
 
-    fn release(
-        &self,
-        data: &Dataset,
-        workload: &MarginalWorkload,
-        rng: &mut dyn CryptoRng,
-    ) -> Result<Release> {
+    /// σ² of the discrete Gaussian count noise for `sensitivity`: Δ₂²/(2ρ), rounded up.
+    pub fn sigma2(&self, sensitivity: &CountSensitivity) -> f64 {
+        crate::calibration::gaussian_sigma2(sensitivity.l2_squared as f64, self.rho)
+    }
+}
+
+impl<W: Workload> Mechanism<W> for GaussianMechanism {
+    fn name(&self) -> &'static str {
+        "gaussian"
+    }
+
+    fn count_noise(&self, workload: &W) -> Option<CountNoise> {
+        let (sensitivity, _) = measured_sensitivity(workload, self.neighbouring);
+        Some(CountNoise::DiscreteGaussian {
+            sigma2: self.sigma2(&sensitivity),
+        })
+    }
+
+    fn certificate(&self) -> PrivacyCertificate {
+        GaussianMechanism::certificate(self)
+    }
+
+    fn release(&self, data: &Dataset, workload: &W, rng: &mut dyn CryptoRng) -> Result<Release> {
         let start = Instant::now();
-        let mut counts = exact_counts(data, workload, self.neighbouring)?;
-        let sensitivity = marginal_count_sensitivity(workload, self.neighbouring);
+        check_post_processing(self.post_processing, workload)?;
+        let (sensitivity, total) = measured_sensitivity(workload, self.neighbouring);
+        let mut counts = exact_counts(data, workload, self.neighbouring, total)?;
         let sigma2 = self.sigma2(&sensitivity);
         let sampler = DiscreteGaussian::new(sigma2)?;
         // all checks done: draw the noise
@@ -242,27 +251,11 @@ impl LaplaceMechanism {
         self.epsilon
     }
 
-    /// Scale t of the discrete Laplace count noise for `sensitivity`: Δ₁/ε, rounded up.
-    pub fn scale(&self, sensitivity: &CountSensitivity) -> f64 {
-        crate::calibration::laplace_scale(sensitivity.l1 as f64, self.epsilon)
-    }
-}
-
-impl Mechanism for LaplaceMechanism {
-    fn name(&self) -> &'static str {
-        "laplace"
-    }
-
-    fn count_noise(&self, workload: &MarginalWorkload) -> Option<CountNoise> {
-        let sensitivity = marginal_count_sensitivity(workload, self.neighbouring);
-        Some(CountNoise::DiscreteLaplace {
-            scale: self.scale(&sensitivity),
-        })
-    }
-
-    fn certificate(&self) -> PrivacyCertificate {
+    /// The guarantee of every release, whatever the workload: pure ε-DP under the
+    /// configured relation.
+    pub fn certificate(&self) -> PrivacyCertificate {
         PrivacyCertificate {
-            mechanism: self.name().to_string(),
+            mechanism: "laplace".to_string(),
             loss: PrivacyLoss::Pure {
                 epsilon: self.epsilon,
             },
@@ -271,15 +264,33 @@ impl Mechanism for LaplaceMechanism {
         }
     }
 
-    fn release(
-        &self,
-        data: &Dataset,
-        workload: &MarginalWorkload,
-        rng: &mut dyn CryptoRng,
-    ) -> Result<Release> {
+    /// Scale t of the discrete Laplace count noise for `sensitivity`: Δ₁/ε, rounded up.
+    pub fn scale(&self, sensitivity: &CountSensitivity) -> f64 {
+        crate::calibration::laplace_scale(sensitivity.l1 as f64, self.epsilon)
+    }
+}
+
+impl<W: Workload> Mechanism<W> for LaplaceMechanism {
+    fn name(&self) -> &'static str {
+        "laplace"
+    }
+
+    fn count_noise(&self, workload: &W) -> Option<CountNoise> {
+        let (sensitivity, _) = measured_sensitivity(workload, self.neighbouring);
+        Some(CountNoise::DiscreteLaplace {
+            scale: self.scale(&sensitivity),
+        })
+    }
+
+    fn certificate(&self) -> PrivacyCertificate {
+        LaplaceMechanism::certificate(self)
+    }
+
+    fn release(&self, data: &Dataset, workload: &W, rng: &mut dyn CryptoRng) -> Result<Release> {
         let start = Instant::now();
-        let mut counts = exact_counts(data, workload, self.neighbouring)?;
-        let sensitivity = marginal_count_sensitivity(workload, self.neighbouring);
+        check_post_processing(self.post_processing, workload)?;
+        let (sensitivity, total) = measured_sensitivity(workload, self.neighbouring);
+        let mut counts = exact_counts(data, workload, self.neighbouring, total)?;
         let scale = self.scale(&sensitivity);
         let sampler = DiscreteLaplace::new(scale)?;
         add_noise_in_parallel(&mut counts, rng, |chunk, r| sampler.add_noise(chunk, r))?;
@@ -298,6 +309,41 @@ impl Mechanism for LaplaceMechanism {
             start,
         )
     }
+}
+
+/// Whether the total count is measured alongside the workload: under add/remove, for a
+/// workload with no tables to normalise by (module docs).
+fn measures_total<W: Workload + ?Sized>(workload: &W, neighbouring: Neighbouring) -> bool {
+    neighbouring == Neighbouring::AddRemove && workload.layout() == AnswerLayout::Queries
+}
+
+/// The sensitivity of what is measured — the workload's counts, plus the total when
+/// [`measures_total`] — and whether the total is measured.
+fn measured_sensitivity<W: Workload + ?Sized>(
+    workload: &W,
+    neighbouring: Neighbouring,
+) -> (CountSensitivity, bool) {
+    let s = workload_count_sensitivity(workload, neighbouring);
+    if measures_total(workload, neighbouring) {
+        (with_measured_total(s, neighbouring), true)
+    } else {
+        (s, false)
+    }
+}
+
+/// Simplex post-processing needs tables; refused (before anything is counted) otherwise.
+fn check_post_processing<W: Workload + ?Sized>(post: PostProcessing, workload: &W) -> Result<()> {
+    if post == PostProcessing::SimplexProjection && workload.layout() == AnswerLayout::Queries {
+        return Err(MechanismError::InvalidParameter {
+            name: "post-processing",
+            value: "simplex".into(),
+            reason: format!(
+                "projects each marginal table onto the simplex; a {} workload has no tables",
+                workload.class()
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Counts per independently seeded noise chunk.
@@ -321,12 +367,8 @@ fn add_noise_in_parallel(
 
 /// The checks every mechanism makes before drawing noise: the data is over the workload's
 /// domain and has at least one record.
-pub(crate) fn check_data(data: &Dataset, workload: &MarginalWorkload) -> Result<()> {
-    if data.domain() != workload.domain() {
-        return Err(MechanismError::Data {
-            reason: "the dataset's domain is not the workload's domain".into(),
-        });
-    }
+pub(crate) fn check_data<W: Workload + ?Sized>(data: &Dataset, workload: &W) -> Result<()> {
+    check_domain(data, workload.domain())?;
     if data.n() == 0 {
         return Err(MechanismError::Data {
             reason: "the dataset has no records".into(),
@@ -335,45 +377,52 @@ pub(crate) fn check_data(data: &Dataset, workload: &MarginalWorkload) -> Result<
     Ok(())
 }
 
+/// The data is over `domain`.
+fn check_domain(data: &Dataset, domain: &Domain) -> Result<()> {
+    if data.domain() != domain {
+        return Err(MechanismError::Data {
+            reason: "the dataset's domain is not the workload's domain".into(),
+        });
+    }
+    Ok(())
+}
+
 /// [`check_data`] under `neighbouring`: under add/remove an empty dataset passes (refusing it
 /// would distinguish it from its one-record neighbours); under replace-one `n ≥ 1` is
 /// required because the answers are divided by the public `n`.
-pub(crate) fn check_data_under(
+pub(crate) fn check_data_under<W: Workload + ?Sized>(
     data: &Dataset,
-    workload: &MarginalWorkload,
+    workload: &W,
     neighbouring: Neighbouring,
 ) -> Result<()> {
     match neighbouring {
         Neighbouring::ReplaceOne => check_data(data, workload),
-        Neighbouring::AddRemove if data.domain() != workload.domain() => {
-            Err(MechanismError::Data {
-                reason: "the dataset's domain is not the workload's domain".into(),
-            })
-        }
-        Neighbouring::AddRemove => Ok(()),
+        Neighbouring::AddRemove => check_domain(data, workload.domain()),
     }
 }
 
-/// Check the data against the workload and count every cell exactly, as `i64`.
+/// Check the data against the workload and count every query exactly, as `i64`, with the
+/// total count `n` appended when `total` (see [`measures_total`]).
 ///
 /// Under add/remove neighbours an empty dataset is released like any other: refusing it
 /// would distinguish it from its one-record neighbours (a refusal is an output). Under
 /// replace-one `n` is public and the answers are divided by it, so `n ≥ 1` is required.
-fn exact_counts(
+fn exact_counts<W: Workload + ?Sized>(
     data: &Dataset,
-    workload: &MarginalWorkload,
+    workload: &W,
     neighbouring: Neighbouring,
+    total: bool,
 ) -> Result<Vec<i64>> {
     check_data_under(data, workload, neighbouring)?;
-    workload
-        .count_all(data)?
-        .into_iter()
-        .map(|c| {
-            i64::try_from(c).map_err(|_| MechanismError::Numerical {
-                what: format!("count {c} does not fit in i64"),
-            })
-        })
-        .collect()
+    let mut counts = workload.count_all(data)?;
+    if total {
+        counts.push(
+            i64::try_from(data.n()).map_err(|_| MechanismError::Numerical {
+                what: "the number of records does not fit in i64".into(),
+            })?,
+        );
+    }
+    Ok(counts)
 }
 
 /// Normalise noisy counts, post-process, and assemble the release. `noise` is the noise
@@ -381,16 +430,17 @@ fn exact_counts(
 ///
 /// Under replace-one the answers are `count / n` with the public `n`. Under add/remove `n`
 /// is private and is never used: the answers are divided by `T̂ = max(1, mean over the
-/// tables of the table's noisy total)`, a function of the noisy counts alone, hence
-/// post-processing with no further privacy cost (Dwork–Roth 2014, Prop. 2.1). Each table's
+/// tables of the table's noisy total)` — or, for a workload without tables, by
+/// `max(1, noisy total count)`, the last noisy value — a function of the noisy counts alone,
+/// hence post-processing with no further privacy cost (Dwork–Roth 2014, Prop. 2.1). Each
 /// noisy total is an unbiased estimate of `n` (its noise has mean zero), so `T̂` is too
 /// before the clamp at 1. The per-answer spread reported is then relative to `T̂`.
 #[allow(clippy::too_many_arguments)]
-fn finish(
+fn finish<W: Workload + ?Sized>(
     certificate: PrivacyCertificate,
     neighbouring: Neighbouring,
     post: PostProcessing,
-    workload: &MarginalWorkload,
+    workload: &W,
     n: usize,
     noisy_counts: &[i64],
     noise: (NoiseDistribution, f64, f64),
@@ -398,36 +448,55 @@ fn finish(
 ) -> Result<Release> {
     let mut notes = Vec::new();
     let (distribution, parameter, sensitivity) = noise;
-    let (denominator, noise) = match neighbouring {
-        Neighbouring::ReplaceOne => (
+    let layout = workload.layout();
+    let k = workload.num_queries();
+    let (denominator, noise) = match (neighbouring, &layout) {
+        (Neighbouring::ReplaceOne, _) => (
             n as f64,
             NoiseDescription::new(distribution, parameter, sensitivity, n),
         ),
-        Neighbouring::AddRemove => {
-            let mut total = 0.0;
-            for j in 0..workload.len() {
-                let s = workload.offset(j);
-                let e = s + workload.marginals()[j].num_cells();
-                total += noisy_counts[s..e].iter().map(|&c| c as f64).sum::<f64>();
-            }
+        (Neighbouring::AddRemove, AnswerLayout::Tables { offsets }) => {
+            let tables = offsets.len().saturating_sub(1).max(1);
+            let total: f64 = noisy_counts[..k].iter().map(|&c| c as f64).sum();
             notes.push(
                 "add/remove neighbours: answers normalised by the mean noisy table total \
                  (post-processing), not by the private n"
                     .to_string(),
             );
-            let t = (total / workload.len() as f64).max(1.0);
+            let t = (total / tables as f64).max(1.0);
+            (
+                t,
+                NoiseDescription::on_noisy_total(distribution, parameter, sensitivity, t),
+            )
+        }
+        (Neighbouring::AddRemove, AnswerLayout::Queries) => {
+            let total = noisy_counts
+                .get(k)
+                .copied()
+                .ok_or_else(|| MechanismError::Numerical {
+                    what: "the noisy total count is missing".into(),
+                })?;
+            notes.push(
+                "add/remove neighbours: the total count was measured with the same noise (one \
+                 more query, included in the sensitivity); answers normalised by it, not by \
+                 the private n"
+                    .to_string(),
+            );
+            let t = (total as f64).max(1.0);
             (
                 t,
                 NoiseDescription::on_noisy_total(distribution, parameter, sensitivity, t),
             )
         }
     };
-    let mut answers: Vec<f64> = noisy_counts
+    let mut answers: Vec<f64> = noisy_counts[..k]
         .iter()
         .map(|&c| c as f64 / denominator)
         .collect();
-    if post != PostProcessing::None {
-        postprocess::apply(post, workload, &mut answers);
+    if post != PostProcessing::None
+        && let AnswerLayout::Tables { offsets } = &layout
+    {
+        postprocess::apply_to_tables(post, offsets, &mut answers);
         notes.push(format!("post-processing: {post}"));
     }
     Ok(Release {

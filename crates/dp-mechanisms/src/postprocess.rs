@@ -29,11 +29,19 @@ impl std::fmt::Display for PostProcessing {
 
 /// Apply `post` in place to `answers` (workload order).
 pub fn apply(post: PostProcessing, workload: &MarginalWorkload, answers: &mut [f64]) {
+    let mut offsets: Vec<usize> = (0..workload.len()).map(|j| workload.offset(j)).collect();
+    offsets.push(workload.num_queries());
+    apply_to_tables(post, &offsets, answers);
+}
+
+/// Apply `post` in place to `answers` laid out as tables `offsets[j]..offsets[j + 1]`
+/// ([`dp_queries::AnswerLayout::Tables`]); offsets beyond `answers` are ignored.
+pub fn apply_to_tables(post: PostProcessing, offsets: &[usize], answers: &mut [f64]) {
     if post == PostProcessing::SimplexProjection {
-        for j in 0..workload.len() {
-            let start = workload.offset(j);
-            let end = start + workload.marginals()[j].num_cells();
-            project_onto_simplex(&mut answers[start..end]);
+        for w in offsets.windows(2) {
+            if let Some(table) = answers.get_mut(w[0]..w[1]) {
+                project_onto_simplex(table);
+            }
         }
     }
 }

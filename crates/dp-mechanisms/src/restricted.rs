@@ -13,7 +13,7 @@
 //! relation or identical. So the mechanism's guarantee holds for the composite with the same
 //! parameters and the same neighbouring relation — the certificate is the inner mechanism's.
 
-use dp_queries::{Dataset, MarginalWorkload};
+use dp_queries::{AnyWorkload, Dataset, MarginalWorkload, QueryClass, Workload};
 use rand::CryptoRng;
 
 use crate::{Mechanism, PrivacyCertificate, Release, Result};
@@ -24,18 +24,18 @@ use crate::{Mechanism, PrivacyCertificate, Release, Result};
 /// which). When the workload touches every attribute this is the inner mechanism unchanged.
 /// It offers no step audit (the inner mechanism's steps run on the restricted data: audit the
 /// inner mechanism there).
-pub struct OnWorkloadAttributes {
-    inner: Box<dyn Mechanism>,
+pub struct OnWorkloadAttributes<W: Workload = MarginalWorkload> {
+    inner: Box<dyn Mechanism<W>>,
 }
 
-impl OnWorkloadAttributes {
+impl<W: Workload> OnWorkloadAttributes<W> {
     /// Wrap `inner`.
-    pub fn new(inner: Box<dyn Mechanism>) -> Self {
+    pub fn new(inner: Box<dyn Mechanism<W>>) -> Self {
         OnWorkloadAttributes { inner }
     }
 }
 
-impl Mechanism for OnWorkloadAttributes {
+impl<W: Workload> Mechanism<W> for OnWorkloadAttributes<W> {
     fn name(&self) -> &'static str {
         self.inner.name()
     }
@@ -52,16 +52,11 @@ impl Mechanism for OnWorkloadAttributes {
         self.inner.works_over_a_universe()
     }
 
-    fn count_noise(&self, workload: &MarginalWorkload) -> Option<crate::noise_stats::CountNoise> {
+    fn count_noise(&self, workload: &W) -> Option<crate::noise_stats::CountNoise> {
         self.inner.count_noise(workload)
     }
 
-    fn release(
-        &self,
-        data: &Dataset,
-        workload: &MarginalWorkload,
-        rng: &mut dyn CryptoRng,
-    ) -> Result<Release> {
+    fn release(&self, data: &Dataset, workload: &W, rng: &mut dyn CryptoRng) -> Result<Release> {
         let domain = workload.domain();
         let touched = workload.touched_attributes();
         if data.domain() != domain || touched.len() == domain.len() {
@@ -86,5 +81,64 @@ impl Mechanism for OnWorkloadAttributes {
             }
         ));
         Ok(release)
+    }
+}
+
+/// A marginal mechanism offered for workloads chosen at run time ([`AnyWorkload`]): it
+/// releases marginal workloads exactly as `inner` does and refuses every other class with
+/// [`crate::MechanismError::UnsupportedQueryClass`] before reading any data. The
+/// guarantee is `inner`'s.
+pub struct ForQueryClasses {
+    inner: Box<dyn Mechanism>,
+}
+
+impl ForQueryClasses {
+    /// Wrap the marginal mechanism `inner`.
+    pub fn marginals_only(inner: Box<dyn Mechanism>) -> Self {
+        ForQueryClasses { inner }
+    }
+}
+
+impl Mechanism<AnyWorkload> for ForQueryClasses {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+
+    fn certificate(&self) -> PrivacyCertificate {
+        self.inner.certificate()
+    }
+
+    fn produces_synthetic(&self) -> bool {
+        self.inner.produces_synthetic()
+    }
+
+    fn works_over_a_universe(&self) -> bool {
+        self.inner.works_over_a_universe()
+    }
+
+    fn count_noise(&self, workload: &AnyWorkload) -> Option<crate::noise_stats::CountNoise> {
+        workload
+            .as_marginals()
+            .and_then(|w| self.inner.count_noise(w))
+    }
+
+    fn step_audited(&self) -> Option<&dyn crate::StepAudited> {
+        self.inner.step_audited()
+    }
+
+    fn release(
+        &self,
+        data: &Dataset,
+        workload: &AnyWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        match workload.as_marginals() {
+            Some(w) => self.inner.release(data, w, rng),
+            None => Err(crate::MechanismError::UnsupportedQueryClass {
+                mechanism: self.inner.name(),
+                class: workload.class(),
+                supported: QueryClass::Marginals.key().into(),
+            }),
+        }
     }
 }

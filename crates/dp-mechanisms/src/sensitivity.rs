@@ -20,9 +20,22 @@
 //!
 //! Answers normalised by `n` (fractions) have these sensitivities divided by `n`; this is
 //! valid only under replace-one, where `n` is public.
+//!
+//! ## Any workload of linear counting queries, in count units
+//!
+//! A [`Workload`] states how much one record can move its count vector
+//! ([`ContributionBounds`]: `‖w(x)‖₁`, `‖w(x)‖₂²` over records, `‖w(x) − w(x′)‖₁`,
+//! `‖w(x) − w(x′)‖₂²` over pairs). Adding or removing a record `x` moves the counts by
+//! `w(x)`; replacing `x` by `x′` moves them by `w(x) − w(x′)`. So
+//! [`workload_count_sensitivity`] is (Δ₁, Δ₂²) = (l1, l2²) under add/remove and
+//! (change_l1, change_l2²) under replace-one. For marginals the bounds are (m, m, 2m, 2m),
+//! giving the formulas above (the test `workload_formula_agrees_with_marginal_formula`).
+//! When a mechanism also measures the total count `n` (add/remove on a workload with no
+//! tables to normalise by), the total is one more query with `w(x) = 1`: Δ₁ and Δ₂² grow by
+//! one under add/remove ([`with_measured_total`]).
 
 use dp_core::Neighbouring;
-use dp_queries::MarginalWorkload;
+use dp_queries::{ContributionBounds, MarginalWorkload, Workload};
 use serde::{Deserialize, Serialize};
 
 /// The ℓ1 and ℓ2 sensitivities of an integer-valued (count) query vector.
@@ -56,6 +69,45 @@ pub fn marginal_count_sensitivity(
         Neighbouring::AddRemove => CountSensitivity {
             l1: m,
             l2_squared: m,
+        },
+    }
+}
+
+/// Sensitivity of the count vector of any [`Workload`] under `neighbouring`, from its
+/// [`ContributionBounds`] (module docs).
+pub fn workload_count_sensitivity<W: Workload + ?Sized>(
+    workload: &W,
+    neighbouring: Neighbouring,
+) -> CountSensitivity {
+    contribution_sensitivity(workload.contribution_bounds(), neighbouring)
+}
+
+/// [`workload_count_sensitivity`] from the bounds themselves.
+pub fn contribution_sensitivity(
+    bounds: ContributionBounds,
+    neighbouring: Neighbouring,
+) -> CountSensitivity {
+    match neighbouring {
+        Neighbouring::ReplaceOne => CountSensitivity {
+            l1: bounds.change_l1,
+            l2_squared: bounds.change_l2_squared,
+        },
+        Neighbouring::AddRemove => CountSensitivity {
+            l1: bounds.l1,
+            l2_squared: bounds.l2_squared,
+        },
+    }
+}
+
+/// The sensitivity of the count vector extended by the total count `n` (one more query with
+/// `w(x) = 1`): under add/remove Δ₁ and Δ₂² grow by one; under replace-one the total never
+/// changes, so they do not.
+pub fn with_measured_total(s: CountSensitivity, neighbouring: Neighbouring) -> CountSensitivity {
+    match neighbouring {
+        Neighbouring::ReplaceOne => s,
+        Neighbouring::AddRemove => CountSensitivity {
+            l1: s.l1.saturating_add(1),
+            l2_squared: s.l2_squared.saturating_add(1),
         },
     }
 }
@@ -174,6 +226,51 @@ mod tests {
         .unwrap();
         let w = MarginalWorkload::all_kway(&domain, 2).unwrap();
         (domain, w)
+    }
+
+    #[test]
+    fn workload_formula_agrees_with_marginal_formula() {
+        let (_, w) = small_workload();
+        for rel in [Neighbouring::ReplaceOne, Neighbouring::AddRemove] {
+            assert_eq!(
+                workload_count_sensitivity(&w, rel),
+                marginal_count_sensitivity(&w, rel)
+            );
+        }
+    }
+
+    #[test]
+    fn measured_total_adds_one_under_add_remove_only() {
+        let s = CountSensitivity {
+            l1: 4,
+            l2_squared: 9,
+        };
+        assert_eq!(with_measured_total(s, Neighbouring::ReplaceOne), s);
+        assert_eq!(
+            with_measured_total(s, Neighbouring::AddRemove),
+            CountSensitivity {
+                l1: 5,
+                l2_squared: 10
+            }
+        );
+        // an explicit workload: replace-one uses the pair bounds, add/remove the per-record
+        let d = Domain::new(vec![("b".to_string(), 2)]).unwrap();
+        let e =
+            dp_queries::ExplicitWorkload::new(&d, vec![0], vec![vec![1, 3], vec![-2, 0]]).unwrap();
+        assert_eq!(
+            workload_count_sensitivity(&e, Neighbouring::AddRemove),
+            CountSensitivity {
+                l1: 3,
+                l2_squared: 9
+            }
+        );
+        assert_eq!(
+            workload_count_sensitivity(&e, Neighbouring::ReplaceOne),
+            CountSensitivity {
+                l1: 4,
+                l2_squared: 8
+            }
+        );
     }
 
     /// Brute force: the largest ℓ1 and squared ℓ2 change of the count vector over every

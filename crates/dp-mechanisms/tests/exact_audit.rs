@@ -223,8 +223,7 @@ fn dualquery_steps_have_no_exact_check_yet() {
     let mech = dp_mechanisms::DualQueryParams::new(PrivacyLoss::approx(2.0, 1e-3).unwrap())
         .check()
         .unwrap();
-    let dec = mech
-        .step_audited()
+    let dec = Mechanism::<MarginalWorkload>::step_audited(&mech)
         .unwrap()
         .step_decomposition(&data, &w, &StepRequest::new(3))
         .unwrap();

@@ -59,7 +59,9 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use dp_core::{Neighbouring, PrivacyLoss, advanced_composition};
-use dp_queries::{ConjunctionWorkload, Dataset, MarginalWorkload, QueryKind};
+use dp_queries::{
+    AnyWorkload, ConjunctionWorkload, Dataset, MarginalWorkload, QueryKind, Workload,
+};
 use rand::{CryptoRng, Rng};
 
 use super::ilp::IlpOracle;
@@ -328,6 +330,9 @@ pub struct DualQueryOutput {
     pub proposals: u64,
 }
 
+/// The query classes DualQuery releases, for messages.
+const DUALQUERY_CLASSES: &str = "marginals, conjunctions, parities";
+
 /// Runs Algorithm 2 on a workload of queries `q_j` (the class is closed under negation
 /// internally: action `j < k` is `q_j`, action `k + j` is `q̄_j`) with the true normalised
 /// answers `answers[j] = q_j(D)` of `n` records.
@@ -392,6 +397,14 @@ pub fn dual_query_counts<R: Rng + CryptoRng + ?Sized>(
     let (pos, neg) = match workload.kind() {
         QueryKind::Conjunction => (ClauseKind::All, ClauseKind::NotAll),
         QueryKind::Parity => (ClauseKind::Odd, ClauseKind::Even),
+        QueryKind::Disjunction => {
+            // the best-response oracles solve conjunction and parity clauses only
+            return Err(MechanismError::UnsupportedQueryClass {
+                mechanism: "dualquery",
+                class: dp_queries::QueryClass::Disjunctions,
+                supported: DUALQUERY_CLASSES.into(),
+            });
+        }
     };
     let mut weights = ExactQueryWeights::new(counts.to_vec(), n as u64, config.eta)?;
     let mut records = Vec::with_capacity(config.rounds);
@@ -744,6 +757,81 @@ impl Mechanism for DualQuery {
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
+        let queries = ConjunctionWorkload::from_marginals(workload)?;
+        self.release_on(data, &queries, workload, rng)
+    }
+}
+
+/// DualQuery on conjunctions and parities of literals directly (Gaboardi et al. 2014 release
+/// exactly these classes, closed under negation internally); disjunctions are refused (the
+/// best-response oracles solve conjunction and parity clauses only).
+impl Mechanism<ConjunctionWorkload> for DualQuery {
+    fn step_audited(&self) -> Option<&dyn crate::StepAudited> {
+        Some(self)
+    }
+    fn name(&self) -> &'static str {
+        "dualquery"
+    }
+    fn produces_synthetic(&self) -> bool {
+        true
+    }
+    fn certificate(&self) -> PrivacyCertificate {
+        Mechanism::<MarginalWorkload>::certificate(self)
+    }
+    fn release(
+        &self,
+        data: &Dataset,
+        workload: &ConjunctionWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        self.release_on(data, workload, workload, rng)
+    }
+}
+
+/// DualQuery on a workload chosen at run time: marginals, conjunctions and parities.
+impl Mechanism<AnyWorkload> for DualQuery {
+    fn step_audited(&self) -> Option<&dyn crate::StepAudited> {
+        Some(self)
+    }
+    fn name(&self) -> &'static str {
+        "dualquery"
+    }
+    fn produces_synthetic(&self) -> bool {
+        true
+    }
+    fn certificate(&self) -> PrivacyCertificate {
+        Mechanism::<MarginalWorkload>::certificate(self)
+    }
+    fn release(
+        &self,
+        data: &Dataset,
+        workload: &AnyWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        match workload {
+            AnyWorkload::Marginals(w) => Mechanism::<MarginalWorkload>::release(self, data, w, rng),
+            AnyWorkload::Literals(w) => {
+                Mechanism::<ConjunctionWorkload>::release(self, data, w, rng)
+            }
+            AnyWorkload::Explicit(_) => Err(MechanismError::UnsupportedQueryClass {
+                mechanism: "dualquery",
+                class: workload.class(),
+                supported: DUALQUERY_CLASSES.into(),
+            }),
+        }
+    }
+}
+
+impl DualQuery {
+    /// Algorithm 2 on `queries` (the workload's queries as conjunctions / parities), the
+    /// answers of `workload` read off the synthetic records.
+    fn release_on<W: Workload + ?Sized>(
+        &self,
+        data: &Dataset,
+        queries: &ConjunctionWorkload,
+        workload: &W,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
         let start = Instant::now();
         if data.domain() != workload.domain() {
             return Err(MechanismError::Data {
@@ -752,8 +840,15 @@ impl Mechanism for DualQuery {
         }
         let n = data.n();
         let (rounds, loss) = self.plan(n)?;
-        let queries = ConjunctionWorkload::from_marginals(workload)?;
-        let counts = workload.count_all(data)?;
+        let counts = queries
+            .count_all(data)?
+            .into_iter()
+            .map(|c| {
+                u64::try_from(c).map_err(|_| MechanismError::Numerical {
+                    what: "a negative count".into(),
+                })
+            })
+            .collect::<Result<Vec<u64>>>()?;
         let auto = AutoOracle {
             exhaustive: ExhaustiveOracle::default(),
             maxcsp: MaxCspOracle::default(),
@@ -761,7 +856,7 @@ impl Mechanism for DualQuery {
         };
         let oracle = self.oracle(&auto);
         let config = self.config(rounds);
-        let out = dual_query_counts(&queries, &counts, n, &config, oracle, rng)?;
+        let out = dual_query_counts(queries, &counts, n, &config, oracle, rng)?;
         let synthetic = records_to_synthetic(data, &out.records)?;
         let answers = weighted_answers(workload, &synthetic)?;
         let diagnostics = Diagnostics {
@@ -794,7 +889,7 @@ impl Mechanism for DualQuery {
         Ok(Release {
             answers,
             synthetic: Some(synthetic),
-            certificate: self.certificate(),
+            certificate: Mechanism::<MarginalWorkload>::certificate(self),
             diagnostics,
         })
     }
@@ -829,18 +924,15 @@ pub(crate) fn records_to_synthetic(data: &Dataset, records: &[Vec<u32>]) -> Resu
 }
 
 /// Workload answers of weighted synthetic data (exact: per record and table, one cell).
-pub(crate) fn weighted_answers(
-    workload: &MarginalWorkload,
+pub(crate) fn weighted_answers<W: Workload + ?Sized>(
+    workload: &W,
     synthetic: &SyntheticData,
 ) -> Result<Vec<f64>> {
     let mut out = vec![0.0f64; workload.num_queries()];
     let recs = &synthetic.records;
-    for (r, w) in synthetic.weights.iter().enumerate() {
+    for (r, &w) in synthetic.weights.iter().enumerate() {
         let rec = recs.record(r);
-        for (j, m) in workload.marginals().iter().enumerate() {
-            let codes: Vec<u32> = m.attrs().iter().map(|&a| rec[a]).collect();
-            out[workload.offset(j) + m.cell_index(&codes)] += w;
-        }
+        workload.for_each_contribution(&rec, &mut |q, v| out[q] += w * v as f64);
     }
     Ok(out)
 }
