@@ -14,9 +14,11 @@ use crate::{BenchError, Result, quoted};
 use dp_core::{Neighbouring, PrivacyLoss};
 use dp_mechanisms::{
     AdaptiveProjectionParams, AdaptiveRound, ChainingParams, ChainingWorstCaseParams,
-    CoarseProjectionParams, DualQueryParams, GaussianParams, IcParams, LaplaceParams, Mechanism,
-    MwemParams, PostProcessing, ProjectionParams, ProjectionSettings,
+    CoarseProjectionParams, DualQueryParams, ForQueryClasses, GaussianMechanism, GaussianParams,
+    IcParams, LaplaceMechanism, LaplaceParams, Mechanism, MwemParams, OnWorkloadAttributes,
+    PostProcessing, ProjectionParams, ProjectionSettings,
 };
+use dp_queries::{AnyWorkload, QueryClass};
 
 /// The three kinds of privacy budget the command line can express.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,6 +153,38 @@ pub type Builder = fn(
     &BuildOptions,
 ) -> std::result::Result<Box<dyn Mechanism>, BenchError>;
 
+/// A builder of the mechanism for workloads of any query class chosen at run time.
+pub type AnyBuilder = fn(
+    PrivacyLoss,
+    Neighbouring,
+    PostProcessing,
+    &BuildOptions,
+) -> std::result::Result<Box<dyn Mechanism<AnyWorkload>>, BenchError>;
+
+/// The query classes a mechanism releases.
+#[derive(Clone, Copy)]
+pub enum QueryClasses {
+    /// Marginal workloads only (its fast paths are specialised to tables).
+    MarginalsOnly,
+    /// These classes (marginals among them), built by `build`.
+    Several {
+        /// The classes, in the order of [`QueryClass::ALL`].
+        classes: &'static [QueryClass],
+        /// The builder for run-time workloads.
+        build: AnyBuilder,
+    },
+}
+
+impl QueryClasses {
+    /// The classes as a list.
+    pub fn list(&self) -> &'static [QueryClass] {
+        match self {
+            QueryClasses::MarginalsOnly => &[QueryClass::Marginals],
+            QueryClasses::Several { classes, .. } => classes,
+        }
+    }
+}
+
 /// One mechanism of the catalogue.
 pub struct MechanismSpec {
     /// The name on the command line and in results, e.g. `gaussian`.
@@ -172,6 +206,8 @@ pub struct MechanismSpec {
     pub post_processing: bool,
     /// How large a domain (universe of possible records) it handles, in plain words.
     pub universe: &'static str,
+    /// The query classes it releases (see [`MechanismSpec::build_any`]).
+    pub query_classes: QueryClasses,
     /// The builder (see [`MechanismSpec::build`]).
     pub builder: Builder,
     /// How the empirical audit builds it.
@@ -257,6 +293,59 @@ impl MechanismSpec {
         }
         (self.builder)(budget, relation, post, options)
     }
+
+    /// Whether the entry releases workloads of `class`.
+    pub fn releases(&self, class: QueryClass) -> bool {
+        self.query_classes.list().contains(&class)
+    }
+
+    /// `Ok` if the entry releases `class`; otherwise a usage error naming the classes it
+    /// does release and the mechanisms that release `class` (checked before any data is
+    /// read).
+    pub fn check_class(&self, class: QueryClass) -> Result<()> {
+        if self.releases(class) {
+            return Ok(());
+        }
+        let mine: Vec<&str> = self.query_classes.list().iter().map(|c| c.key()).collect();
+        let others: Vec<&str> = MECHANISMS
+            .iter()
+            .filter(|s| s.releases(class))
+            .map(|s| s.name)
+            .collect();
+        Err(BenchError::Usage(format!(
+            "{} releases {} workloads only, and this workload is of class {class}; mechanisms \
+             that release {class} workloads: {}",
+            self.name,
+            mine.join(", "),
+            others.join(", ")
+        )))
+    }
+
+    /// The mechanism for a workload chosen at run time: the same checks as
+    /// [`Self::build`]; a marginal-only mechanism is wrapped so that it runs over the
+    /// attributes the workload touches when it enumerates a universe
+    /// ([`dp_mechanisms::OnWorkloadAttributes`]) and refuses other classes
+    /// ([`dp_mechanisms::ForQueryClasses`]).
+    pub fn build_any(
+        &self,
+        budget: PrivacyLoss,
+        relation: Neighbouring,
+        post: PostProcessing,
+        options: &BuildOptions,
+    ) -> Result<Box<dyn Mechanism<AnyWorkload>>> {
+        let marginal = self.build(budget, relation, post, options)?;
+        match self.query_classes {
+            QueryClasses::Several { build, .. } => build(budget, relation, post, options),
+            QueryClasses::MarginalsOnly => {
+                let inner: Box<dyn Mechanism> = if marginal.works_over_a_universe() {
+                    Box::new(OnWorkloadAttributes::new(marginal))
+                } else {
+                    marginal
+                };
+                Ok(Box::new(ForQueryClasses::marginals_only(inner)))
+            }
+        }
+    }
 }
 
 /// The catalogue entry called `name`, if any.
@@ -339,18 +428,44 @@ const COVER_UNIVERSE: &str = "domains of at most 2^22 (about 4.2 million) possib
     which it enumerates to build its cover; larger domains are refused before any noise is \
     drawn (use --attributes to keep fewer attributes)";
 
+fn gaussian(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    post: PostProcessing,
+) -> Result<GaussianMechanism> {
+    Ok(GaussianParams::new(budget)
+        .neighbouring(relation)
+        .post_processing(post)
+        .check()?)
+}
+
+fn laplace(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    post: PostProcessing,
+) -> Result<LaplaceMechanism> {
+    Ok(LaplaceParams::new(budget)
+        .neighbouring(relation)
+        .post_processing(post)
+        .check()?)
+}
+
 fn build_gaussian(
     budget: PrivacyLoss,
     relation: Neighbouring,
     post: PostProcessing,
     _: &BuildOptions,
 ) -> Result<Box<dyn Mechanism>> {
-    Ok(Box::new(
-        GaussianParams::new(budget)
-            .neighbouring(relation)
-            .post_processing(post)
-            .check()?,
-    ))
+    Ok(Box::new(gaussian(budget, relation, post)?))
+}
+
+fn build_gaussian_any(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    post: PostProcessing,
+    _: &BuildOptions,
+) -> Result<Box<dyn Mechanism<AnyWorkload>>> {
+    Ok(Box::new(gaussian(budget, relation, post)?))
 }
 
 fn build_laplace(
@@ -359,12 +474,16 @@ fn build_laplace(
     post: PostProcessing,
     _: &BuildOptions,
 ) -> Result<Box<dyn Mechanism>> {
-    Ok(Box::new(
-        LaplaceParams::new(budget)
-            .neighbouring(relation)
-            .post_processing(post)
-            .check()?,
-    ))
+    Ok(Box::new(laplace(budget, relation, post)?))
+}
+
+fn build_laplace_any(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    post: PostProcessing,
+    _: &BuildOptions,
+) -> Result<Box<dyn Mechanism<AnyWorkload>>> {
+    Ok(Box::new(laplace(budget, relation, post)?))
 }
 
 /// A builder for a projection-family mechanism: its params with the relation, and the
@@ -472,6 +591,16 @@ fn build_dualquery(
     Ok(Box::new(DualQueryParams::new(budget).check()?))
 }
 
+fn build_dualquery_any(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    _: PostProcessing,
+    _: &BuildOptions,
+) -> Result<Box<dyn Mechanism<AnyWorkload>>> {
+    replace_one_only("dualquery", relation)?;
+    Ok(Box::new(DualQueryParams::new(budget).check()?))
+}
+
 /// Every mechanism the `dpqr` program, the bench and the audit can run.
 ///
 /// Step-audit budgets (per-step ε ≈ 1 at n = 20, see docs/privacy.md "Empirical audit"):
@@ -497,6 +626,10 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         post_processing: true,
         universe: "any domain: noise goes on the cells of the asked marginals only; the \
             number of cells is bounded by --max-memory-mib",
+        query_classes: QueryClasses::Several {
+            classes: &QueryClass::ALL,
+            build: build_gaussian_any,
+        },
         builder: build_gaussian,
         audit: AUDIT_GAUSSIAN,
     },
@@ -513,6 +646,10 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         post_processing: true,
         universe: "any domain: noise goes on the cells of the asked marginals only; the \
             number of cells is bounded by --max-memory-mib",
+        query_classes: QueryClasses::Several {
+            classes: &QueryClass::ALL,
+            build: build_laplace_any,
+        },
         builder: build_laplace,
         audit: AuditSettings {
             budget: PrivacyLoss::Pure { epsilon: 1.0 },
@@ -534,6 +671,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
             2^22 (about 4.2 million); above that it searches over records with an oracle \
             that is exact on a few attributes and a heuristic on wide tables (the notes say \
             which)",
+        query_classes: QueryClasses::MarginalsOnly,
         builder: build_projection,
         audit: AUDIT_GAUSSIAN,
     },
@@ -549,6 +687,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         synthetic: true,
         post_processing: false,
         universe: COVER_UNIVERSE,
+        query_classes: QueryClasses::MarginalsOnly,
         builder: build_coarse_projection,
         audit: AUDIT_GAUSSIAN,
     },
@@ -564,6 +703,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         synthetic: false,
         post_processing: false,
         universe: COVER_UNIVERSE,
+        query_classes: QueryClasses::MarginalsOnly,
         builder: build_chaining,
         audit: AUDIT_GAUSSIAN,
     },
@@ -579,6 +719,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         synthetic: false,
         post_processing: false,
         universe: COVER_UNIVERSE,
+        query_classes: QueryClasses::MarginalsOnly,
         builder: build_chaining_worst_case,
         audit: audit_composed(
             PrivacyLoss::Zcdp { rho: 0.125 },
@@ -601,6 +742,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         post_processing: false,
         universe: "any domain size: it never enumerates the records; the graphical model \
             it fits is bounded by --max-memory-mib",
+        query_classes: QueryClasses::MarginalsOnly,
         builder: build_adaptive_projection,
         audit: audit_composed(
             PrivacyLoss::Zcdp { rho: 0.125 },
@@ -623,6 +765,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         universe: "domains of at most 2^22 (about 4.2 million) possible records: it keeps a \
             weight for each; larger domains are refused before any noise is drawn (use \
             --attributes to keep fewer attributes)",
+        query_classes: QueryClasses::MarginalsOnly,
         builder: build_mwem,
         audit: audit_composed(
             PrivacyLoss::Pure { epsilon: 1.0 },
@@ -647,6 +790,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         universe: "domains of at most 2^22 (about 4.2 million) possible records: it keeps a \
             weight for each; larger domains are refused before any noise is drawn (use \
             --attributes to keep fewer attributes)",
+        query_classes: QueryClasses::MarginalsOnly,
         builder: build_ic_mw,
         audit: audit_composed(
             PrivacyLoss::Pure { epsilon: 1.0 },
@@ -671,6 +815,14 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         universe: "any domain size: each round's best record is searched over the \
             attributes the sampled queries mention (exhaustively up to 2^22 combinations, \
             otherwise with a heuristic solver)",
+        query_classes: QueryClasses::Several {
+            classes: &[
+                QueryClass::Marginals,
+                QueryClass::Conjunctions,
+                QueryClass::Parities,
+            ],
+            build: build_dualquery_any,
+        },
         builder: build_dualquery,
         audit: audit_composed(
             PrivacyLoss::Pure { epsilon: 1.0 },

@@ -1,4 +1,5 @@
-//! The answers file: one CSV row per marginal cell, `marginal,cell,answer`.
+//! The answers file: one CSV row per marginal cell, `marginal,cell,answer`
+//! ([`write_query_answers`] for workloads of other query classes: `query,class,description,answer`).
 //!
 //! `marginal` is the table's attribute names joined by `|` (in workload order), `cell` the
 //! cell's integer codes joined by `|` (in the same attribute order), `answer` the normalised
@@ -14,7 +15,7 @@
 
 use crate::{BenchError, Result, quoted};
 use dp_core::Num;
-use dp_queries::{Domain, Marginal, MarginalWorkload};
+use dp_queries::{Domain, Marginal, MarginalWorkload, Workload};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
@@ -82,6 +83,37 @@ pub fn write_answers<W: Write>(w: W, workload: &MarginalWorkload, answers: &[f64
             ])
             .map_err(io)?;
         }
+    }
+    out.flush()
+        .map_err(|e| BenchError::Usage(format!("cannot write the answers: {e}")))?;
+    Ok(())
+}
+
+/// Write the answers of a workload that is not made of marginal tables (conjunctions,
+/// disjunctions, parities, explicit matrices) as CSV: `query,class,description,answer`,
+/// one row per query in workload order; `query` is the 0-based index, `description` the
+/// workload's own ([`Workload::describe_query`], attribute names and codes).
+pub fn write_query_answers<W: Write>(w: W, workload: &dyn Workload, answers: &[f64]) -> Result<()> {
+    if answers.len() != workload.num_queries() {
+        return Err(BenchError::Usage(format!(
+            "{} answers for a workload of {} queries",
+            answers.len(),
+            workload.num_queries()
+        )));
+    }
+    let mut out = csv::Writer::from_writer(w);
+    let io = |e: csv::Error| BenchError::Usage(format!("cannot write the answers: {e}"));
+    out.write_record(["query", "class", "description", "answer"])
+        .map_err(io)?;
+    let class = workload.class().key();
+    for (q, a) in answers.iter().enumerate() {
+        out.write_record([
+            q.to_string().as_str(),
+            class,
+            workload.describe_query(q).as_str(),
+            Num(*a).to_string().as_str(),
+        ])
+        .map_err(io)?;
     }
     out.flush()
         .map_err(|e| BenchError::Usage(format!("cannot write the answers: {e}")))?;

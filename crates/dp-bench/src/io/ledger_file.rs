@@ -38,7 +38,7 @@ use crate::io::output::AtomicFile;
 use crate::{BenchError, Result, io_error, quoted};
 use dp_core::{Ledger, Neighbouring, PrivacyLoss, Spend};
 use dp_mechanisms::{Mechanism, Release};
-use dp_queries::{Dataset, MarginalWorkload};
+use dp_queries::{Dataset, Workload};
 use rand::CryptoRng;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -334,13 +334,13 @@ impl LockedLedger {
 /// recorded and the mechanism never runs; a mechanism that fails afterwards — possibly
 /// after drawing noise — gives [`BenchError::ReleaseFailedAfterCharge`], and its spend
 /// stays recorded.
-pub fn release_charged(
+pub fn release_charged<W: Workload>(
     ledger: &mut LockedLedger,
     key: &str,
     label: &str,
-    mechanism: &dyn Mechanism,
+    mechanism: &dyn Mechanism<W>,
     data: &Dataset,
-    workload: &MarginalWorkload,
+    workload: &W,
     rng: &mut dyn CryptoRng,
 ) -> Result<Release> {
     let certificate = mechanism.certificate();

@@ -2,17 +2,15 @@
 
 use clap::{Args, ValueEnum};
 use dp_bench::catalogue::{self};
-use dp_bench::io::answers::write_answers;
+use dp_bench::io::answers::{write_answers, write_query_answers};
 use dp_bench::io::ledger_file::{self, LockedLedger};
 use dp_bench::io::output::{self, AtomicFile};
 use dp_bench::io::synthetic::{weight_column, write_synthetic};
-use dp_bench::registry::{
-    BudgetArgs, BuildOptions, build_mechanism_with, check_budget_is_meaningful, delta_too_large,
-};
+use dp_bench::registry::{BudgetArgs, BuildOptions, check_budget_is_meaningful, delta_too_large};
 use dp_bench::{BenchError, Result, io_error, quoted};
 use dp_core::{Neighbouring, Num, os_seeded_rng, seeded_rng};
-use dp_mechanisms::{Mechanism, Normaliser, OnWorkloadAttributes, PostProcessing};
-use dp_queries::MarginalWorkload;
+use dp_mechanisms::{Mechanism, Normaliser, PostProcessing};
+use dp_queries::{AnyWorkload, MarginalWorkload, Workload};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -185,14 +183,30 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
         attribute_names: Arc::clone(&attribute_names),
         projection_settings: None,
     };
-    let mech = build_mechanism_with(&args.mechanism, budget, neighbouring, post, &options)?;
-    // a workload over a few attributes of a wide table: enumerate only those
-    // (dp_mechanisms::restricted; the guarantee is unchanged)
-    let mech: Box<dyn Mechanism> = if mech.works_over_a_universe() {
-        Box::new(OnWorkloadAttributes::new(mech))
-    } else {
-        mech
-    };
+    // the workload is public (the domain and the spec): parsed, class-checked and sized
+    // before any data is read
+    let workload = AnyWorkload::parse_spec(
+        &args.data.public_domain()?,
+        &args.workload,
+        args.workload_seed,
+    )?;
+    let spec = catalogue::spec(&args.mechanism)?;
+    spec.check_class(workload.class())?;
+    let need = (workload.num_queries() as u64).saturating_mul(BYTES_PER_QUERY);
+    if need > args.max_memory_mib.saturating_mul(1 << 20) && !args.dry_run {
+        return Err(BenchError::Usage(format!(
+            "workload {} has {} counting queries: the release would need about {:.1} MiB \
+             ({BYTES_PER_QUERY} bytes per query), more than --max-memory-mib {}; refusing \
+             before allocating",
+            quoted(&args.workload),
+            workload.num_queries(),
+            need as f64 / (1u64 << 20) as f64,
+            args.max_memory_mib
+        )));
+    }
+    // a marginal mechanism that enumerates a universe runs over the attributes the workload
+    // touches (dp_mechanisms::OnWorkloadAttributes; the guarantee is unchanged)
+    let mech = spec.build_any(budget, neighbouring, post, &options)?;
     if args.synthetic_out.is_some() && !mech.produces_synthetic() {
         return Err(BenchError::Usage(format!(
             "{} releases answers only, no synthetic data: drop --synthetic-out or choose a \
@@ -233,7 +247,7 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
                  dry run)"
             )
         });
-        return dry_run(args, mech.as_ref(), ledger_note);
+        return dry_run(args, &workload, mech.as_ref(), ledger_note);
     }
     pb.set_message("loading data");
     // From here on, under add/remove neighbours n is private: nothing printed or written
@@ -246,23 +260,9 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
     attribute_names
         .set(data.domain().names().map(str::to_string).collect())
         .ok();
-    let workload = MarginalWorkload::parse_spec(data.domain(), &args.workload, args.workload_seed)?;
-    let need = (workload.num_queries() as u64).saturating_mul(BYTES_PER_QUERY);
-    if need > args.max_memory_mib.saturating_mul(1 << 20) {
-        return Err(BenchError::Usage(format!(
-            "workload {} has {} counting queries: the release would need about {:.1} MiB \
-             ({BYTES_PER_QUERY} bytes per query), more than --max-memory-mib {}; refusing \
-             before allocating",
-            quoted(&args.workload),
-            workload.num_queries(),
-            need as f64 / (1u64 << 20) as f64,
-            args.max_memory_mib
-        )));
-    }
     pb.set_message(format!(
-        "releasing {} cells of {} marginals with {}",
-        workload.num_queries(),
-        workload.len(),
+        "releasing {} with {}",
+        describe_workload(&workload),
         mech.name()
     ));
     let mut rng = match args.seed {
@@ -365,7 +365,8 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
                 "statement": release.certificate.statement(),
                 "diagnostics": diagnostics,
                 "workload": args.workload,
-                "marginals": workload.len(),
+                "class": workload.class().key(),
+                "marginals": workload.as_marginals().map(MarginalWorkload::len),
                 "queries": workload.num_queries(),
                 "n_note": n_note,
                 // never the seed itself: with it and the answers anyone recovers the exact
@@ -392,8 +393,9 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
     pb.set_message("writing outputs");
     let mut files = Vec::with_capacity(3);
     let mut answers_file = AtomicFile::create(&args.out)?;
-    output::write_maybe_compressed(&mut answers_file, |w| {
-        write_answers(w, &workload, &release.answers)
+    output::write_maybe_compressed(&mut answers_file, |w| match &workload {
+        AnyWorkload::Marginals(m) => write_answers(w, m, &release.answers),
+        other => write_query_answers(w, other, &release.answers),
     })?;
     files.push(answers_file);
     if let (Some(path), Some(text)) = (&args.report, &report_text) {
@@ -439,9 +441,9 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
         })
     };
     println!(
-        "wrote {} answers ({} marginals) to {}{}",
+        "wrote {} answers ({}) to {}{}",
         release.answers.len(),
-        workload.len(),
+        describe_workload(&workload),
         args.out.display(),
         size(&args.out)
     );
@@ -467,18 +469,18 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
 /// parameters. Called after every argument and output check and the ledger's check.
 pub(crate) fn dry_run(
     args: &ReleaseArgs,
-    mech: &dyn Mechanism,
+    workload: &AnyWorkload,
+    mech: &dyn Mechanism<AnyWorkload>,
     ledger_note: Option<String>,
 ) -> Result<()> {
-    let domain = args.data.public_domain()?;
-    let workload = MarginalWorkload::parse_spec(&domain, &args.workload, args.workload_seed)?;
+    let domain = workload.domain();
     let certificate = mech.certificate();
     println!("dry run: no data read, no budget recorded, no noise drawn, nothing written");
     println!("privacy: {}", certificate.statement());
     let touched = workload.touched_attributes();
     println!(
-        "workload: {} marginals, {} answers, over {} of the domain's {} attributes",
-        workload.len(),
+        "workload: {}, {} answers, over {} of the domain's {} attributes",
+        describe_workload(workload),
         workload.num_queries(),
         touched.len(),
         domain.len()
@@ -508,7 +510,7 @@ pub(crate) fn dry_run(
         );
     }
     // answer perturbation: the noise per count is fixed before running
-    let noise = mech.count_noise(&workload);
+    let noise = mech.count_noise(workload);
     match noise {
         Some(n) => println!(
             "predicted error: every count gets independent noise of standard deviation {:.4} \
@@ -529,4 +531,12 @@ pub(crate) fn dry_run(
         println!("{note}");
     }
     Ok(())
+}
+
+/// A workload in words: "12 marginals (360 cells)" or "30 conjunctions".
+fn describe_workload(workload: &AnyWorkload) -> String {
+    match workload {
+        AnyWorkload::Marginals(m) => format!("{} marginals ({} cells)", m.len(), m.num_queries()),
+        other => format!("{} {} queries", other.num_queries(), other.class()),
+    }
 }
