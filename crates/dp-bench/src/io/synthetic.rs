@@ -143,11 +143,16 @@ pub fn csv_header(bytes: &[u8]) -> Option<Vec<String>> {
     Some(record.iter().map(str::to_string).collect())
 }
 
-/// Whether the file at `path` is a weighted file over `domain` by the automatic rule of
-/// [`weighted_header`]: `Some(weight column)` if so. Reads the file (decompressing `.gz`).
-pub fn sniff_weighted(path: &Path, domain: &Domain) -> Result<Option<String>> {
+/// Whether the file at `path` is a weighted file over `domain` ([`weighted_header`]):
+/// `Some(weight column)` if its header fits with the column `named` (when given) or with the
+/// automatic rule. Reads the file (decompressing `.gz`).
+pub fn sniff_weighted(path: &Path, domain: &Domain, named: Option<&str>) -> Result<Option<String>> {
     let bytes = crate::io::output::read_maybe_compressed(path)?;
-    Ok(csv_header(&bytes).and_then(|h| weighted_header(&h, domain, None)))
+    Ok(csv_header(&bytes).and_then(|h| {
+        named
+            .and_then(|n| weighted_header(&h, domain, Some(n)))
+            .or_else(|| weighted_header(&h, domain, None))
+    }))
 }
 
 /// Read the weighted records file at `path` (`.gz` decompressed) over `domain`; the weight
