@@ -54,6 +54,9 @@ pub(crate) struct EvalArgs {
     pub(crate) json: bool,
 }
 
+/// One overall metric of an [`ErrorReport`].
+type Metric = fn(&ErrorReport) -> f64;
+
 /// One row of the comparison: a set of answers scored against the truth.
 #[derive(Serialize)]
 struct Scored {
@@ -195,7 +198,7 @@ pub(crate) fn eval(args: &EvalArgs) -> Result<()> {
         "{:<20} {:>12} {:>12} {:>12}",
         "", what, "uniform", "all-zeros"
     );
-    let rows: [(&str, fn(&ErrorReport) -> f64); 4] = [
+    let rows: [(&str, Metric); 4] = [
         ("max_abs_error:", |r| r.max_abs),
         ("mean_abs_error:", |r| r.mean_abs),
         ("rmse:", |r| r.rmse),
