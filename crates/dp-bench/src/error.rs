@@ -60,6 +60,17 @@ pub enum BenchError {
         #[source]
         source: Box<BenchError>,
     },
+    /// A bad header or row in a weighted (synthetic) records CSV file
+    /// ([`crate::io::synthetic::read_weighted`]).
+    #[error("{file}, line {line}: {message}")]
+    WeightedFile {
+        /// The file.
+        file: String,
+        /// 1-based line (header = 1).
+        line: u64,
+        /// What is wrong.
+        message: String,
+    },
     /// A bad row in an answers CSV file.
     #[error("{file}, line {line}: {message}")]
     AnswersFile {

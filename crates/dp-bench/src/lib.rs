@@ -13,6 +13,7 @@
 //! | [`catalogue`] | one entry per mechanism: description, guarantee, budgets, relations, limits, builder, audit settings |
 //! | [`registry`] | mechanisms by name (through the catalogue); command-line budget flags → privacy loss |
 //! | [`io`] | files: bundled [`io::datasets`], the [`io::answers`] and [`io::synthetic`] CSV formats, atomic writes ([`io::output`]), the budget ledger ([`io::ledger_file`]) |
+//! | [`scoring`] | NON-PRIVATE scoring for `dpqr eval`: answers of weighted (synthetic) records, per-table errors, the uniform and all-zeros baselines, the error predicted from a release's noise |
 //! | [`audit`] | empirical privacy audit: ε lower bounds from neighbouring runs, the canary; [`audit::stats`] (Clopper–Pearson) |
 //! | [`experiments`] | benchmark grids, the runner, JSON-line result records, tables; the families' benches ([`experiments::iterative`], [`experiments::projection`], [`experiments::real`]) and, with the `plots` feature, PNG/SVG figures (`experiments::plots`) |
 //!
@@ -27,5 +28,6 @@ pub mod error;
 pub mod experiments;
 pub mod io;
 pub mod registry;
+pub mod scoring;
 
 pub use error::{BenchError, Result, io_error, quoted};

@@ -2,8 +2,9 @@
 
 use clap::Args;
 use dp_bench::io::datasets;
+use dp_bench::io::synthetic::{WeightedRecords, read_weighted, sniff_weighted};
 use dp_bench::{BenchError, Result, io_error, quoted};
-use dp_queries::{Dataset, Domain};
+use dp_queries::{Dataset, Domain, QueryError};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -100,13 +101,33 @@ impl DataArgs {
     /// Load the data. With `allow_empty` (add/remove neighbours, where the empty dataset
     /// must be releasable like any other) a CSV with a header and no records is the empty
     /// dataset rather than an error.
+    ///
+    /// A weighted records file (a synthetic file of `dpqr release --synthetic-out`, by the
+    /// rule of `io::synthetic::weighted_header`) is refused with an error that says why and
+    /// points to `dpqr synthetic expand`: its rows are not one per person, so a release on
+    /// them would not have the sensitivity the mechanisms are calibrated to
+    /// (docs/privacy.md, "Synthetic files as input").
     pub(crate) fn load(&self, allow_empty: bool) -> Result<Dataset> {
         self.check_attributes()?;
         let data = match (&self.data, &self.domain, &self.dataset) {
-            (Some(csv), Some(dom), None) if allow_empty => {
-                Dataset::load_csv_allowing_empty(csv, dom)?
+            (Some(csv), Some(dom), None) => {
+                let loaded = if allow_empty {
+                    Dataset::load_csv_allowing_empty(csv, dom)
+                } else {
+                    Dataset::load_csv(csv, dom)
+                };
+                match loaded {
+                    Ok(data) => data,
+                    Err(e @ QueryError::ExtraColumn { .. }) => {
+                        let domain = Domain::from_json_file(dom)?;
+                        return Err(match sniff_weighted(csv, &domain, None)? {
+                            Some(weight) => refuse_weighted(csv, &weight),
+                            None => e.into(),
+                        });
+                    }
+                    Err(e) => return Err(e.into()),
+                }
             }
-            (Some(csv), Some(dom), None) => Dataset::load_csv(csv, dom)?,
             (None, None, Some(name)) => datasets::bundled(name)?.load()?,
             _ => {
                 return Err(BenchError::Usage(
@@ -122,4 +143,68 @@ impl DataArgs {
             }
         }
     }
+
+    /// Load the data for a NON-PRIVATE evaluation: plain records (weights `None`), or a
+    /// weighted records file — one whose header holds the domain's attributes and the
+    /// column `weights_column` (when given) or the synthetic weight column (automatic rule,
+    /// `io::synthetic::weighted_header`) — with its weights.
+    pub(crate) fn load_for_eval(&self, weights_column: Option<&str>) -> Result<WeightedData> {
+        self.check_attributes()?;
+        let weighted = match (&self.data, &self.domain, &self.dataset) {
+            (Some(csv), Some(dom), None) => {
+                let domain = Domain::from_json_file(dom)?;
+                match sniff_weighted(csv, &domain, weights_column)? {
+                    Some(weight) => Some(read_weighted(csv, &domain, Some(&weight))?),
+                    None if weights_column.is_some() => {
+                        // not weighted with that column: the reader says what is wrong
+                        Some(read_weighted(csv, &domain, weights_column)?)
+                    }
+                    None => None,
+                }
+            }
+            _ => None,
+        };
+        let Some(weighted) = weighted else {
+            return Ok(WeightedData::Plain(self.load(false)?));
+        };
+        Ok(WeightedData::Weighted(match &self.attributes {
+            None => weighted,
+            Some(names) => {
+                let names: Vec<&str> = names.iter().map(|n| n.trim()).collect();
+                weighted.select_attributes(&names)?
+            }
+        }))
+    }
+}
+
+/// Data read by [`DataArgs::load_for_eval`].
+pub(crate) enum WeightedData {
+    /// One record per row.
+    Plain(Dataset),
+    /// Records with weights (a synthetic file).
+    Weighted(WeightedRecords),
+}
+
+impl WeightedData {
+    /// The records (without their weights).
+    pub(crate) fn records(&self) -> &Dataset {
+        match self {
+            WeightedData::Plain(d) => d,
+            WeightedData::Weighted(w) => &w.records,
+        }
+    }
+}
+
+/// The refusal of a weighted records file as the private input of a release.
+pub(crate) fn refuse_weighted(csv: &std::path::Path, weight: &str) -> BenchError {
+    BenchError::Usage(format!(
+        "{} is a weighted records file (its column {} holds weights, as `dpqr release \
+         --synthetic-out` writes them), not one row per person: a release on weighted rows \
+         would not have the sensitivity the mechanisms are calibrated to, so it is refused. \
+         To use the file as data, expand it to integer rows first with `dpqr synthetic \
+         expand --in FILE --domain DOMAIN --total N --out ROWS.csv` (the guarantee then \
+         protects those rows; see docs/privacy.md)",
+        csv.display(),
+        quoted(weight)
+    ))
 }

@@ -1,50 +1,274 @@
-//! `dpqr eval` (NON-PRIVATE): errors of a released answers file against the true data.
+//! `dpqr eval` (NON-PRIVATE): errors of released answers, or of a synthetic records file on
+//! any workload, against the true data — overall and per marginal, beside the trivial
+//! baselines (uniform tables, all zeros) and, given the release's report, the error its
+//! noise predicts.
 
 use clap::Args;
 use dp_bench::io::answers::read_answers;
+use dp_bench::io::output::read_maybe_compressed;
+use dp_bench::io::synthetic::{read_weighted, sniff_weighted};
+use dp_bench::scoring::{
+    Prediction, TableError, table_errors, uniform_answers, weighted_answers, zero_answers,
+};
 use dp_bench::{BenchError, Result};
-use dp_queries::{Domain, ErrorReport};
-use std::path::PathBuf;
+use dp_mechanisms::NoiseDescription;
+use dp_queries::{ErrorReport, MarginalWorkload};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
 
-use crate::data::DataArgs;
+use crate::data::{DataArgs, WeightedData};
 
 #[derive(Args)]
 pub(crate) struct EvalArgs {
     #[command(flatten)]
     pub(crate) data: DataArgs,
     /// Answers CSV written by `dpqr release`.
+    #[arg(
+        long,
+        required_unless_present = "synthetic",
+        conflicts_with = "synthetic"
+    )]
+    pub(crate) answers: Option<PathBuf>,
+    /// Score a synthetic records CSV (`dpqr release --synthetic-out`) instead: its weighted
+    /// answers to --workload are compared with the data's.
+    #[arg(long, requires = "workload")]
+    pub(crate) synthetic: Option<PathBuf>,
+    /// The workload the synthetic records are scored on (with --synthetic): all-Kway |
+    /// random-Kway:M | FILE.json (a list of attribute-name lists).
+    #[arg(long, requires = "synthetic")]
+    pub(crate) workload: Option<String>,
+    /// Seed of random workloads (random-Kway:M).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
+    pub(crate) workload_seed: u64,
+    /// Name of the weight column of a weighted --data or --synthetic file, when it is not
+    /// the one `dpqr release --synthetic-out` writes (`weight`, or `weight_1`, … if an
+    /// attribute is called `weight`; that one is found without this flag).
     #[arg(long)]
-    pub(crate) answers: PathBuf,
+    pub(crate) weights_column: Option<String>,
+    /// The release's --report JSON: the error its noise predicts is printed beside the
+    /// measured one (answer-perturbation mechanisms; the others have no prediction).
+    #[arg(long)]
+    pub(crate) report: Option<PathBuf>,
     /// Print the report as JSON.
     #[arg(long)]
     pub(crate) json: bool,
 }
 
+/// One overall metric of an [`ErrorReport`].
+type Metric = fn(&ErrorReport) -> f64;
+
+/// One row of the comparison: a set of answers scored against the truth.
+#[derive(Serialize)]
+struct Scored {
+    #[serde(flatten)]
+    overall: ErrorReport,
+    per_marginal: Vec<TableError>,
+}
+
+fn score(workload: &MarginalWorkload, answers: &[f64], truth: &[f64]) -> Result<Scored> {
+    Ok(Scored {
+        overall: ErrorReport::compute(workload, answers, truth)?,
+        per_marginal: table_errors(workload, answers, truth)?,
+    })
+}
+
+/// The prediction of the report at `path` for `answers` answers: `Ok(None)` when the
+/// release has none (no noise description: not an answer-perturbation mechanism).
+fn prediction(path: &Path, answers: usize) -> Result<Option<Prediction>> {
+    let bytes = read_maybe_compressed(path)?;
+    let bad = |why: String| {
+        BenchError::Usage(format!(
+            "{}: not a release report of `dpqr release --report`: {why}",
+            path.display()
+        ))
+    };
+    let report: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| bad(format!("not valid JSON ({e})")))?;
+    let queries = report
+        .get("queries")
+        .and_then(serde_json::Value::as_u64)
+        .ok_or_else(|| bad("it has no number of queries".into()))?;
+    if queries != answers as u64 {
+        return Err(BenchError::Usage(format!(
+            "{} describes a release of {queries} answers, but the answers scored are {answers}: \
+             give the report of the same release",
+            path.display()
+        )));
+    }
+    let diagnostics = report
+        .get("diagnostics")
+        .ok_or_else(|| bad("it has no diagnostics".into()))?;
+    let noise = match diagnostics.get("noise") {
+        None | Some(serde_json::Value::Null) => return Ok(None),
+        Some(v) => serde_json::from_value::<NoiseDescription>(v.clone())
+            .map_err(|_| bad("its noise description is not one dpqr writes".into()))?,
+    };
+    let post_processed = diagnostics
+        .get("notes")
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(|notes| {
+            notes
+                .iter()
+                .filter_map(serde_json::Value::as_str)
+                .any(|n| n.starts_with("post-processing:"))
+        });
+    Prediction::new(&noise, answers, post_processed)
+        .map(Some)
+        .map_err(|e| bad(e.to_string()))
+}
+
 pub(crate) fn eval(args: &EvalArgs) -> Result<()> {
-    let data = args.data.load(false)?;
-    let domain: &Domain = data.domain();
-    let (workload, answers) = read_answers(&args.answers, domain)?;
-    let truth = workload.answers(&data)?;
-    let report = ErrorReport::compute(&workload, &answers, &truth)?;
+    let data = args.data.load_for_eval(args.weights_column.as_deref())?;
+    let domain = data.records().domain();
+    let (workload, answers, what) = match (&args.answers, &args.synthetic, &args.workload) {
+        (Some(path), None, _) => {
+            let (workload, answers) = read_answers(path, domain)?;
+            (workload, answers, "released")
+        }
+        (None, Some(path), Some(spec)) => {
+            let workload = MarginalWorkload::parse_spec(domain, spec, args.workload_seed)?;
+            let weight = sniff_weighted(path, domain, args.weights_column.as_deref())?;
+            let synthetic = read_weighted(
+                path,
+                domain,
+                weight.as_deref().or(args.weights_column.as_deref()),
+            )?;
+            let answers = weighted_answers(&workload, &synthetic.records, &synthetic.weights)?;
+            (workload, answers, "synthetic")
+        }
+        _ => {
+            return Err(BenchError::Usage(
+                "give --answers FILE, or --synthetic FILE with --workload".into(),
+            ));
+        }
+    };
+    let truth = match &data {
+        WeightedData::Plain(d) => workload.answers(d)?,
+        WeightedData::Weighted(w) => weighted_answers(&workload, &w.records, &w.weights)?,
+    };
+    let scored = score(&workload, &answers, &truth)?;
+    let uniform = score(&workload, &uniform_answers(&workload), &truth)?;
+    let zeros = score(&workload, &zero_answers(&workload), &truth)?;
+    let predicted = match &args.report {
+        Some(path) => Some(prediction(path, answers.len())?),
+        None => None,
+    };
     eprintln!(
         "WARNING: NON-PRIVATE EVALUATION. These error figures are computed from the true data \
          and are not differentially private; use them for benchmarking only, never publish them \
          as part of a release."
     );
     if args.json {
+        let mut report = serde_json::json!({
+            "marginals": workload.len(),
+            "queries": workload.num_queries(),
+            "scored": what,
+            "max_abs": scored.overall.max_abs,
+            "mean_abs": scored.overall.mean_abs,
+            "rmse": scored.overall.rmse,
+            "mean_marginal_l1": scored.overall.mean_marginal_l1,
+            "per_marginal": scored.per_marginal,
+            "baselines": { "uniform": uniform, "all_zeros": zeros },
+        });
+        if let (Some(obj), Some(p)) = (report.as_object_mut(), &predicted) {
+            let value = match p {
+                Some(p) => {
+                    let mut v = serde_json::to_value(p)
+                        .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
+                    if let Some(o) = v.as_object_mut() {
+                        o.insert("within".into(), p.contains(scored.overall.mean_abs).into());
+                    }
+                    v
+                }
+                None => serde_json::Value::Null,
+            };
+            obj.insert("prediction".into(), value);
+        }
         let text = serde_json::to_string(&report)
             .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
         println!("{text}");
-    } else {
+        return Ok(());
+    }
+    println!(
+        "marginals: {}  queries: {}  (scored: {what} answers)",
+        workload.len(),
+        workload.num_queries()
+    );
+    println!(
+        "{:<20} {:>12} {:>12} {:>12}",
+        "", what, "uniform", "all-zeros"
+    );
+    let rows: [(&str, Metric); 4] = [
+        ("max_abs_error:", |r| r.max_abs),
+        ("mean_abs_error:", |r| r.mean_abs),
+        ("rmse:", |r| r.rmse),
+        ("mean_marginal_l1:", |r| r.mean_marginal_l1),
+    ];
+    for (label, get) in rows {
         println!(
-            "marginals: {}  queries: {}",
-            workload.len(),
-            workload.num_queries()
+            "{label:<20} {:>12.4e} {:>12.4e} {:>12.4e}",
+            get(&scored.overall),
+            get(&uniform.overall),
+            get(&zeros.overall)
         );
-        println!("max_abs_error:       {:.6e}", report.max_abs);
-        println!("mean_abs_error:      {:.6e}", report.mean_abs);
-        println!("rmse:                {:.6e}", report.rmse);
-        println!("mean_marginal_l1:    {:.6e}", report.mean_marginal_l1);
+    }
+    println!("per marginal (ℓ1 distance between tables | largest cell error):");
+    let labels: Vec<String> = scored
+        .per_marginal
+        .iter()
+        .map(|t| t.attributes.join(" × "))
+        .collect();
+    let width = labels
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(8);
+    println!(
+        "  {:<width$} {:>21} {:>21} {:>21}",
+        "marginal",
+        format!("{what} ℓ1 | max"),
+        "uniform ℓ1 | max",
+        "all-zeros ℓ1 | max"
+    );
+    for (j, label) in labels.iter().enumerate() {
+        let cell = |t: &TableError| format!("{:.3e} | {:.3e}", t.l1, t.max_abs);
+        println!(
+            "  {label:<width$} {:>21} {:>21} {:>21}",
+            cell(&scored.per_marginal[j]),
+            cell(&uniform.per_marginal[j]),
+            cell(&zeros.per_marginal[j])
+        );
+    }
+    match predicted {
+        None => {}
+        Some(None) => println!(
+            "prediction: no prediction for this mechanism (its report describes no noise added \
+             to the answers)"
+        ),
+        Some(Some(p)) => {
+            println!(
+                "prediction: noise of standard deviation σ = {:.4e} per answer; {} = {:.4e}, \
+                 expected rmse ≈ σ",
+                p.answer_std, p.formula, p.expected_mean_abs
+            );
+            println!(
+                "prediction: the mean abs error should lie in [{:.4e}, {:.4e}] (expectation ± 3 \
+                 standard deviations of the mean of {} independent errors); measured {:.4e}: {}",
+                p.mean_abs_low,
+                p.mean_abs_high,
+                workload.num_queries(),
+                scored.overall.mean_abs,
+                if p.contains(scored.overall.mean_abs) {
+                    "within"
+                } else {
+                    "OUTSIDE the interval"
+                }
+            );
+            for note in &p.notes {
+                println!("prediction note: {note}");
+            }
+        }
     }
     Ok(())
 }

@@ -7,6 +7,8 @@
 //! dpqr datasets        # bundled datasets
 //! dpqr mechanisms [--json]   # mechanisms: guarantee, budget flags, relations, limits
 //! dpqr audit --mechanism laplace [--runs N] [--seed S] [--canary]   # empirical ε lower bound
+//! dpqr eval --data adult.csv --domain adult-domain.json --synthetic syn.csv --workload all-2way
+//! dpqr synthetic expand --in syn.csv --domain dom.json --total 1000 --out rows.csv
 //! dpqr schema draft --data raw.csv > schema.json   # NON-PRIVATE: review before use
 //! dpqr ledger init FILE --epsilon 1 --delta 1e-9 [--neighbouring add-remove]
 //!                                                   # then: dpqr release ... --ledger FILE
@@ -25,6 +27,7 @@ mod ledger;
 mod mechanisms;
 mod release;
 mod schema;
+mod synthetic;
 
 use audit::{AuditArgs, audit};
 use eval::{EvalArgs, eval};
@@ -32,6 +35,7 @@ use ledger::{LedgerCommand, ledger};
 use mechanisms::mechanisms;
 use release::{ReleaseArgs, release};
 use schema::{SchemaCommand, schema};
+use synthetic::{SyntheticCommand, synthetic};
 
 #[derive(Parser)]
 #[command(name = "dpqr", version, about = "Differentially private query release", long_about = None)]
@@ -44,7 +48,8 @@ struct Cli {
 enum Command {
     /// Release private answers to a marginal workload and print the guarantee spent.
     Release(ReleaseArgs),
-    /// NON-PRIVATE: compare an answers file with the true answers of a dataset.
+    /// NON-PRIVATE: score an answers file, or a synthetic records file on a workload,
+    /// against the true data, beside the uniform and all-zeros baselines.
     Eval(EvalArgs),
     /// List the bundled datasets.
     Datasets,
@@ -63,6 +68,9 @@ enum Command {
     /// Public schemas for raw CSV values (category labels, numeric bins).
     #[command(subcommand)]
     Schema(SchemaCommand),
+    /// Synthetic records files (`release --synthetic-out`): expand to plain integer rows.
+    #[command(subcommand)]
+    Synthetic(SyntheticCommand),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -110,6 +118,7 @@ pub(crate) fn main() -> ExitCode {
         }
         Command::Ledger(c) => ledger(c),
         Command::Schema(c) => schema(c),
+        Command::Synthetic(c) => synthetic(c),
         Command::Audit(_) => Ok(()),
         Command::Mechanisms { json } => mechanisms(*json),
     };
