@@ -419,7 +419,7 @@ fn cholesky_succeeds(a: &[f64], n: usize, shift: f64) -> bool {
         for k in 0..j {
             d -= l[j * n + k] * l[j * n + k];
         }
-        if !(d > 0.0) {
+        if d.is_nan() || d <= 0.0 {
             return false;
         }
         let djj = d.sqrt();

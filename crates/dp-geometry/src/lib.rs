@@ -12,6 +12,7 @@
 //! | [`frank_wolfe`] | Frank–Wolfe projection (classic, away-step, pairwise) with duality-gap certificates | seed 000 §3, seed 004 Lemma 2.2 |
 //! | [`gaussian`] | Box–Muller normals; [`gaussian_mean_width`] | seed 004 §2.2 |
 //! | [`grothendieck`] | bipartite Grothendieck SDP by the mixing method, with a certified dual upper bound and hyperplane rounding | seed 000 Thm 4.3, Lemma 4.2; Wang–Chang–Kolter 2017 |
+//! | [`relaxation`] | [`ParityRelaxation`]: the relaxation `L ⊇ K` of the k-wise parity body (subset-indexed), a [`LinearOracle`] through the Grothendieck SDP | seed 000 §4, Lemmas 4.1, 4.2, 4.4 |
 //! | [`covers`] | [`Metric`], [`maximal_separated_subset`], [`nearest_point_map`] | seed 004 §2.4, Lemma 2.7 |
 //! | [`multiscale`] | [`MultiscaleDecomposition`] (chaining) | seed 004 Lemma 4.2 |
 //! | [`jl`] | [`JohnsonLindenstrauss`] random projections | seed 000 §5 |
@@ -33,6 +34,7 @@ pub mod min_norm_point;
 pub mod multiscale;
 pub mod parallel;
 pub mod points;
+pub mod relaxation;
 
 pub use bodies::{
     AtomChoice, AtomOracle, AtomicBody, Ball, ConvexHull, EnumeratedAtoms, LinearOracle,
@@ -54,3 +56,4 @@ pub use min_norm_point::min_norm_point_project_generated;
 pub use multiscale::{Chain, Increment, MultiscaleDecomposition, MultiscaleLevel};
 pub use parallel::Parallelism;
 pub use points::{BlockOneHotPoints, DensePoints, PointSet, SubsetPoints};
+pub use relaxation::{MAX_RELAXATION_ENTRIES, ParityRelaxation, index_sets};
