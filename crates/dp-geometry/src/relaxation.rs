@@ -50,24 +50,25 @@ pub const MAX_RELAXATION_ENTRIES: usize = 1 << 28;
 /// All subsets of `{0, …, d−1}` of size `≤ max_size`, each sorted, ordered by size and
 /// then lexicographically (the empty set first).
 ///
-/// Fails when there would be more than `limit` of them.
+/// Fails, before enumerating anything, when there would be more than `limit` of them.
 pub fn index_sets(d: usize, max_size: usize, limit: usize) -> Result<Vec<Vec<usize>>> {
-    let mut out: Vec<Vec<usize>> = vec![Vec::new()];
-    let too_many = || GeometryError::InvalidParameter {
-        name: "k",
-        reason: format!(
-            "the index sets of size at most {max_size} over {d} attributes are more than {limit}"
-        ),
-    };
+    let count = count_index_sets(d, max_size);
+    if count > limit {
+        return Err(GeometryError::InvalidParameter {
+            name: "k",
+            reason: format!(
+                "the index sets of size at most {max_size} over {d} attributes are more than {limit}"
+            ),
+        });
+    }
+    let mut out: Vec<Vec<usize>> = Vec::with_capacity(count);
+    out.push(Vec::new());
     let mut current: Vec<usize> = Vec::new();
     for size in 1..=max_size.min(d) {
         // Lexicographic enumeration of the size-`size` subsets.
         current.clear();
         current.extend(0..size);
         loop {
-            if out.len() >= limit {
-                return Err(too_many());
-            }
             out.push(current.clone());
             // Advance to the next combination: bump the rightmost index that can move.
             match (0..size).rev().find(|&i| current[i] < d - size + i) {
@@ -82,6 +83,21 @@ pub fn index_sets(d: usize, max_size: usize, limit: usize) -> Result<Vec<Vec<usi
         }
     }
     Ok(out)
+}
+
+/// `Σ_{s ≤ max_size} C(d, s)`, saturating at `usize::MAX`.
+fn count_index_sets(d: usize, max_size: usize) -> usize {
+    let mut total: usize = 0;
+    let mut binom: u128 = 1; // C(d, s)
+    for s in 0..=max_size.min(d) {
+        if s > 0 {
+            // C(d, s) = C(d, s−1)·(d−s+1)/s, exact in integers.
+            binom = binom.saturating_mul((d - s + 1) as u128) / s as u128;
+        }
+        let b = usize::try_from(binom).unwrap_or(usize::MAX);
+        total = total.saturating_add(b);
+    }
+    total
 }
 
 /// The relaxation `L` of the k-wise parity body over `d` binary attributes (module docs),

@@ -339,7 +339,7 @@ fn relaxation_validates_and_serves_frank_wolfe() {
     let p2 = relax.record_point(&[false, false, true, true]).unwrap();
     let y: Vec<f64> = p1.iter().zip(&p2).map(|(a, b)| 0.5 * (a + b)).collect();
     let fw = FrankWolfeSettings {
-        max_iterations: 3000,
+        max_iterations: 200,
         relative_gap_tolerance: 1e-4,
         ..Default::default()
     };
