@@ -38,16 +38,14 @@ fn exact_sdp(c: &[f64], rows: usize, cols: usize) -> f64 {
     let tri = n * (n + 1) / 2;
     let mut b = vec![0.0; tri];
     let mut a = vec![vec![0.0; n]; tri];
-    let mut k = 0;
-    for j in 0..n {
-        for i in 0..=j {
-            if i == j {
-                // Diagonal: y_i − Ĉ_ii = b − A y with b = 0, A = −e_i.
-                a[k][i] = -1.0;
-            } else {
-                b[k] = -std::f64::consts::SQRT_2 * chat(i, j);
-            }
-            k += 1;
+    // Entries of the upper triangle, column by column.
+    let entries = (0..n).flat_map(|j| (0..=j).map(move |i| (i, j)));
+    for ((i, j), (a_row, b_k)) in entries.zip(a.iter_mut().zip(b.iter_mut())) {
+        if i == j {
+            // Diagonal: y_i − Ĉ_ii = b − A y with b = 0, A = −e_i.
+            a_row[i] = -1.0;
+        } else {
+            *b_k = -std::f64::consts::SQRT_2 * chat(i, j);
         }
     }
     let p = CscMatrix::zeros((n, n));
