@@ -12,6 +12,7 @@
 //! | `src/bin/dpqr/` | the `dpqr` program: one file per subcommand (`release.rs` with its dry run, `eval.rs`, `audit.rs`, `mechanisms.rs`, `ledger.rs`, `schema.rs`), the shared data flags in `data.rs` |
 //! | [`catalogue`] | one entry per mechanism: description, guarantee, budgets, relations, limits, builder, audit settings |
 //! | [`registry`] | mechanisms by name (through the catalogue); command-line budget flags → privacy loss |
+//! | [`settings`] | mechanism settings given on the command line (`--rounds`, `--eta`, …): kinds, values, range checks |
 //! | [`io`] | files: bundled [`io::datasets`], the [`io::answers`] and [`io::synthetic`] CSV formats, atomic writes ([`io::output`]), the budget ledger ([`io::ledger_file`]) |
 //! | [`audit`] | empirical privacy audit: ε lower bounds from neighbouring runs, the canary; [`audit::stats`] (Clopper–Pearson) |
 //! | [`experiments`] | benchmark grids, the runner, JSON-line result records, tables; the families' benches ([`experiments::iterative`], [`experiments::projection`], [`experiments::real`]) and, with the `plots` feature, PNG/SVG figures (`experiments::plots`) |
@@ -27,5 +28,6 @@ pub mod error;
 pub mod experiments;
 pub mod io;
 pub mod registry;
+pub mod settings;
 
 pub use error::{BenchError, Result, io_error, quoted};

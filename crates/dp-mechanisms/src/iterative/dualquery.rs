@@ -518,15 +518,21 @@ pub struct DualQueryParams {
 pub const DEFAULT_ETA: f64 = 0.4;
 
 impl DualQueryParams {
-    /// Defaults: η = [`DEFAULT_ETA`] = 0.4, s = 50 (seed 003 Fig. 5 regime), T from the budget (at most
-    /// 2000), random free attributes, automatic oracle.
+    /// The default number of query samples per round s (seed 003 Fig. 5 regime).
+    pub const DEFAULT_SAMPLES: usize = 50;
+    /// The most rounds T derived from the budget when T is not fixed.
+    pub const DEFAULT_MAX_ROUNDS: usize = 2000;
+
+    /// Defaults: η = [`DEFAULT_ETA`] = 0.4, s = [`Self::DEFAULT_SAMPLES`] = 50 (seed 003
+    /// Fig. 5 regime), T the largest within the budget (at most
+    /// [`Self::DEFAULT_MAX_ROUNDS`] = 2000), random free attributes, automatic oracle.
     pub fn new(budget: PrivacyLoss) -> Self {
         DualQueryParams {
             budget,
             eta: DEFAULT_ETA,
-            samples: 50,
+            samples: Self::DEFAULT_SAMPLES,
             rounds: None,
-            max_rounds: 2000,
+            max_rounds: Self::DEFAULT_MAX_ROUNDS,
             free: FreeAttributes::Random,
             oracle: OracleChoice::Auto,
         }

@@ -186,12 +186,15 @@ pub struct MwemParams {
 }
 
 impl MwemParams {
-    /// Defaults: T = 15 rounds (seed 003 §7's setting), 10 MW passes per round, last
-    /// distribution, universes up to 2^22 elements.
+    /// The default number of rounds T (seed 003 §7's setting).
+    pub const DEFAULT_ROUNDS: usize = 15;
+
+    /// Defaults: T = [`Self::DEFAULT_ROUNDS`] = 15 rounds (seed 003 §7's setting), 10 MW
+    /// passes per round, last distribution, universes up to 2^22 elements.
     pub fn new(budget: PrivacyLoss) -> Self {
         MwemParams {
             budget,
-            rounds: 15,
+            rounds: Self::DEFAULT_ROUNDS,
             passes: 10,
             output: MwemOutput::Last,
             universe_cap: 1 << 22,

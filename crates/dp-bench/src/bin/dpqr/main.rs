@@ -25,6 +25,7 @@ mod ledger;
 mod mechanisms;
 mod release;
 mod schema;
+mod settings_args;
 
 use audit::{AuditArgs, audit};
 use eval::{EvalArgs, eval};

@@ -18,6 +18,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::NeighbouringArg;
 use crate::data::DataArgs;
+use crate::settings_args::SettingsArgs;
 use crate::spinner;
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -57,6 +58,8 @@ pub(crate) struct ReleaseArgs {
     /// Neighbouring relation of the guarantee.
     #[arg(long, value_enum, default_value = "replace-one")]
     pub(crate) neighbouring: NeighbouringArg,
+    #[command(flatten)]
+    pub(crate) settings: SettingsArgs,
     /// Post-processing: simplex projects each table onto the probability simplex.
     #[arg(long, value_enum, default_value = "none")]
     pub(crate) post: PostArg,
@@ -155,7 +158,9 @@ pub(crate) fn release_inputs(args: &ReleaseArgs) -> Vec<(&'static str, PathBuf)>
 
 pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
     // validate every argument before touching the data, the ledger or the noise
-    catalogue::spec(&args.mechanism)?;
+    let spec = catalogue::spec(&args.mechanism)?;
+    let settings = args.settings.settings();
+    spec.check_settings(&settings)?;
     args.data.check_attributes()?;
     let budget = BudgetArgs {
         epsilon: args.epsilon,
@@ -184,6 +189,7 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
         memory_bytes: Some(args.max_memory_mib.saturating_mul(1 << 20)),
         attribute_names: Arc::clone(&attribute_names),
         projection_settings: None,
+        settings,
     };
     let mech = build_mechanism_with(&args.mechanism, budget, neighbouring, post, &options)?;
     // a workload over a few attributes of a wide table: enumerate only those
@@ -233,7 +239,12 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
                  dry run)"
             )
         });
-        return dry_run(args, mech.as_ref(), ledger_note);
+        return dry_run(
+            args,
+            mech.as_ref(),
+            ledger_note,
+            &spec.settings_line(&settings),
+        );
     }
     pb.set_message("loading data");
     // From here on, under add/remove neighbours n is private: nothing printed or written
@@ -370,6 +381,7 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
                 "n_note": n_note,
                 // never the seed itself: with it and the answers anyone recovers the exact
                 // counts
+                "settings": spec.settings_json(&settings),
                 "randomness": if args.seed.is_some() {
                     "seeded by the caller (--seed, testing only; the seed is not recorded)"
                 } else {
@@ -413,6 +425,7 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
     }
     pb.finish_and_clear();
     println!("privacy spent: {}", release.certificate.statement());
+    println!("settings: {}", spec.settings_line(&settings));
     println!("{n_note}");
     if let Some(noise) = release.diagnostics.noise {
         println!(
@@ -469,12 +482,14 @@ pub(crate) fn dry_run(
     args: &ReleaseArgs,
     mech: &dyn Mechanism,
     ledger_note: Option<String>,
+    settings_line: &str,
 ) -> Result<()> {
     let domain = args.data.public_domain()?;
     let workload = MarginalWorkload::parse_spec(&domain, &args.workload, args.workload_seed)?;
     let certificate = mech.certificate();
     println!("dry run: no data read, no budget recorded, no noise drawn, nothing written");
     println!("privacy: {}", certificate.statement());
+    println!("settings: {settings_line}");
     let touched = workload.touched_attributes();
     println!(
         "workload: {} marginals, {} answers, over {} of the domain's {} attributes",
