@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::settings::{SettingKind, SettingValue, Settings};
 use crate::{BenchError, Result, quoted};
-use dp_core::{Neighbouring, PrivacyLoss};
+use dp_core::{Neighbouring, PrivacyLoss, ProgressSink};
 use dp_mechanisms::iterative::{DEFAULT_ETA, OracleChoice};
 use dp_mechanisms::{
     AdaptiveProjectionParams, AdaptiveRound, ChainingParams, ChainingWorstCaseParams,
@@ -97,6 +97,10 @@ pub struct BuildOptions {
     /// `chaining` (the projection bench caps the solver's iterations); their defaults
     /// when `None`. [`BuildOptions::settings`] given on the command line override them.
     pub projection_settings: Option<ProjectionSettings>,
+    /// Where the long stages report how far they have got (rounds of the iterative
+    /// mechanisms and of adaptive projection): public round counts only
+    /// ([`dp_core::progress`]). Nothing is reported when `None`.
+    pub progress: Option<ProgressSink>,
     /// The settings given on the command line (`--rounds`, `--eta`, …). Only those the
     /// entry lists ([`MechanismSpec::settings`]) pass [`MechanismSpec::build`].
     pub settings: Settings,
@@ -605,10 +609,24 @@ fn build_adaptive_projection(
     if let Some(bytes) = options.memory_bytes {
         p = p.within_memory(bytes);
     }
-    if let Some(f) = &options.round_progress {
-        let (f, rho) = (Arc::clone(f), p.check()?.rho());
-        let names = Arc::clone(&options.attribute_names);
+    if options.round_progress.is_some() || options.progress.is_some() {
+        let (line, rho) = (options.round_progress.clone(), p.check()?.rho());
+        let (sink, names) = (
+            options.progress.clone(),
+            Arc::clone(&options.attribute_names),
+        );
         p = p.progress(Arc::new(move |r: &AdaptiveRound| {
+            // the rounds end when the budget is spent: the share of ρ spent (public, a
+            // function of the plan and of released noisy measurements) is the progress
+            if let Some(s) = &sink {
+                let permille = (1000.0 * r.rho_spent / rho).round().clamp(0.0, 1000.0);
+                s.0.report(
+                    "adaptive-projection: budget spent (‰)",
+                    permille as u64,
+                    1000,
+                );
+            }
+            let Some(f) = &line else { return };
             f(format!(
                 "round {}: measured {} (σ = {:.1}), ρ spent {:.4} of {:.4}{}",
                 r.round,
@@ -644,6 +662,9 @@ fn build_mwem(
     let mut p = MwemParams::new(budget);
     if let Some(t) = options.settings.rounds {
         p = p.rounds(t);
+    }
+    if let Some(sink) = &options.progress {
+        p = p.progress(sink.clone());
     }
     Ok(Box::new(p.check()?))
 }
@@ -682,6 +703,9 @@ fn build_dualquery(
     }
     if let Some(o) = s.oracle {
         p = p.oracle(o);
+    }
+    if let Some(sink) = &options.progress {
+        p = p.progress(sink.clone());
     }
     Ok(Box::new(p.check()?))
 }

@@ -58,7 +58,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use dp_core::{Neighbouring, PrivacyLoss, advanced_composition};
+use dp_core::{Neighbouring, PrivacyLoss, ProgressSink, advanced_composition, report_progress};
 use dp_queries::{ConjunctionWorkload, Dataset, MarginalWorkload, QueryKind};
 use rand::{CryptoRng, Rng};
 
@@ -379,6 +379,20 @@ pub fn dual_query_counts<R: Rng + CryptoRng + ?Sized>(
     oracle: &dyn BestResponseOracle,
     rng: &mut R,
 ) -> Result<DualQueryOutput> {
+    dual_query_reporting(workload, counts, n, config, oracle, rng, None)
+}
+
+/// [`dual_query_counts`] reporting the rounds done of `config.rounds` (public: fixed
+/// before the run) to `progress` as stage "DualQuery rounds".
+fn dual_query_reporting<R: Rng + CryptoRng + ?Sized>(
+    workload: &ConjunctionWorkload,
+    counts: &[u64],
+    n: usize,
+    config: &DualQueryConfig,
+    oracle: &dyn BestResponseOracle,
+    rng: &mut R,
+    progress: Option<&ProgressSink>,
+) -> Result<DualQueryOutput> {
     check_common(config.eta, config.rounds, config.samples, n)?;
     let k = workload.len();
     if counts.len() != k {
@@ -399,6 +413,7 @@ pub fn dual_query_counts<R: Rng + CryptoRng + ?Sized>(
     let (mut oracle_s, mut mw_s) = (0.0, 0.0);
     let mut proposals = 0u64;
     for t in 0..config.rounds {
+        report_progress(progress, "DualQuery rounds", t, config.rounds);
         let start = Instant::now();
         let sampler = weights.sampler()?;
         let mut mult: HashMap<usize, u64> = HashMap::new();
@@ -436,6 +451,7 @@ pub fn dual_query_counts<R: Rng + CryptoRng + ?Sized>(
         records.push(br.record);
         mw_s += start.elapsed().as_secs_f64();
     }
+    report_progress(progress, "DualQuery rounds", config.rounds, config.rounds);
     Ok(DualQueryOutput {
         records,
         provably_optimal_rounds: optimal,
@@ -512,6 +528,7 @@ pub struct DualQueryParams {
     max_rounds: usize,
     free: FreeAttributes,
     oracle: OracleChoice,
+    progress: Option<ProgressSink>,
 }
 
 /// DualQuery's default step size η (seed 003 Fig. 5 regime).
@@ -535,6 +552,7 @@ impl DualQueryParams {
             max_rounds: Self::DEFAULT_MAX_ROUNDS,
             free: FreeAttributes::Random,
             oracle: OracleChoice::Auto,
+            progress: None,
         }
     }
     /// Step size η.
@@ -560,6 +578,12 @@ impl DualQueryParams {
     /// Oracle choice.
     pub fn oracle(mut self, o: OracleChoice) -> Self {
         self.oracle = o;
+        self
+    }
+    /// Report the rounds done of T as stage "DualQuery rounds" (public: T is fixed from the
+    /// parameters, the budget and the public n before the run).
+    pub fn progress(mut self, sink: ProgressSink) -> Self {
+        self.progress = Some(sink);
         self
     }
     /// Validates the parameters.
@@ -767,7 +791,15 @@ impl Mechanism for DualQuery {
         };
         let oracle = self.oracle(&auto);
         let config = self.config(rounds);
-        let out = dual_query_counts(&queries, &counts, n, &config, oracle, rng)?;
+        let out = dual_query_reporting(
+            &queries,
+            &counts,
+            n,
+            &config,
+            oracle,
+            rng,
+            self.p.progress.as_ref(),
+        )?;
         let synthetic = records_to_synthetic(data, &out.records)?;
         let answers = weighted_answers(workload, &synthetic)?;
         let diagnostics = Diagnostics {

@@ -23,6 +23,7 @@ mod data;
 mod eval;
 mod ledger;
 mod mechanisms;
+mod progress;
 mod release;
 mod schema;
 mod settings_args;
@@ -72,15 +73,18 @@ pub(crate) enum NeighbouringArg {
     AddRemove,
 }
 
+/// The style of the commands' spinner: elapsed time and a message.
+pub(crate) fn spinner_style() -> ProgressStyle {
+    ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_spinner())
+}
+
 pub(crate) fn spinner(quiet: bool) -> ProgressBar {
     if quiet {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::new_spinner();
-    pb.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
+    pb.set_style(spinner_style());
     pb.enable_steady_tick(Duration::from_millis(120));
     pb
 }

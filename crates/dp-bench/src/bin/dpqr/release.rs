@@ -10,7 +10,7 @@ use dp_bench::registry::{
     BudgetArgs, BuildOptions, build_mechanism_with, check_budget_is_meaningful, delta_too_large,
 };
 use dp_bench::{BenchError, Result, io_error, quoted};
-use dp_core::{Neighbouring, Num, os_seeded_rng, seeded_rng};
+use dp_core::{Neighbouring, Num, ProgressSink, os_seeded_rng, seeded_rng};
 use dp_mechanisms::{Mechanism, Normaliser, OnWorkloadAttributes, PostProcessing};
 use dp_queries::MarginalWorkload;
 use std::path::{Path, PathBuf};
@@ -18,6 +18,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::NeighbouringArg;
 use crate::data::DataArgs;
+use crate::progress::CliProgress;
 use crate::settings_args::SettingsArgs;
 use crate::spinner;
 
@@ -190,6 +191,8 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
         attribute_names: Arc::clone(&attribute_names),
         projection_settings: None,
         settings,
+        // --quiet: no reporter at all, so nothing reaches stderr
+        progress: (!args.quiet).then(|| ProgressSink(Arc::new(CliProgress::new(pb.clone())))),
     };
     let mech = build_mechanism_with(&args.mechanism, budget, neighbouring, post, &options)?;
     // a workload over a few attributes of a wide table: enumerate only those
