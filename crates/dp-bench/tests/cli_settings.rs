@@ -220,9 +220,8 @@ fn help_and_the_mechanism_list_show_the_mechanisms_own_defaults() {
     let o = Command::new(DPQR).arg("mechanisms").output().unwrap();
     let text = stdout(&o);
     assert!(
-        text.contains(&format!(
-            "--rounds — rounds T, each a selection and a measurement"
-        )) && text.contains(&format!("(default {})", MwemParams::DEFAULT_ROUNDS)),
+        text.contains("--rounds — rounds T, each a selection and a measurement")
+            && text.contains(&format!("(default {})", MwemParams::DEFAULT_ROUNDS)),
         "{text}"
     );
     assert!(text.contains("  settings:       none"), "{text}");

@@ -45,7 +45,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Release private answers to a marginal workload and print the guarantee spent.
-    Release(ReleaseArgs),
+    Release(Box<ReleaseArgs>),
     /// NON-PRIVATE: compare an answers file with the true answers of a dataset.
     Eval(EvalArgs),
     /// List the bundled datasets.
