@@ -10,13 +10,15 @@
 
 use std::sync::{Arc, OnceLock};
 
+use crate::settings::{SettingKind, SettingValue, Settings};
 use crate::{BenchError, Result, quoted};
-use dp_core::{Neighbouring, PrivacyLoss};
+use dp_core::{Neighbouring, PrivacyLoss, ProgressSink};
+use dp_mechanisms::iterative::{DEFAULT_ETA, OracleChoice};
 use dp_mechanisms::{
     AdaptiveProjectionParams, AdaptiveRound, ChainingParams, ChainingWorstCaseParams,
-    CoarseProjectionParams, DualQueryParams, ForQueryClasses, GaussianMechanism, GaussianParams,
-    IcParams, LaplaceMechanism, LaplaceParams, Mechanism, MwemParams, OnWorkloadAttributes,
-    PostProcessing, ProjectionParams, ProjectionSettings,
+    CoarseProjectionParams, DualQuery, DualQueryParams, ForQueryClasses, GaussianMechanism,
+    GaussianParams, IcParams, LaplaceMechanism, LaplaceParams, Mechanism, MwemParams,
+    OnWorkloadAttributes, PostProcessing, ProjectionParams, ProjectionSettings,
 };
 use dp_queries::{AnyWorkload, QueryClass};
 
@@ -95,8 +97,44 @@ pub struct BuildOptions {
     pub attribute_names: Arc<OnceLock<Vec<String>>>,
     /// Universe and Frank–Wolfe settings for `projection`, `coarse-projection` and
     /// `chaining` (the projection bench caps the solver's iterations); their defaults
-    /// when `None`.
+    /// when `None`. [`BuildOptions::settings`] given on the command line override them.
     pub projection_settings: Option<ProjectionSettings>,
+    /// Where the long stages report how far they have got (rounds of the iterative
+    /// mechanisms and of adaptive projection): public round counts only
+    /// ([`dp_core::progress`]). Nothing is reported when `None`.
+    pub progress: Option<ProgressSink>,
+    /// The settings given on the command line (`--rounds`, `--eta`, …). Only those the
+    /// entry lists ([`MechanismSpec::settings`]) pass [`MechanismSpec::build`].
+    pub settings: Settings,
+}
+
+/// A setting a catalogue entry accepts: which, what it means for this mechanism, and its
+/// default.
+#[derive(Clone, Copy)]
+pub struct SettingSpec {
+    /// The setting.
+    pub kind: SettingKind,
+    /// What it means for this mechanism, in plain words.
+    pub meaning: &'static str,
+    /// The mechanism's default, read from its own parameters in `dp-mechanisms` (one
+    /// source: never repeated as a literal here).
+    pub default: fn() -> SettingValue,
+    /// What a number counts, shown after it, e.g. " per workload attribute" (often empty).
+    pub unit: &'static str,
+}
+
+/// One setting of a release: its kind, the value used and whether it was given (otherwise
+/// the mechanism's default).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EffectiveSetting {
+    /// The setting.
+    pub kind: SettingKind,
+    /// The value: the one given, or the default.
+    pub value: SettingValue,
+    /// Whether it was given on the command line.
+    pub given: bool,
+    /// What a number counts ([`SettingSpec::unit`]).
+    pub unit: &'static str,
 }
 
 /// How the empirical privacy audit ([`crate::audit`]) builds a mechanism: every catalogue
@@ -208,6 +246,9 @@ pub struct MechanismSpec {
     pub universe: &'static str,
     /// The query classes it releases (see [`MechanismSpec::build_any`]).
     pub query_classes: QueryClasses,
+    /// The settings it accepts (`--rounds`, `--eta`, …), each with its meaning and
+    /// default; any other setting is refused by [`MechanismSpec::build`].
+    pub settings: &'static [SettingSpec],
     /// The builder (see [`MechanismSpec::build`]).
     pub builder: Builder,
     /// How the empirical audit builds it.
@@ -257,9 +298,111 @@ impl MechanismSpec {
         ))
     }
 
+    /// The entry's setting of kind `kind`, if it accepts it.
+    pub fn setting(&self, kind: SettingKind) -> Option<&'static SettingSpec> {
+        self.settings.iter().find(|s| s.kind == kind)
+    }
+
+    /// The flags of the settings it accepts, e.g. "--rounds, --eta", or "none".
+    pub fn setting_flags(&self) -> String {
+        if self.settings.is_empty() {
+            return "none".to_string();
+        }
+        let flags: Vec<&str> = self.settings.iter().map(|s| s.kind.flag()).collect();
+        flags.join(", ")
+    }
+
+    /// `Ok` if every value in `settings` is in range ([`Settings::check_values`]) and
+    /// every setting given is one the entry accepts; otherwise an error naming the flag
+    /// (a setting is never silently ignored).
+    pub fn check_settings(&self, settings: &Settings) -> Result<()> {
+        settings.check_values()?;
+        let refused: Vec<&str> = settings
+            .given()
+            .into_iter()
+            .filter(|k| self.setting(*k).is_none())
+            .map(|k| k.flag())
+            .collect();
+        if refused.is_empty() {
+            return Ok(());
+        }
+        let takes = if self.settings.is_empty() {
+            "it has no settings".to_string()
+        } else {
+            format!("its settings are {}", self.setting_flags())
+        };
+        Err(BenchError::Usage(format!(
+            "{} does not take {} ({takes}; see `dpqr mechanisms`): drop {} rather than \
+             expect {} to take effect",
+            self.name,
+            refused.join(", "),
+            if refused.len() == 1 { "it" } else { "them" },
+            if refused.len() == 1 { "it" } else { "them" },
+        )))
+    }
+
+    /// Every setting the entry accepts with the value a release uses: the one given in
+    /// `settings` or the default.
+    pub fn effective_settings(&self, settings: &Settings) -> Vec<EffectiveSetting> {
+        self.settings
+            .iter()
+            .map(|s| match settings.get(s.kind) {
+                Some(value) => EffectiveSetting {
+                    kind: s.kind,
+                    value,
+                    given: true,
+                    unit: s.unit,
+                },
+                None => EffectiveSetting {
+                    kind: s.kind,
+                    value: (s.default)(),
+                    given: false,
+                    unit: s.unit,
+                },
+            })
+            .collect()
+    }
+
+    /// The settings a release uses, for the `settings:` line of `dpqr release`, e.g.
+    /// "--rounds 20, --eta 0.4 (default)", or "none (gaussian has no settings)".
+    pub fn settings_line(&self, settings: &Settings) -> String {
+        let all = self.effective_settings(settings);
+        if all.is_empty() {
+            return format!("none ({} has no settings)", self.name);
+        }
+        all.iter()
+            .map(|e| {
+                format!(
+                    "{} {}{}{}",
+                    e.kind.flag(),
+                    e.value,
+                    e.unit,
+                    if e.given { "" } else { " (default)" }
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The settings a release uses as a JSON object: per setting (its JSON key) the value
+    /// and whether it was `given` or the `default`.
+    pub fn settings_json(&self, settings: &Settings) -> serde_json::Value {
+        let mut map = serde_json::Map::new();
+        for e in self.effective_settings(settings) {
+            map.insert(
+                e.kind.key().to_string(),
+                serde_json::json!({
+                    "value": e.value.to_json(),
+                    "source": if e.given { "given" } else { "default" },
+                }),
+            );
+        }
+        serde_json::Value::Object(map)
+    }
+
     /// Build the mechanism. Refuses, before the builder runs, a budget of a kind the entry
-    /// does not list and a relation it is not stated for, with errors that say what to
-    /// give instead.
+    /// does not list, a relation it is not stated for and a setting it does not take
+    /// ([`Self::check_settings`]), with errors that say what to give instead.
     pub fn build(
         &self,
         budget: PrivacyLoss,
@@ -284,6 +427,7 @@ impl MechanismSpec {
                     .join(" or ")
             )));
         }
+        self.check_settings(&options.settings)?;
         if post != PostProcessing::None && !self.post_processing {
             return Err(BenchError::Usage(format!(
                 "{} does not apply --post (only the answer-perturbation baselines, gaussian and \
@@ -366,6 +510,23 @@ pub fn unknown_mechanism(name: &str) -> BenchError {
         quoted(name),
         names.join(", ")
     ))
+}
+
+/// The `--help` text of a setting: what it is and, for every mechanism that takes it, its
+/// default there (from the catalogue, so from the mechanisms' own parameters).
+pub fn setting_help(kind: SettingKind) -> String {
+    let defaults: Vec<String> = MECHANISMS
+        .iter()
+        .filter_map(|m| {
+            m.setting(kind)
+                .map(|s| format!("{} {}{}", m.name, (s.default)(), s.unit))
+        })
+        .collect();
+    format!(
+        "Setting: {}. Defaults: {}. Refused by the other mechanisms (see `dpqr mechanisms`).",
+        kind.describe(),
+        defaults.join("; ")
+    )
 }
 
 /// The attributes `attrs` (indices in domain order) for a message: their names from
@@ -486,9 +647,37 @@ fn build_laplace_any(
     Ok(Box::new(laplace(budget, relation, post)?))
 }
 
-/// A builder for a projection-family mechanism: its params with the relation, and the
-/// bench's projection settings when given (the three differ only in their params type).
-macro_rules! projection_family_builder {
+/// The projection family's solver and universe settings: the bench's
+/// [`BuildOptions::projection_settings`] (or the defaults), with `--tolerance` and
+/// `--max-iterations` applied.
+fn projection_settings(options: &BuildOptions) -> ProjectionSettings {
+    let mut p = options.projection_settings.clone().unwrap_or_default();
+    if let Some(t) = options.settings.tolerance {
+        p.frank_wolfe.relative_gap_tolerance = t;
+    }
+    if let Some(m) = options.settings.max_iterations {
+        p.frank_wolfe.max_iterations = m;
+    }
+    p
+}
+
+fn build_projection(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    _: PostProcessing,
+    options: &BuildOptions,
+) -> Result<Box<dyn Mechanism>> {
+    Ok(Box::new(
+        ProjectionParams::new(budget)
+            .neighbouring(relation)
+            .settings(projection_settings(options))
+            .check()?,
+    ))
+}
+
+/// A builder for a cover-based mechanism of the projection family: its params with the
+/// relation, the solver settings and `--alpha` (the two differ only in their params type).
+macro_rules! cover_builder {
     ($name:ident, $params:ty) => {
         fn $name(
             budget: PrivacyLoss,
@@ -496,30 +685,34 @@ macro_rules! projection_family_builder {
             _: PostProcessing,
             options: &BuildOptions,
         ) -> Result<Box<dyn Mechanism>> {
-            let mut p = <$params>::new(budget).neighbouring(relation);
-            if let Some(s) = &options.projection_settings {
-                p = p.settings(s.clone());
+            let mut p = <$params>::new(budget)
+                .neighbouring(relation)
+                .settings(projection_settings(options));
+            if let Some(a) = options.settings.alpha {
+                p = p.alpha(a);
             }
             Ok(Box::new(p.check()?))
         }
     };
 }
 
-projection_family_builder!(build_projection, ProjectionParams);
-projection_family_builder!(build_coarse_projection, CoarseProjectionParams);
-projection_family_builder!(build_chaining, ChainingParams);
+cover_builder!(build_coarse_projection, CoarseProjectionParams);
+cover_builder!(build_chaining, ChainingParams);
 
 fn build_chaining_worst_case(
     budget: PrivacyLoss,
     relation: Neighbouring,
     _: PostProcessing,
-    _: &BuildOptions,
+    options: &BuildOptions,
 ) -> Result<Box<dyn Mechanism>> {
-    Ok(Box::new(
-        ChainingWorstCaseParams::new(budget)
-            .neighbouring(relation)
-            .check()?,
-    ))
+    let mut p = ChainingWorstCaseParams::new(budget).neighbouring(relation);
+    if let Some(t) = options.settings.rounds {
+        p = p.rounds(t);
+    }
+    if let Some(a) = options.settings.alpha {
+        p = p.alpha(a);
+    }
+    Ok(Box::new(p.check()?))
 }
 
 fn build_adaptive_projection(
@@ -529,13 +722,30 @@ fn build_adaptive_projection(
     options: &BuildOptions,
 ) -> Result<Box<dyn Mechanism>> {
     let mut p = AdaptiveProjectionParams::new(budget).neighbouring(relation);
+    if let Some(t) = options.settings.rounds {
+        p.rounds_per_attribute = t;
+    }
     if let Some(bytes) = options.memory_bytes {
         p = p.within_memory(bytes);
     }
-    if let Some(f) = &options.round_progress {
-        let (f, rho) = (Arc::clone(f), p.check()?.rho());
-        let names = Arc::clone(&options.attribute_names);
+    if options.round_progress.is_some() || options.progress.is_some() {
+        let (line, rho) = (options.round_progress.clone(), p.check()?.rho());
+        let (sink, names) = (
+            options.progress.clone(),
+            Arc::clone(&options.attribute_names),
+        );
         p = p.progress(Arc::new(move |r: &AdaptiveRound| {
+            // the rounds end when the budget is spent: the share of ρ spent (public, a
+            // function of the plan and of released noisy measurements) is the progress
+            if let Some(s) = &sink {
+                let permille = (1000.0 * r.rho_spent / rho).round().clamp(0.0, 1000.0);
+                s.0.report(
+                    "adaptive-projection: budget spent (‰)",
+                    permille as u64,
+                    1000,
+                );
+            }
+            let Some(f) = &line else { return };
             f(format!(
                 "round {}: measured {} (σ = {:.1}), ρ spent {:.4} of {:.4}{}",
                 r.round,
@@ -565,41 +775,131 @@ fn build_mwem(
     budget: PrivacyLoss,
     relation: Neighbouring,
     _: PostProcessing,
-    _: &BuildOptions,
+    options: &BuildOptions,
 ) -> Result<Box<dyn Mechanism>> {
     replace_one_only("mwem", relation)?;
-    Ok(Box::new(MwemParams::new(budget).check()?))
+    let mut p = MwemParams::new(budget);
+    if let Some(t) = options.settings.rounds {
+        p = p.rounds(t);
+    }
+    if let Some(sink) = &options.progress {
+        p = p.progress(sink.clone());
+    }
+    Ok(Box::new(p.check()?))
 }
 
 fn build_ic_mw(
     budget: PrivacyLoss,
     relation: Neighbouring,
     _: PostProcessing,
-    _: &BuildOptions,
+    options: &BuildOptions,
 ) -> Result<Box<dyn Mechanism>> {
     replace_one_only("ic-mw", relation)?;
-    Ok(Box::new(IcParams::new(budget).check()?))
+    let mut p = IcParams::new(budget);
+    if let Some(a) = options.settings.alpha {
+        p = p.alpha(a);
+    }
+    Ok(Box::new(p.check()?))
 }
 
 fn build_dualquery(
     budget: PrivacyLoss,
     relation: Neighbouring,
     _: PostProcessing,
-    _: &BuildOptions,
+    options: &BuildOptions,
 ) -> Result<Box<dyn Mechanism>> {
+    Ok(Box::new(dualquery(budget, relation, options)?))
+}
+
+/// DualQuery with the command line's settings and progress.
+fn dualquery(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    options: &BuildOptions,
+) -> Result<DualQuery> {
     replace_one_only("dualquery", relation)?;
-    Ok(Box::new(DualQueryParams::new(budget).check()?))
+    let s = &options.settings;
+    let mut p = DualQueryParams::new(budget);
+    if let Some(t) = s.rounds {
+        p = p.rounds(t);
+    }
+    if let Some(eta) = s.eta {
+        p = p.eta(eta);
+    }
+    if let Some(samples) = s.samples {
+        p = p.samples(samples);
+    }
+    if let Some(o) = s.oracle {
+        p = p.oracle(o);
+    }
+    if let Some(sink) = &options.progress {
+        p = p.progress(sink.clone());
+    }
+    Ok(p.check()?)
 }
 
 fn build_dualquery_any(
     budget: PrivacyLoss,
     relation: Neighbouring,
     _: PostProcessing,
-    _: &BuildOptions,
+    options: &BuildOptions,
 ) -> Result<Box<dyn Mechanism<AnyWorkload>>> {
-    replace_one_only("dualquery", relation)?;
-    Ok(Box::new(DualQueryParams::new(budget).check()?))
+    Ok(Box::new(dualquery(budget, relation, options)?))
 }
+
+/// A budget for reading the mechanisms' default parameters (the defaults do not depend on
+/// it; nothing is built with it).
+const ANY_BUDGET: PrivacyLoss = PrivacyLoss::Zcdp { rho: 1.0 };
+
+/// The Frank–Wolfe settings every entry of the projection family accepts.
+const SOLVER_SETTINGS: [SettingSpec; 2] = [
+    SettingSpec {
+        kind: SettingKind::Tolerance,
+        meaning: "relative duality-gap tolerance of the projection (Frank–Wolfe, Wolfe's \
+            minimum-norm-point algorithm): it stops once the gap is below this fraction of \
+            the starting distance",
+        default: || {
+            SettingValue::Real(
+                ProjectionSettings::default()
+                    .frank_wolfe
+                    .relative_gap_tolerance,
+            )
+        },
+        unit: "",
+    },
+    SettingSpec {
+        kind: SettingKind::MaxIterations,
+        meaning: "cap on the projection's major cycles (one atom added each); hitting it is \
+            reported in the notes with the gap reached, not an error",
+        default: || SettingValue::Count(ProjectionSettings::default().frank_wolfe.max_iterations),
+        unit: "",
+    },
+];
+
+/// DualQuery's default rounds, in words, with its cap `DualQueryParams::DEFAULT_MAX_ROUNDS`.
+fn dualquery_rounds() -> SettingValue {
+    static WORDS: OnceLock<String> = OnceLock::new();
+    SettingValue::Derived(WORDS.get_or_init(|| {
+        format!(
+            "the largest T within the budget for the data's n, at most {}",
+            DualQueryParams::DEFAULT_MAX_ROUNDS
+        )
+    }))
+}
+
+/// `--alpha` of the cover-based mechanisms.
+const COVER_ALPHA: SettingSpec = SettingSpec {
+    kind: SettingKind::Alpha,
+    meaning: "target error α of the cover (records rounded to points at most α/2 apart); a \
+        smaller α is a finer cover, slower to build",
+    default: || {
+        SettingValue::Derived(
+            "the projection mechanism's error bound for the universe, n and ρ (Błasiok, Bun, \
+             Nikolov, Steinke 2019, Lemma 2.2)",
+        )
+    },
+    unit: "",
+};
 
 /// Every mechanism the `dpqr` program, the bench and the audit can run.
 ///
@@ -630,6 +930,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
             classes: &QueryClass::ALL,
             build: build_gaussian_any,
         },
+        settings: &[],
         builder: build_gaussian,
         audit: AUDIT_GAUSSIAN,
     },
@@ -650,6 +951,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
             classes: &QueryClass::ALL,
             build: build_laplace_any,
         },
+        settings: &[],
         builder: build_laplace,
         audit: AuditSettings {
             budget: PrivacyLoss::Pure { epsilon: 1.0 },
@@ -672,6 +974,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
             that is exact on a few attributes and a heuristic on wide tables (the notes say \
             which)",
         query_classes: QueryClasses::MarginalsOnly,
+        settings: &SOLVER_SETTINGS,
         builder: build_projection,
         audit: AUDIT_GAUSSIAN,
     },
@@ -688,6 +991,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         post_processing: false,
         universe: COVER_UNIVERSE,
         query_classes: QueryClasses::MarginalsOnly,
+        settings: &[COVER_ALPHA, SOLVER_SETTINGS[0], SOLVER_SETTINGS[1]],
         builder: build_coarse_projection,
         audit: AUDIT_GAUSSIAN,
     },
@@ -704,6 +1008,23 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         post_processing: false,
         universe: COVER_UNIVERSE,
         query_classes: QueryClasses::MarginalsOnly,
+        settings: &[
+            SettingSpec {
+                kind: SettingKind::Alpha,
+                meaning: "target error α: k = ⌈log₂(2/α)⌉ levels of covers (never more than \
+                    the exact decomposition needs), accepting a bias of at most 2^(−k) from \
+                    the remainder",
+                default: || {
+                    SettingValue::Derived(
+                        "the exact decomposition: as many levels as separate every answer \
+                         vector, no remainder",
+                    )
+                },
+                unit: "",
+            },
+            SOLVER_SETTINGS[0],
+            SOLVER_SETTINGS[1],
+        ],
         builder: build_chaining,
         audit: AUDIT_GAUSSIAN,
     },
@@ -720,6 +1041,25 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         post_processing: false,
         universe: COVER_UNIVERSE,
         query_classes: QueryClasses::MarginalsOnly,
+        settings: &[
+            SettingSpec {
+                kind: SettingKind::Rounds,
+                meaning: "rounds of private multiplicative weights on each level that needs \
+                    them (each level's budget is shared by its rounds)",
+                default: || SettingValue::Count(ChainingWorstCaseParams::new(ANY_BUDGET).rounds),
+                unit: " per level",
+            },
+            SettingSpec {
+                kind: SettingKind::Alpha,
+                meaning: "target error α: sets the number of levels k = ⌈log₂(2/α)⌉",
+                default: || {
+                    SettingValue::Derived(
+                        "the projection mechanism's error bound for the universe, n and ρ",
+                    )
+                },
+                unit: "",
+            },
+        ],
         builder: build_chaining_worst_case,
         audit: audit_composed(
             PrivacyLoss::Zcdp { rho: 0.125 },
@@ -743,6 +1083,16 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         universe: "any domain size: it never enumerates the records; the graphical model \
             it fits is bounded by --max-memory-mib",
         query_classes: QueryClasses::MarginalsOnly,
+        settings: &[SettingSpec {
+            kind: SettingKind::Rounds,
+            meaning: "rounds per workload attribute: the planned number of rounds is this \
+                times the number of attributes the workload touches, which sets each round's \
+                share of the budget (rounds end early when the budget is spent)",
+            default: || {
+                SettingValue::Count(AdaptiveProjectionParams::new(ANY_BUDGET).rounds_per_attribute)
+            },
+            unit: " per workload attribute",
+        }],
         builder: build_adaptive_projection,
         audit: audit_composed(
             PrivacyLoss::Zcdp { rho: 0.125 },
@@ -766,6 +1116,13 @@ pub static MECHANISMS: &[MechanismSpec] = &[
             weight for each; larger domains are refused before any noise is drawn (use \
             --attributes to keep fewer attributes)",
         query_classes: QueryClasses::MarginalsOnly,
+        settings: &[SettingSpec {
+            kind: SettingKind::Rounds,
+            meaning: "rounds T, each a selection and a measurement of ε/(2T) (or ρ/(2T)); more \
+                rounds measure more queries with more noise each",
+            default: || SettingValue::Count(MwemParams::DEFAULT_ROUNDS),
+            unit: "",
+        }],
         builder: build_mwem,
         audit: audit_composed(
             PrivacyLoss::Pure { epsilon: 1.0 },
@@ -791,6 +1148,18 @@ pub static MECHANISMS: &[MechanismSpec] = &[
             weight for each; larger domains are refused before any noise is drawn (use \
             --attributes to keep fewer attributes)",
         query_classes: QueryClasses::MarginalsOnly,
+        settings: &[SettingSpec {
+            kind: SettingKind::Alpha,
+            meaning: "target error α: it runs B(α/2) rounds of multiplicative weights (Roth \
+                2011), so a smaller α means more rounds, each with less budget",
+            default: || {
+                SettingValue::Derived(
+                    "the smallest α whose accuracy statement holds for the budget (Roth 2011, \
+                     Thm 5)",
+                )
+            },
+            unit: "",
+        }],
         builder: build_ic_mw,
         audit: audit_composed(
             PrivacyLoss::Pure { epsilon: 1.0 },
@@ -823,6 +1192,37 @@ pub static MECHANISMS: &[MechanismSpec] = &[
             ],
             build: build_dualquery_any,
         },
+        settings: &[
+            SettingSpec {
+                kind: SettingKind::Rounds,
+                meaning: "rounds T; a fixed T that would spend more than the budget on the \
+                    data's n records is refused",
+                default: dualquery_rounds,
+                unit: "",
+            },
+            SettingSpec {
+                kind: SettingKind::Eta,
+                meaning: "step size η of the query player's multiplicative weights; each \
+                    query sample of round t costs ε = 2η(t − 1)/n",
+                default: || SettingValue::Real(DEFAULT_ETA),
+                unit: "",
+            },
+            SettingSpec {
+                kind: SettingKind::Samples,
+                meaning: "query samples s per round: the record player answers their sum",
+                default: || SettingValue::Count(DualQueryParams::DEFAULT_SAMPLES),
+                unit: " per round",
+            },
+            SettingSpec {
+                kind: SettingKind::Oracle,
+                meaning: "the record player's best-response solver: auto (exhaustive when the \
+                    sampled queries' attributes have at most 2^22 combinations, the MAX-CSP \
+                    heuristic otherwise), exhaustive, maxcsp, or ilp (integer programming, \
+                    exact on conjunctions)",
+                default: || SettingValue::Oracle(OracleChoice::default()),
+                unit: "",
+            },
+        ],
         builder: build_dualquery,
         audit: audit_composed(
             PrivacyLoss::Pure { epsilon: 1.0 },

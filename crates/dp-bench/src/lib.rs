@@ -12,6 +12,7 @@
 //! | `src/bin/dpqr/` | the `dpqr` program: one file per subcommand (`release.rs` with its dry run, `eval.rs`, `audit.rs`, `mechanisms.rs`, `ledger.rs`, `schema.rs`), the shared data flags in `data.rs` |
 //! | [`catalogue`] | one entry per mechanism: description, guarantee, budgets, relations, limits, builder, audit settings |
 //! | [`registry`] | mechanisms by name (through the catalogue); command-line budget flags → privacy loss |
+//! | [`settings`] | mechanism settings given on the command line (`--rounds`, `--eta`, …): kinds, values, range checks |
 //! | [`io`] | files: bundled [`io::datasets`], the [`io::answers`] and [`io::synthetic`] CSV formats, atomic writes ([`io::output`]), the budget ledger ([`io::ledger_file`]) |
 //! | [`scoring`] | NON-PRIVATE scoring for `dpqr eval`: answers of weighted (synthetic) records, per-table errors, the uniform and all-zeros baselines, the error predicted from a release's noise |
 //! | [`audit`] | empirical privacy audit: ε lower bounds from neighbouring runs, the canary; [`audit::stats`] (Clopper–Pearson) |
@@ -29,5 +30,6 @@ pub mod experiments;
 pub mod io;
 pub mod registry;
 pub mod scoring;
+pub mod settings;
 
 pub use error::{BenchError, Result, io_error, quoted};

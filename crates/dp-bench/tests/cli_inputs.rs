@@ -777,7 +777,10 @@ fn dry_run_plans_without_reading_spending_or_writing() {
     let stdout = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(stdout.contains("dry run"), "{stdout}");
-    assert!(stdout.contains("1 marginals (6 cells), 6 answers"), "{stdout}");
+    assert!(
+        stdout.contains("1 marginals (6 cells), 6 answers"),
+        "{stdout}"
+    );
     assert!(!out.exists());
     assert_eq!(std::fs::read_to_string(&ledger).unwrap(), ledger_before);
     let predicted = stdout

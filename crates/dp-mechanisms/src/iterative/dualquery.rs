@@ -58,7 +58,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use dp_core::{Neighbouring, PrivacyLoss, advanced_composition};
+use dp_core::{Neighbouring, PrivacyLoss, ProgressSink, advanced_composition, report_progress};
 use dp_queries::{
     AnyWorkload, ConjunctionWorkload, Dataset, MarginalWorkload, QueryKind, Workload,
 };
@@ -384,6 +384,20 @@ pub fn dual_query_counts<R: Rng + CryptoRng + ?Sized>(
     oracle: &dyn BestResponseOracle,
     rng: &mut R,
 ) -> Result<DualQueryOutput> {
+    dual_query_reporting(workload, counts, n, config, oracle, rng, None)
+}
+
+/// [`dual_query_counts`] reporting the rounds done of `config.rounds` (public: fixed
+/// before the run) to `progress` as stage "DualQuery rounds".
+fn dual_query_reporting<R: Rng + CryptoRng + ?Sized>(
+    workload: &ConjunctionWorkload,
+    counts: &[u64],
+    n: usize,
+    config: &DualQueryConfig,
+    oracle: &dyn BestResponseOracle,
+    rng: &mut R,
+    progress: Option<&ProgressSink>,
+) -> Result<DualQueryOutput> {
     check_common(config.eta, config.rounds, config.samples, n)?;
     let k = workload.len();
     if counts.len() != k {
@@ -412,6 +426,7 @@ pub fn dual_query_counts<R: Rng + CryptoRng + ?Sized>(
     let (mut oracle_s, mut mw_s) = (0.0, 0.0);
     let mut proposals = 0u64;
     for t in 0..config.rounds {
+        report_progress(progress, "DualQuery rounds", t, config.rounds);
         let start = Instant::now();
         let sampler = weights.sampler()?;
         let mut mult: HashMap<usize, u64> = HashMap::new();
@@ -449,6 +464,7 @@ pub fn dual_query_counts<R: Rng + CryptoRng + ?Sized>(
         records.push(br.record);
         mw_s += start.elapsed().as_secs_f64();
     }
+    report_progress(progress, "DualQuery rounds", config.rounds, config.rounds);
     Ok(DualQueryOutput {
         records,
         provably_optimal_rounds: optimal,
@@ -525,23 +541,31 @@ pub struct DualQueryParams {
     max_rounds: usize,
     free: FreeAttributes,
     oracle: OracleChoice,
+    progress: Option<ProgressSink>,
 }
 
 /// DualQuery's default step size η (seed 003 Fig. 5 regime).
 pub const DEFAULT_ETA: f64 = 0.4;
 
 impl DualQueryParams {
-    /// Defaults: η = [`DEFAULT_ETA`] = 0.4, s = 50 (seed 003 Fig. 5 regime), T from the budget (at most
-    /// 2000), random free attributes, automatic oracle.
+    /// The default number of query samples per round s (seed 003 Fig. 5 regime).
+    pub const DEFAULT_SAMPLES: usize = 50;
+    /// The most rounds T derived from the budget when T is not fixed.
+    pub const DEFAULT_MAX_ROUNDS: usize = 2000;
+
+    /// Defaults: η = [`DEFAULT_ETA`] = 0.4, s = [`Self::DEFAULT_SAMPLES`] = 50 (seed 003
+    /// Fig. 5 regime), T the largest within the budget (at most
+    /// [`Self::DEFAULT_MAX_ROUNDS`] = 2000), random free attributes, automatic oracle.
     pub fn new(budget: PrivacyLoss) -> Self {
         DualQueryParams {
             budget,
             eta: DEFAULT_ETA,
-            samples: 50,
+            samples: Self::DEFAULT_SAMPLES,
             rounds: None,
-            max_rounds: 2000,
+            max_rounds: Self::DEFAULT_MAX_ROUNDS,
             free: FreeAttributes::Random,
             oracle: OracleChoice::Auto,
+            progress: None,
         }
     }
     /// Step size η.
@@ -567,6 +591,12 @@ impl DualQueryParams {
     /// Oracle choice.
     pub fn oracle(mut self, o: OracleChoice) -> Self {
         self.oracle = o;
+        self
+    }
+    /// Report the rounds done of T as stage "DualQuery rounds" (public: T is fixed from the
+    /// parameters, the budget and the public n before the run).
+    pub fn progress(mut self, sink: ProgressSink) -> Self {
+        self.progress = Some(sink);
         self
     }
     /// Validates the parameters.
@@ -856,7 +886,15 @@ impl DualQuery {
         };
         let oracle = self.oracle(&auto);
         let config = self.config(rounds);
-        let out = dual_query_counts(queries, &counts, n, &config, oracle, rng)?;
+        let out = dual_query_reporting(
+            queries,
+            &counts,
+            n,
+            &config,
+            oracle,
+            rng,
+            self.p.progress.as_ref(),
+        )?;
         let synthetic = records_to_synthetic(data, &out.records)?;
         let answers = weighted_answers(workload, &synthetic)?;
         let diagnostics = Diagnostics {

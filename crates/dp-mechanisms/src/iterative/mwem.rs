@@ -37,8 +37,8 @@ use std::time::Instant;
 use std::sync::Arc;
 
 use dp_core::{
-    ExponentialMechanism, Neighbouring, PermuteAndFlip, PrivacyLoss, Selector,
-    rho_for_epsilon_delta,
+    ExponentialMechanism, Neighbouring, PermuteAndFlip, PrivacyLoss, ProgressSink, Selector,
+    report_progress, rho_for_epsilon_delta,
 };
 use dp_queries::{Dataset, MarginalWorkload, Universe};
 use rand::CryptoRng;
@@ -183,18 +183,23 @@ pub struct MwemParams {
     passes: usize,
     output: MwemOutput,
     universe_cap: usize,
+    progress: Option<ProgressSink>,
 }
 
 impl MwemParams {
-    /// Defaults: T = 15 rounds (seed 003 §7's setting), 10 MW passes per round, last
-    /// distribution, universes up to 2^22 elements.
+    /// The default number of rounds T (seed 003 §7's setting).
+    pub const DEFAULT_ROUNDS: usize = 15;
+
+    /// Defaults: T = [`Self::DEFAULT_ROUNDS`] = 15 rounds (seed 003 §7's setting), 10 MW
+    /// passes per round, last distribution, universes up to 2^22 elements.
     pub fn new(budget: PrivacyLoss) -> Self {
         MwemParams {
             budget,
-            rounds: 15,
+            rounds: Self::DEFAULT_ROUNDS,
             passes: 10,
             output: MwemOutput::Last,
             universe_cap: 1 << 22,
+            progress: None,
         }
     }
     /// Rounds T.
@@ -215,6 +220,12 @@ impl MwemParams {
     /// Largest universe accepted.
     pub fn universe_cap(mut self, cap: usize) -> Self {
         self.universe_cap = cap;
+        self
+    }
+    /// Report the rounds done of T as stage "MWEM rounds" (public: T is fixed before the
+    /// release).
+    pub fn progress(mut self, sink: ProgressSink) -> Self {
+        self.progress = Some(sink);
         self
     }
     /// Validates and calibrates.
@@ -353,8 +364,13 @@ impl Mwem {
         }
         let universe = Universe::new(data.domain(), self.p.universe_cap)?;
         let exact = exact_counts(&workload.count_all(data)?)?;
+        let (total, sink) = (self.plan.rounds, self.p.progress.as_ref());
+        // round t starts with t − 1 rounds done; only the round index is reported
         let (dist, average, trace) =
-            self.run_rounds(&universe, workload, &exact, data.n(), rng, &mut |_, _| {})?;
+            self.run_rounds(&universe, workload, &exact, data.n(), rng, &mut |t, _| {
+                report_progress(sink, "MWEM rounds", t - 1, total)
+            })?;
+        report_progress(sink, "MWEM rounds", total, total);
         let weights = match self.p.output {
             MwemOutput::Last => dist.probabilities(),
             MwemOutput::Average => average,

@@ -25,8 +25,10 @@ mod data;
 mod eval;
 mod ledger;
 mod mechanisms;
+mod progress;
 mod release;
 mod schema;
+mod settings_args;
 mod synthetic;
 
 use audit::{AuditArgs, audit};
@@ -47,7 +49,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Release private answers to a marginal workload and print the guarantee spent.
-    Release(ReleaseArgs),
+    Release(Box<ReleaseArgs>),
     /// NON-PRIVATE: score an answers file, or a synthetic records file on a workload,
     /// against the true data, beside the uniform and all-zeros baselines.
     Eval(EvalArgs),
@@ -79,15 +81,18 @@ pub(crate) enum NeighbouringArg {
     AddRemove,
 }
 
+/// The style of the commands' spinner: elapsed time and a message.
+pub(crate) fn spinner_style() -> ProgressStyle {
+    ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_spinner())
+}
+
 pub(crate) fn spinner(quiet: bool) -> ProgressBar {
     if quiet {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::new_spinner();
-    pb.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
+    pb.set_style(spinner_style());
     pb.enable_steady_tick(Duration::from_millis(120));
     pb
 }

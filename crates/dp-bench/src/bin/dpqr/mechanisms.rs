@@ -22,6 +22,13 @@ pub(crate) fn mechanism_json(spec: &MechanismSpec) -> serde_json::Value {
         "neighbouring_note": spec.relations_note,
         "synthetic_data": spec.synthetic,
         "universe": spec.universe,
+        "settings": spec.settings.iter().map(|s| serde_json::json!({
+            "flag": s.kind.flag(),
+            "name": s.kind.key(),
+            "meaning": s.meaning,
+            "default": (s.default)().to_json(),
+            "default_text": format!("{}{}", (s.default)(), s.unit),
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -70,6 +77,19 @@ pub(crate) fn mechanisms(json: bool) -> Result<()> {
             }
         );
         println!("  domain:         {}", spec.universe);
+        if spec.settings.is_empty() {
+            println!("  settings:       none");
+        }
+        for (i, s) in spec.settings.iter().enumerate() {
+            println!(
+                "  {:<16}{} — {} (default {}{})",
+                if i == 0 { "settings:" } else { "" },
+                s.kind.flag(),
+                s.meaning,
+                (s.default)(),
+                s.unit
+            );
+        }
     }
     let kinds: Vec<String> = BudgetKind::ALL
         .iter()

@@ -8,7 +8,7 @@ use dp_bench::io::output::{self, AtomicFile};
 use dp_bench::io::synthetic::{weight_column, write_synthetic};
 use dp_bench::registry::{BudgetArgs, BuildOptions, check_budget_is_meaningful, delta_too_large};
 use dp_bench::{BenchError, Result, io_error, quoted};
-use dp_core::{Neighbouring, Num, os_seeded_rng, seeded_rng};
+use dp_core::{Neighbouring, Num, ProgressSink, os_seeded_rng, seeded_rng};
 use dp_mechanisms::{Mechanism, Normaliser, PostProcessing};
 use dp_queries::{AnyWorkload, MarginalWorkload, Workload};
 use std::path::{Path, PathBuf};
@@ -16,6 +16,8 @@ use std::sync::{Arc, OnceLock};
 
 use crate::NeighbouringArg;
 use crate::data::DataArgs;
+use crate::progress::CliProgress;
+use crate::settings_args::SettingsArgs;
 use crate::spinner;
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -55,6 +57,8 @@ pub(crate) struct ReleaseArgs {
     /// Neighbouring relation of the guarantee.
     #[arg(long, value_enum, default_value = "replace-one")]
     pub(crate) neighbouring: NeighbouringArg,
+    #[command(flatten)]
+    pub(crate) settings: SettingsArgs,
     /// Post-processing: simplex projects each table onto the probability simplex.
     #[arg(long, value_enum, default_value = "none")]
     pub(crate) post: PostArg,
@@ -153,7 +157,9 @@ pub(crate) fn release_inputs(args: &ReleaseArgs) -> Vec<(&'static str, PathBuf)>
 
 pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
     // validate every argument before touching the data, the ledger or the noise
-    catalogue::spec(&args.mechanism)?;
+    let spec = catalogue::spec(&args.mechanism)?;
+    let settings = args.settings.settings();
+    spec.check_settings(&settings)?;
     args.data.check_attributes()?;
     let budget = BudgetArgs {
         epsilon: args.epsilon,
@@ -182,6 +188,9 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
         memory_bytes: Some(args.max_memory_mib.saturating_mul(1 << 20)),
         attribute_names: Arc::clone(&attribute_names),
         projection_settings: None,
+        settings,
+        // --quiet: no reporter at all, so nothing reaches stderr
+        progress: (!args.quiet).then(|| ProgressSink(Arc::new(CliProgress::new(pb.clone())))),
     };
     // the workload is public (the domain and the spec): parsed, class-checked and sized
     // before any data is read
@@ -247,7 +256,13 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
                  dry run)"
             )
         });
-        return dry_run(args, &workload, mech.as_ref(), ledger_note);
+        return dry_run(
+            args,
+            &workload,
+            mech.as_ref(),
+            ledger_note,
+            &spec.settings_line(&settings),
+        );
     }
     pb.set_message("loading data");
     // From here on, under add/remove neighbours n is private: nothing printed or written
@@ -371,6 +386,7 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
                 "n_note": n_note,
                 // never the seed itself: with it and the answers anyone recovers the exact
                 // counts
+                "settings": spec.settings_json(&settings),
                 "randomness": if args.seed.is_some() {
                     "seeded by the caller (--seed, testing only; the seed is not recorded)"
                 } else {
@@ -415,6 +431,7 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
     }
     pb.finish_and_clear();
     println!("privacy spent: {}", release.certificate.statement());
+    println!("settings: {}", spec.settings_line(&settings));
     println!("{n_note}");
     if let Some(noise) = release.diagnostics.noise {
         println!(
@@ -472,11 +489,13 @@ pub(crate) fn dry_run(
     workload: &AnyWorkload,
     mech: &dyn Mechanism<AnyWorkload>,
     ledger_note: Option<String>,
+    settings_line: &str,
 ) -> Result<()> {
     let domain = workload.domain();
     let certificate = mech.certificate();
     println!("dry run: no data read, no budget recorded, no noise drawn, nothing written");
     println!("privacy: {}", certificate.statement());
+    println!("settings: {settings_line}");
     let touched = workload.touched_attributes();
     println!(
         "workload: {}, {} answers, over {} of the domain's {} attributes",

@@ -1,0 +1,95 @@
+//! How `dpqr` shows the progress of long stages ([`dp_core::Progress`]): an indicatif bar
+//! on stderr with the percentage and the ETA when stderr is a terminal; with the
+//! environment variable `DPQR_PROGRESS=plain`, one line on stderr at every tenth of a
+//! stage instead (for logs and tests, where stderr is not a terminal and the bar hides
+//! itself). `--quiet` installs no reporter: nothing is drawn or printed.
+
+use dp_core::Progress;
+use indicatif::{HumanDuration, ProgressBar, ProgressStyle};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The environment variable that selects line-based progress (`plain`).
+pub(crate) const PROGRESS_ENV: &str = "DPQR_PROGRESS";
+
+/// The stage being shown.
+struct Stage {
+    name: String,
+    start: Instant,
+    /// The last tenth of the stage printed (plain lines).
+    printed_tenth: Option<u64>,
+}
+
+/// The `dpqr` progress reporter: drives the command's bar, or prints plain lines.
+pub(crate) struct CliProgress {
+    bar: ProgressBar,
+    plain: bool,
+    stage: Mutex<Option<Stage>>,
+}
+
+impl CliProgress {
+    /// A reporter drawing on `bar` (the command's spinner), or printing plain lines when
+    /// `DPQR_PROGRESS=plain`.
+    pub(crate) fn new(bar: ProgressBar) -> Self {
+        let plain = std::env::var(PROGRESS_ENV).is_ok_and(|v| v == "plain");
+        CliProgress {
+            bar,
+            plain,
+            stage: Mutex::new(None),
+        }
+    }
+}
+
+/// The remaining time of a stage `done` of `total` through after `elapsed`, in words.
+fn eta(elapsed: Duration, done: u64, total: u64) -> String {
+    if done == 0 {
+        return "unknown".to_string();
+    }
+    let left = elapsed.as_secs_f64() * (total.saturating_sub(done)) as f64 / done as f64;
+    HumanDuration(Duration::from_secs_f64(left.min(1e9))).to_string()
+}
+
+impl Progress for CliProgress {
+    fn report(&self, stage: &str, done: u64, total: u64) {
+        let total = total.max(1);
+        let done = done.min(total);
+        let mut guard = self.stage.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.as_ref().is_none_or(|s| s.name != stage) {
+            *guard = Some(Stage {
+                name: stage.to_string(),
+                start: Instant::now(),
+                printed_tenth: None,
+            });
+            if !self.plain {
+                self.bar.set_style(
+                    ProgressStyle::with_template(
+                        "{msg} [{bar:30}] {percent}% ETA {eta} ({elapsed_precise})",
+                    )
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                );
+                self.bar.set_message(stage.to_string());
+                self.bar.set_length(total);
+                self.bar.reset_eta();
+            }
+        }
+        let Some(s) = guard.as_mut() else { return };
+        if !self.plain {
+            self.bar.set_length(total);
+            self.bar.set_position(done);
+            if done == total {
+                self.bar.set_style(crate::spinner_style());
+            }
+            return;
+        }
+        let tenth = done * 10 / total;
+        if s.printed_tenth.is_some_and(|t| t >= tenth) {
+            return;
+        }
+        s.printed_tenth = Some(tenth);
+        eprintln!(
+            "{stage}: {done} of {total} ({}%), ETA {}",
+            done * 100 / total,
+            eta(s.start.elapsed(), done, total)
+        );
+    }
+}
