@@ -1,0 +1,217 @@
+//! Workloads of every query class through `dpqr release` (issue #11 §1): a JSON workload
+//! with a `"class"` is parsed from the public domain before any data is read, released by
+//! the mechanisms that support its class, and refused — by name, with the mechanisms that
+//! do support it — by the others, before anything is read, recorded or written.
+
+mod common;
+use common::{fresh_dir, run, s, stdout, text};
+use std::path::PathBuf;
+
+/// `d.csv` (200 records over a: 3, b: 2, c: 2), its domain and the workload files.
+fn fixture(name: &str) -> PathBuf {
+    let d = fresh_dir("workloads", name);
+    std::fs::write(d.join("d.json"), r#"{"a": 3, "b": 2, "c": 2}"#).unwrap();
+    let mut csv = String::from("a,b,c\n");
+    for i in 0..200 {
+        csv.push_str(&format!("{},{},{}\n", i % 3, (i / 3) % 2, (i / 7) % 2));
+    }
+    std::fs::write(d.join("d.csv"), csv).unwrap();
+    std::fs::write(
+        d.join("conj.json"),
+        r#"{"class": "conjunctions", "queries": [{"a": 0, "b": 1}, {"c": 1}, {"a": 2, "b": 0, "c": 0}]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("disj.json"),
+        r#"{"class": "disjunctions", "queries": [{"a": 0, "b": 1}]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("linear.json"),
+        r#"{"class": "linear", "attributes": ["b", "c"], "queries": [[1, 0, 0, 1], [0, 2, 2, 0]]}"#,
+    )
+    .unwrap();
+    d
+}
+
+fn release(d: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    let data = d.join("d.csv");
+    let domain = d.join("d.json");
+    let mut args = vec![
+        "release",
+        "--data",
+        s(&data),
+        "--domain",
+        s(&domain),
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
+/// The true fraction of records satisfying `pred` in the fixture.
+fn truth(pred: impl Fn(u32, u32, u32) -> bool) -> f64 {
+    (0..200u32)
+        .filter(|&i| pred(i % 3, (i / 3) % 2, (i / 7) % 2))
+        .count() as f64
+        / 200.0
+}
+
+#[test]
+fn conjunctions_are_released_by_the_baselines_with_one_row_per_query() {
+    let d = fixture("conj");
+    let out = d.join("a.csv");
+    let report = d.join("r.json");
+    let o = release(
+        &d,
+        &[
+            "--workload",
+            s(&d.join("conj.json")),
+            "--mechanism",
+            "laplace",
+            "--epsilon",
+            "25",
+            "--seed",
+            "3",
+            "--out",
+            s(&out),
+            "--report",
+            s(&report),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        stdout(&o).contains("3 conjunctions queries"),
+        "{}",
+        text(&o)
+    );
+    let answers = std::fs::read_to_string(&out).unwrap();
+    let rows: Vec<&str> = answers.lines().collect();
+    assert_eq!(rows[0], "query,class,description,answer");
+    assert_eq!(rows.len(), 4, "{answers}");
+    assert!(
+        rows[1].starts_with("0,conjunctions,a=0 & b=1,"),
+        "{answers}"
+    );
+    // ε = 25 on 3 queries (Δ₁ = 3 under replace-one): scale 3/25, so each count is within a
+    // few units of the truth with overwhelming probability; the fixture's n is 200
+    let wants = [
+        truth(|a, b, _| a == 0 && b == 1),
+        truth(|_, _, c| c == 1),
+        truth(|a, b, c| a == 2 && b == 0 && c == 0),
+    ];
+    for (row, want) in rows[1..].iter().zip(wants) {
+        let got: f64 = row.rsplit(',').next().unwrap().parse().unwrap();
+        assert!((got - want).abs() <= 5.0 / 200.0, "{row} vs {want}");
+    }
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(r["class"], "conjunctions");
+    assert_eq!(r["queries"], 3);
+    // the noise the release reports is calibrated to Δ₁ = 3 (three 0/1 queries)
+    assert_eq!(r["diagnostics"]["noise"]["sensitivity"], 3.0);
+}
+
+#[test]
+fn a_linear_workload_under_add_remove_measures_the_total() {
+    let d = fixture("linear");
+    let out = d.join("a.csv");
+    let o = release(
+        &d,
+        &[
+            "--workload",
+            s(&d.join("linear.json")),
+            "--mechanism",
+            "gaussian",
+            "--rho",
+            "2",
+            "--neighbouring",
+            "add-remove",
+            "--out",
+            s(&out),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        stdout(&o).contains("total count was measured"),
+        "{}",
+        text(&o)
+    );
+    // sensitivity: columns (1,0), (0,2), (0,2), (1,0) → ‖w(x)‖₂² ≤ 4, plus 1 for the total
+    assert!(stdout(&o).contains("sensitivity 2.2361"), "{}", text(&o));
+    assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 3);
+}
+
+#[test]
+fn a_class_a_mechanism_does_not_release_is_refused_before_anything() {
+    let d = fixture("refused");
+    let out = d.join("a.csv");
+    let ledger = d.join("ledger.json");
+    let o = run(&["ledger", "init", s(&ledger), "--epsilon", "5"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let before = std::fs::read_to_string(&ledger).unwrap();
+    for (workload, mechanism, budget, class) in [
+        ("conj.json", "mwem", ["--epsilon", "1"], "conjunctions"),
+        ("disj.json", "dualquery", ["--epsilon", "1"], "disjunctions"),
+        ("linear.json", "dualquery", ["--epsilon", "1"], "linear"),
+    ] {
+        let o = release(
+            &d,
+            &[
+                "--workload",
+                s(&d.join(workload)),
+                "--mechanism",
+                mechanism,
+                budget[0],
+                budget[1],
+                "--ledger",
+                s(&ledger),
+                "--out",
+                s(&out),
+            ],
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("this workload is of class {class}"))
+                && err.contains(&format!(
+                    "mechanisms that release {class} workloads: gaussian, laplace"
+                )),
+            "{err}"
+        );
+        assert!(!out.exists());
+        assert_eq!(std::fs::read_to_string(&ledger).unwrap(), before);
+    }
+}
+
+#[test]
+fn bad_workload_files_are_refused_before_the_data_is_read() {
+    let d = fixture("bad");
+    std::fs::write(
+        d.join("bad.json"),
+        r#"{"class": "conjunctions", "queries": [{"zz": 1}]}"#,
+    )
+    .unwrap();
+    // the data file does not exist: the workload error comes first
+    let o = run(&[
+        "release",
+        "--data",
+        s(&d.join("missing.csv")),
+        "--domain",
+        s(&d.join("d.json")),
+        "--workload",
+        s(&d.join("bad.json")),
+        "--mechanism",
+        "laplace",
+        "--epsilon",
+        "1",
+        "--out",
+        s(&d.join("a.csv")),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("zz"),
+        "{}",
+        text(&o)
+    );
+}
