@@ -16,8 +16,83 @@
 
 use crate::{BenchError, Result};
 use dp_mechanisms::{NoiseDescription, NoiseDistribution};
-use dp_queries::{Dataset, MarginalWorkload};
+use dp_queries::{Dataset, MarginalWorkload, Workload};
 use serde::Serialize;
+
+/// The answers of a workload of any class on `records`, each weighted by `weights` (or 1 each
+/// when `None`), divided by the total weight: the true answers of a dataset, or the answers
+/// of a synthetic one.
+pub fn class_answers(
+    workload: &dyn Workload,
+    records: &Dataset,
+    weights: Option<&[f64]>,
+) -> Result<Vec<f64>> {
+    if records.domain() != workload.domain() {
+        return Err(BenchError::Usage(
+            "the records and the workload are over different attributes".into(),
+        ));
+    }
+    let ones;
+    let weights = match weights {
+        Some(w) => w,
+        None => {
+            ones = vec![1.0; records.n()];
+            &ones
+        }
+    };
+    let rows: Vec<Vec<u32>> = (0..records.n()).map(|r| records.record(r)).collect();
+    workload
+        .answers_of_records(&rows, weights)
+        .map_err(|e| BenchError::Usage(format!("cannot score the records: {e}")))
+}
+
+/// The trivial baseline for a workload of any class: its answers on the uniform distribution
+/// over the records of the attributes it touches (the other attributes do not matter). `None`
+/// when those attributes have more than 2^20 combinations (not enumerated).
+pub fn uniform_class_answers(workload: &dyn Workload) -> Option<Vec<f64>> {
+    let domain = workload.domain();
+    let touched = workload.touched_attributes();
+    let mut cells: usize = 1;
+    for &a in &touched {
+        cells = cells.checked_mul(domain.size(a) as usize)?;
+        if cells > 1 << 20 {
+            return None;
+        }
+    }
+    let mut answers = vec![0.0; workload.num_queries()];
+    let mut record = vec![0u32; domain.len()];
+    let share = 1.0 / cells as f64;
+    for c in 0..cells {
+        let mut rest = c;
+        for &a in touched.iter().rev() {
+            let size = domain.size(a) as usize;
+            record[a] = (rest % size) as u32;
+            rest /= size;
+        }
+        workload.for_each_contribution(&record, &mut |q, w| answers[q] += share * w as f64);
+    }
+    Some(answers)
+}
+
+/// The largest, mean and root-mean-square absolute error of `answers` against `truth`.
+pub fn absolute_errors(answers: &[f64], truth: &[f64]) -> Result<[f64; 3]> {
+    if answers.len() != truth.len() || answers.is_empty() {
+        return Err(BenchError::Usage(format!(
+            "{} answers for {} true answers",
+            answers.len(),
+            truth.len()
+        )));
+    }
+    let n = answers.len() as f64;
+    let (mut max, mut sum, mut sq) = (0.0f64, 0.0, 0.0);
+    for (a, t) in answers.iter().zip(truth) {
+        let e = (a - t).abs();
+        max = max.max(e);
+        sum += e;
+        sq += e * e;
+    }
+    Ok([max, sum / n, (sq / n).sqrt()])
+}
 
 /// The answers of `workload` on `records` weighted by `weights` (one per record, finite,
 /// non-negative, positive total), in workload order.

@@ -215,3 +215,88 @@ fn bad_workload_files_are_refused_before_the_data_is_read() {
         text(&o)
     );
 }
+
+#[test]
+fn eval_scores_answers_of_another_class_beside_the_baselines() {
+    let d = fixture("eval");
+    let out = d.join("a.csv");
+    let conj = d.join("conj.json");
+    let o = release(
+        &d,
+        &[
+            "--workload",
+            s(&conj),
+            "--mechanism",
+            "laplace",
+            "--epsilon",
+            "20",
+            "--seed",
+            "1",
+            "--out",
+            s(&out),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let o = run(&[
+        "eval",
+        "--data",
+        s(&d.join("d.csv")),
+        "--domain",
+        s(&d.join("d.json")),
+        "--answers",
+        s(&out),
+        "--workload",
+        s(&conj),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert_eq!(v["class"], "conjunctions");
+    // the released answers, read back, against the truth computed here
+    let released: Vec<f64> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.rsplit(',').next().unwrap().parse().unwrap())
+        .collect();
+    let truths = [
+        truth(|a, b, _| a == 0 && b == 1),
+        truth(|_, _, c| c == 1),
+        truth(|a, b, c| a == 2 && b == 0 && c == 0),
+    ];
+    let mean = |e: &[f64]| e.iter().sum::<f64>() / e.len() as f64;
+    let mae: Vec<f64> = released
+        .iter()
+        .zip(truths)
+        .map(|(r, t)| (r - t).abs())
+        .collect();
+    assert!(
+        (v["mean_abs"].as_f64().unwrap() - mean(&mae)).abs() < 1e-12,
+        "{v}"
+    );
+    // baselines by hand: all zeros errs by the truth; the uniform distribution over the
+    // touched attributes (a: 3, b: 2, c: 2) answers 1/6, 1/2, 1/12
+    let zeros = v["baselines"]["all_zeros"]["mean_abs"].as_f64().unwrap();
+    assert!((zeros - mean(&truths)).abs() < 1e-12, "{v}");
+    let uniform = [1.0 / 6.0, 0.5, 1.0 / 12.0];
+    let u: Vec<f64> = uniform
+        .iter()
+        .zip(truths)
+        .map(|(u, t)| (u - t).abs())
+        .collect();
+    let got = v["baselines"]["uniform"]["mean_abs"].as_f64().unwrap();
+    assert!((got - mean(&u)).abs() < 1e-12, "{got} vs {}", mean(&u));
+    // an answers file of another workload is refused
+    let o = run(&[
+        "eval",
+        "--data",
+        s(&d.join("d.csv")),
+        "--domain",
+        s(&d.join("d.json")),
+        "--answers",
+        s(&out),
+        "--workload",
+        s(&d.join("disj.json")),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}

@@ -120,6 +120,63 @@ pub fn write_query_answers<W: Write>(w: W, workload: &dyn Workload, answers: &[f
     Ok(())
 }
 
+/// Read an answers file written by [`write_query_answers`] for `workload`: the answers in
+/// query order. The file must have one row per query of the workload, in order, of its class.
+pub fn read_query_answers(path: &Path, workload: &dyn Workload) -> Result<Vec<f64>> {
+    let bytes = crate::io::output::read_maybe_compressed(path)?;
+    let file = path.display().to_string();
+    let mut reader = csv::ReaderBuilder::new().from_reader(bytes.as_slice());
+    let bad = |line: u64, why: String| BenchError::Usage(format!("{file}: line {line}: {why}"));
+    let header = reader
+        .headers()
+        .map_err(|e| bad(1, format!("cannot read the header ({e})")))?
+        .clone();
+    if header.iter().collect::<Vec<_>>() != ["query", "class", "description", "answer"] {
+        return Err(bad(
+            1,
+            "expected the header query,class,description,answer".into(),
+        ));
+    }
+    let class = workload.class().key();
+    let mut answers = Vec::with_capacity(workload.num_queries());
+    for (i, row) in reader.records().enumerate() {
+        let line = i as u64 + 2;
+        let row = row.map_err(|e| bad(line, format!("not a CSV row ({e})")))?;
+        if row.len() != 4 {
+            return Err(bad(line, format!("expected 4 fields, found {}", row.len())));
+        }
+        if row[0] != *i.to_string() {
+            return Err(bad(
+                line,
+                format!("expected query {i}, found {}", quoted(&row[0])),
+            ));
+        }
+        if &row[1] != class {
+            return Err(bad(
+                line,
+                format!(
+                    "the workload is of class {class}, the file's row is {}",
+                    quoted(&row[1])
+                ),
+            ));
+        }
+        let a: f64 = row[3]
+            .parse()
+            .ok()
+            .filter(|a: &f64| a.is_finite())
+            .ok_or_else(|| bad(line, format!("{} is not a finite number", quoted(&row[3]))))?;
+        answers.push(a);
+    }
+    if answers.len() != workload.num_queries() {
+        return Err(BenchError::Usage(format!(
+            "{file}: {} answers, but the workload has {} queries",
+            answers.len(),
+            workload.num_queries()
+        )));
+    }
+    Ok(answers)
+}
+
 /// Write answers to a file path, atomically ([`crate::io::output::write_atomically`]).
 pub fn write_answers_file(path: &Path, workload: &MarginalWorkload, answers: &[f64]) -> Result<()> {
     crate::io::output::write_atomically(path, |w| write_answers(w, workload, answers))

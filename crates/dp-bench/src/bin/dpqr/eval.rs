@@ -4,15 +4,16 @@
 //! noise predicts.
 
 use clap::Args;
-use dp_bench::io::answers::read_answers;
+use dp_bench::io::answers::{read_answers, read_query_answers};
 use dp_bench::io::output::read_maybe_compressed;
 use dp_bench::io::synthetic::{read_weighted, sniff_weighted};
 use dp_bench::scoring::{
-    Prediction, TableError, table_errors, uniform_answers, weighted_answers, zero_answers,
+    Prediction, TableError, absolute_errors, class_answers, table_errors, uniform_answers,
+    uniform_class_answers, weighted_answers, zero_answers,
 };
 use dp_bench::{BenchError, Result};
 use dp_mechanisms::NoiseDescription;
-use dp_queries::{ErrorReport, MarginalWorkload};
+use dp_queries::{AnyWorkload, ErrorReport, MarginalWorkload, Workload};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -34,8 +35,9 @@ pub(crate) struct EvalArgs {
     #[arg(long, requires = "workload")]
     pub(crate) synthetic: Option<PathBuf>,
     /// The workload the synthetic records are scored on (with --synthetic): all-Kway |
-    /// random-Kway:M | FILE.json (a list of attribute-name lists).
-    #[arg(long, requires = "synthetic")]
+    /// random-Kway:M | FILE.json (marginals, or any query class). With --answers: the
+    /// workload of an answers file of another query class (query,class,description,answer).
+    #[arg(long)]
     pub(crate) workload: Option<String>,
     /// Seed of random workloads (random-Kway:M).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
@@ -120,6 +122,20 @@ fn prediction(path: &Path, answers: usize) -> Result<Option<Prediction>> {
 pub(crate) fn eval(args: &EvalArgs) -> Result<()> {
     let data = args.data.load_for_eval(args.weights_column.as_deref())?;
     let domain = data.records().domain();
+    // a workload of another query class than marginals
+    if let Some(spec) = &args.workload {
+        let workload = AnyWorkload::parse_spec(domain, spec, args.workload_seed)?;
+        if workload.as_marginals().is_none() {
+            return eval_queries(args, &data, &workload);
+        }
+        if args.answers.is_some() {
+            return Err(BenchError::Usage(
+                "--workload with --answers is for answers files of other query classes; a \
+                 marginal answers file names its tables itself: drop --workload"
+                    .into(),
+            ));
+        }
+    }
     let (workload, answers, what) = match (&args.answers, &args.synthetic, &args.workload) {
         (Some(path), None, _) => {
             let (workload, answers) = read_answers(path, domain)?;
@@ -269,6 +285,129 @@ pub(crate) fn eval(args: &EvalArgs) -> Result<()> {
                 println!("prediction note: {note}");
             }
         }
+    }
+    Ok(())
+}
+
+/// `dpqr eval` for a workload of another class than marginals (conjunctions, disjunctions,
+/// parities, linear): overall errors beside the all-zeros baseline and the uniform
+/// distribution over the attributes the workload touches (when they have at most 2^20
+/// combinations); no per-marginal table.
+fn eval_queries(args: &EvalArgs, data: &WeightedData, workload: &AnyWorkload) -> Result<()> {
+    let (answers, what) = match (&args.answers, &args.synthetic) {
+        (Some(path), None) => (read_query_answers(path, workload)?, "released"),
+        (None, Some(path)) => {
+            let domain = workload.domain();
+            let weight = sniff_weighted(path, domain, args.weights_column.as_deref())?;
+            let synthetic = read_weighted(
+                path,
+                domain,
+                weight.as_deref().or(args.weights_column.as_deref()),
+            )?;
+            (
+                class_answers(workload, &synthetic.records, Some(&synthetic.weights))?,
+                "synthetic",
+            )
+        }
+        _ => {
+            return Err(BenchError::Usage(
+                "give --answers FILE, or --synthetic FILE with --workload".into(),
+            ));
+        }
+    };
+    let truth = match data {
+        WeightedData::Plain(d) => class_answers(workload, d, None)?,
+        WeightedData::Weighted(w) => class_answers(workload, &w.records, Some(&w.weights))?,
+    };
+    let scored = absolute_errors(&answers, &truth)?;
+    let zeros = absolute_errors(&vec![0.0; truth.len()], &truth)?;
+    let uniform = match uniform_class_answers(workload) {
+        Some(u) => Some(absolute_errors(&u, &truth)?),
+        None => None,
+    };
+    let predicted = match &args.report {
+        Some(path) => Some(prediction(path, answers.len())?),
+        None => None,
+    };
+    eprintln!(
+        "WARNING: NON-PRIVATE EVALUATION. These error figures are computed from the true data \
+         and are not differentially private; use them for benchmarking only, never publish them \
+         as part of a release."
+    );
+    let names = ["max_abs", "mean_abs", "rmse"];
+    if args.json {
+        let obj =
+            |e: [f64; 3]| serde_json::json!({ names[0]: e[0], names[1]: e[1], names[2]: e[2] });
+        let mut report = serde_json::json!({
+            "class": workload.class().key(),
+            "queries": workload.num_queries(),
+            "scored": what,
+            "max_abs": scored[0],
+            "mean_abs": scored[1],
+            "rmse": scored[2],
+            "baselines": {
+                "uniform": uniform.map(obj),
+                "all_zeros": obj(zeros),
+            },
+        });
+        if let (Some(o), Some(p)) = (report.as_object_mut(), &predicted) {
+            o.insert(
+                "prediction".into(),
+                match p {
+                    Some(p) => serde_json::json!({
+                        "answer_std": p.answer_std,
+                        "expected_mean_abs": p.expected_mean_abs,
+                        "mean_abs_low": p.mean_abs_low,
+                        "mean_abs_high": p.mean_abs_high,
+                        "within": p.contains(scored[1]),
+                    }),
+                    None => serde_json::Value::Null,
+                },
+            );
+        }
+        let text = serde_json::to_string(&report)
+            .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
+        println!("{text}");
+        return Ok(());
+    }
+    println!(
+        "{} queries of class {}  (scored: {what} answers)",
+        workload.num_queries(),
+        workload.class()
+    );
+    println!(
+        "{:<16} {:>12} {:>12} {:>12}",
+        "", what, "uniform", "all-zeros"
+    );
+    for (i, name) in names.iter().enumerate() {
+        let u = uniform.map_or("not computed".to_string(), |u| format!("{:.4e}", u[i]));
+        println!(
+            "{:<16} {:>12.4e} {:>12} {:>12.4e}",
+            format!("{name}_error:"),
+            scored[i],
+            u,
+            zeros[i]
+        );
+    }
+    if uniform.is_none() {
+        println!("uniform: not computed (the touched attributes have more than 2^20 combinations)");
+    }
+    match predicted {
+        None => {}
+        Some(None) => println!("prediction: no prediction for this mechanism"),
+        Some(Some(p)) => println!(
+            "prediction: σ = {:.4e} per answer; the mean abs error should lie in [{:.4e}, \
+             {:.4e}]; measured {:.4e}: {}",
+            p.answer_std,
+            p.mean_abs_low,
+            p.mean_abs_high,
+            scored[1],
+            if p.contains(scored[1]) {
+                "within"
+            } else {
+                "OUTSIDE the interval"
+            }
+        ),
     }
     Ok(())
 }
