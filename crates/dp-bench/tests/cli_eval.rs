@@ -11,10 +11,9 @@
 //!   expand` turns it into plain rows (largest remainder) that a release accepts.
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-const DPQR: &str = env!("CARGO_BIN_EXE_dpqr");
+use std::path::PathBuf;
+mod common;
+use common::{run, s, text};
 
 /// A fresh directory with `t.csv` (60 records over a: 3, b: 2, c: 2), its domain `t.json`,
 /// and the tiny `d.csv` (a: 2, b: 3; rows 0,0 / 0,2 / 1,2 / 1,2) with `d.json`.
@@ -31,22 +30,6 @@ fn dir(name: &str) -> PathBuf {
     std::fs::write(d.join("d.json"), r#"{"a": 2, "b": 3}"#).unwrap();
     std::fs::write(d.join("d.csv"), "a,b\n0,0\n0,2\n1,2\n1,2\n").unwrap();
     d
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(DPQR).args(args).output().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 /// `dpqr eval … --json`, checked to succeed and warn; its JSON.

@@ -5,18 +5,14 @@
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
-
-const DPQR: &str = env!("CARGO_BIN_EXE_dpqr");
+mod common;
+use common::{DPQR, run};
 
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("dpqr-cli-{name}-{}", std::process::id()));
     std::fs::remove_dir_all(&d).ok();
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(DPQR).args(args).output().unwrap()
 }
 
 fn release(mech: &str, budget: &[&str], out: &str) -> Output {

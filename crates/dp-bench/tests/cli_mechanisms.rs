@@ -3,13 +3,9 @@
 //! same as JSON with `--json`, and `dpqr release` refusing exactly what the list says a
 //! mechanism does not take.
 
-use std::process::{Command, Output};
-
-const DPQR: &str = env!("CARGO_BIN_EXE_dpqr");
-
-fn run(args: &[&str]) -> Output {
-    Command::new(DPQR).args(args).output().unwrap()
-}
+use std::process::Output;
+mod common;
+use common::run;
 
 /// The `--json` list.
 fn listing() -> Vec<serde_json::Value> {

@@ -13,11 +13,11 @@
 //!   does not clash with the synthetic weight column.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-
-const DPQR: &str = env!("CARGO_BIN_EXE_dpqr");
+mod common;
+use common::{run, s, text};
 
 /// A fresh directory with `d.csv` (100 records over a: 3, b: 2) and its domain `d.json`.
 fn dir(name: &str) -> PathBuf {
@@ -31,22 +31,6 @@ fn dir(name: &str) -> PathBuf {
     }
     std::fs::write(d.join("d.csv"), csv).unwrap();
     d
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(DPQR).args(args).output().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 /// `dpqr release` of all 2-way marginals of `csv` in `d` (domain `d.json`) with

@@ -12,9 +12,9 @@
 //!   `ledger_file::release_charged`, the function this program releases through).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-const DPQR: &str = env!("CARGO_BIN_EXE_dpqr");
+use std::process::Output;
+mod common;
+use common::{run, text};
 
 /// Records of the test dataset: a number that no other output of these releases contains.
 const N: usize = 1234;
@@ -36,18 +36,6 @@ fn dir(name: &str) -> PathBuf {
     }
     std::fs::write(d.join("n8.csv"), small).unwrap();
     d
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(DPQR).args(args).output().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// `dpqr release` on `csv` of `d` (all 2-way marginals of a 3×2 domain: one table of 6

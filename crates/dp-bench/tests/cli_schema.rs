@@ -3,19 +3,15 @@
 //! binary.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-const DPQR: &str = env!("CARGO_BIN_EXE_dpqr");
+use std::process::Output;
+mod common;
+use common::run;
 
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("dpqr-cli-schema-{name}-{}", std::process::id()));
     std::fs::remove_dir_all(&d).ok();
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(DPQR).args(args).output().unwrap()
 }
 
 fn write(d: &Path, name: &str, text: &str) -> String {

@@ -15,8 +15,8 @@ use dp_mechanisms::iterative::DEFAULT_ETA;
 use dp_mechanisms::{DualQueryParams, MwemParams, ProjectionSettings};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-const DPQR: &str = env!("CARGO_BIN_EXE_dpqr");
+mod common;
+use common::{DPQR, s};
 
 /// A directory with a small dataset (`d.csv` over the domain `d.json`, 3 × 2 values).
 fn dir(name: &str) -> PathBuf {
@@ -30,10 +30,6 @@ fn dir(name: &str) -> PathBuf {
     }
     std::fs::write(d.join("d.csv"), csv).unwrap();
     d
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 /// `dpqr release` on the dataset of `d` (all 2-way marginals) with `extra` arguments and
