@@ -16,6 +16,7 @@
 //! | [`calibration`] | sensitivity + privacy parameter → noise scale (one place, rounded up) |
 //! | [`sensitivity`] | Δ₁ and Δ₂ of workloads under each neighbouring relation |
 //! | [`perturbation`] | the Gaussian and Laplace answer-perturbation baselines |
+//! | [`polynomial`] | polynomial release (seed 002): certified Chebyshev / linear-programming approximations, noisy coefficients, evaluator |
 //! | [`postprocess`] | privacy-free post-processing (simplex projection of tables) |
 //! | [`projection`] | projection, coarse projection and chaining (seed 004), packing lower bounds |
 //! | [`noise_stats`] | exact noise moments and tails, for predicted error |
@@ -35,6 +36,7 @@ pub mod iterative;
 pub mod mechanism;
 pub mod noise_stats;
 pub mod perturbation;
+pub mod polynomial;
 pub mod postprocess;
 pub mod projection;
 pub mod release;

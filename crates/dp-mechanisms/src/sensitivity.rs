@@ -212,6 +212,58 @@ pub fn dualquery_score_sensitivity(t: usize, n: usize) -> f64 {
     t.saturating_sub(1) as f64 / n as f64
 }
 
+/// Sensitivity of a **polynomial release's coefficient vector** (seed 002 Thm 3.1 / 3.2,
+/// Thaler, Ullman and Vadhan 2012), in coefficient units; real-valued.
+///
+/// The released vector has one coordinate per monomial `y_S` (`S` a set of bits from
+/// distinct attributes, `|S| ≤ D`); a record `x` contributes `b_{|S|}·[x holds every bit of
+/// S]` to it (`crate::polynomial::approx`: the coefficient depends only on `|S|` and on
+/// `x_S`). `held[s]` is the number of size-`s` sets one record holds — the same for every
+/// record: `C(d, s)` for bits "attribute = code" over `d` attributes, `e_s(size_a − 1)` (the
+/// elementary symmetric polynomial) for bits "attribute ≠ code".
+///
+/// * **Add/remove**: the vector moves by the record's own polynomial:
+///   Δ₁ = Σ_{s≥0} |b_s|·held[s], Δ₂² = Σ_{s≥0} b_s²·held[s].
+/// * **Replace-one**: the sets both records hold cancel, at least `S = ∅`; each record adds
+///   or removes its own: Δ₁ ≤ 2·Σ_{s≥1} |b_s|·held[s], Δ₂² ≤ 2·Σ_{s≥1} b_s²·held[s] —
+///   attained for bits "attribute = code" by two records differing in every attribute (they
+///   share no non-empty set).
+///
+/// The sums are rounded up (a relative margin of 10⁻¹² covers the floating-point error of
+/// at most 65 terms), so the noise calibrated to them is never too small. `b` and `held`
+/// are paired up to the shorter length.
+pub fn polynomial_coefficient_sensitivity(
+    b: &[f64],
+    held: &[f64],
+    neighbouring: Neighbouring,
+) -> PolynomialSensitivity {
+    let (first, factor) = match neighbouring {
+        Neighbouring::AddRemove => (0, 1.0),
+        Neighbouring::ReplaceOne => (1, 2.0),
+    };
+    let mut l1 = 0.0;
+    let mut l2 = 0.0;
+    for (bs, h) in b.iter().zip(held).skip(first) {
+        l1 += bs.abs() * h;
+        l2 += bs * bs * h;
+    }
+    let margin = 1.0 + 1e-12;
+    PolynomialSensitivity {
+        l1: (factor * l1 * margin).next_up(),
+        l2_squared: (factor * l2 * margin).next_up(),
+    }
+}
+
+/// The ℓ1 and squared ℓ2 sensitivities of a real-valued vector
+/// ([`polynomial_coefficient_sensitivity`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PolynomialSensitivity {
+    /// Δ₁, rounded up.
+    pub l1: f64,
+    /// Δ₂², rounded up.
+    pub l2_squared: f64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

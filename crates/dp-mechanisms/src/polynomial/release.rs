@@ -1,0 +1,1143 @@
+//! The polynomial release (seed 002 Thm 3.1 / 3.2, Thaler, Ullman and Vadhan 2012) for
+//! disjunctions and conjunctions of one-hot literals, and for marginals.
+//!
+//! ## What is released
+//!
+//! A query `y` picks at most one *bit* per attribute. For disjunctions a bit is a literal
+//! "attribute = code" ([`BitSense::Holds`]) and the answer on record `x` is
+//! `OR(t)`, `t` = the number of the query's bits `x` holds. For conjunctions (and the cells
+//! of marginal tables) the identity `∧_i ℓ_i = 1 − ∨_i ¬ℓ_i` turns the query into a
+//! disjunction of the *negated* literals "attribute ≠ code" ([`BitSense::Fails`]) — the
+//! expanded universe of seed 002 §4.1, which for binary attributes is `{x_i, ¬x_i}`.
+//!
+//! With `p` a univariate approximation of OR on `0..=k` (`k` the widest query;
+//! [`crate::polynomial::approx`]), each record's answer function is approximated by the
+//! multilinear polynomial `y ↦ p(Σ_{bits i of x} y_i) = Σ_{S} b_{|S|}·[x holds S]·y_S`.
+//! Summed over the records, the coefficient of `y_S` is `b_{|S|}·C(S)`, with `C(S)` the
+//! number of records holding every bit of `S`. So the release counts, for every set `S` of
+//! bits from distinct attributes with `1 ≤ |S| ≤ D`, the records holding it — one pass over
+//! the records, each visiting exactly the sets it holds: `O(n·#monomials per record)`
+//! (rayon over contiguous row ranges; integer counts, so the result does not depend on the
+//! thread count) — and releases the coefficients `b_{|S|}·(C(S) + Z_S)`.
+//!
+//! ## Noise and privacy (replace-one neighbours, public `n`)
+//!
+//! The coefficient vector has sensitivity Δ
+//! ([`crate::sensitivity::polynomial_coefficient_sensitivity`]). Seed 002 adds Laplace noise
+//! of scale Δ₁/ε to every coefficient. The same noise, **exactly** and with integer
+//! samplers: the count `C(S)` of a size-`s` set gets discrete Laplace noise of scale
+//! `Δ₁/(ε|b_s|)` (discrete Gaussian of variance `Δ₂²/(2ρ b_s²)`), and the coefficient is
+//! `b_s` times the noisy count. A neighbour moves each held count by at most 1, so the
+//! privacy loss is at most `Σ_S |b_{|S|}|·ε/Δ₁ ≤ ε` (Laplace) and
+//! `Σ_S b_{|S|}² ρ/Δ₂² ≤ ρ` (Gaussian: independent discrete Gaussians compose in zCDP), by
+//! the definition of Δ over the held sets. Sizes with `b_s = 0` are not measured.
+//! Add/remove neighbours are refused: the answers are normalised by the public `n`.
+//!
+//! ## Evaluation
+//!
+//! A query with bits `Q` is answered as `(b_0·n + Σ_{S ⊆ Q, 1 ≤ |S| ≤ D} coef(S))/n`
+//! (conjunctions: one minus that), in `O(Σ_{s ≤ D} C(|Q|, s))` — the monomials in the
+//! query's support — clamped to `[0, 1]`. With no noise the answer is within the certified
+//! error of `p` of the exact answer (each record's term is within it).
+//!
+//! ## Memory
+//!
+//! The number of coefficients, `Σ_{|A| ≤ D} Π_{a∈A} size_a` over sets `A` of attributes, is
+//! computed before anything is allocated ([`MonomialPlan`]); the release refuses when the
+//! coefficient vector, the per-thread counts and the index would exceed the cap.
+
+use std::time::Instant;
+
+use dp_core::{DiscreteGaussian, DiscreteLaplace, Neighbouring, PrivacyLoss, StreamFamily};
+use dp_queries::{ConjunctionWorkload, Dataset, Literal, MarginalWorkload, QueryKind, Workload};
+use rand::CryptoRng;
+use rayon::prelude::*;
+
+use super::approx::{SymmetricApprox, or_target};
+use crate::sensitivity::{PolynomialSensitivity, polynomial_coefficient_sensitivity};
+use crate::{Diagnostics, Mechanism, MechanismError, PrivacyCertificate, Release, Result};
+
+/// Which bits the monomials are over (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BitSense {
+    /// Bit `(a, c)` is "attribute `a` = code `c`": disjunctions.
+    Holds,
+    /// Bit `(a, c)` is "attribute `a` ≠ code `c`": conjunctions, through `1 − OR(¬ℓ)`.
+    Fails,
+}
+
+/// The size of a polynomial release, computed before anything is allocated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MonomialPlan {
+    /// Sets of attributes of size `≤ D` (blocks of the coefficient vector).
+    pub attribute_sets: u128,
+    /// Coefficients (monomials): `Σ_{|A| ≤ D} Π_{a∈A} size_a`.
+    pub coefficients: u128,
+    /// Monomials one record holds (the per-record cost of the release).
+    pub per_record: u128,
+}
+
+impl MonomialPlan {
+    /// The plan for attributes of the given sizes at degree `degree` and bit sense.
+    pub fn new(sizes: &[u32], degree: usize, sense: BitSense) -> Self {
+        // elementary symmetric polynomials by dynamic programming, saturating
+        let esym = |vals: &mut dyn Iterator<Item = u128>| {
+            let mut e = vec![0u128; degree + 1];
+            e[0] = 1;
+            for v in vals {
+                for s in (1..=degree).rev() {
+                    e[s] = e[s].saturating_add(e[s - 1].saturating_mul(v));
+                }
+            }
+            e
+        };
+        let sets = esym(&mut sizes.iter().map(|_| 1u128));
+        let coeffs = esym(&mut sizes.iter().map(|&s| u128::from(s)));
+        let held = esym(&mut sizes.iter().map(|&s| held_bits(s, sense)));
+        let sum = |e: &[u128]| e.iter().fold(0u128, |a, &b| a.saturating_add(b));
+        MonomialPlan {
+            attribute_sets: sum(&sets),
+            coefficients: sum(&coeffs),
+            per_record: sum(&held),
+        }
+    }
+
+    /// Bytes the release needs with `threads` counting threads: the coefficient vector
+    /// (8 bytes each), one count vector per thread (8 bytes each) and the block index
+    /// (8 bytes per attribute set).
+    pub fn bytes(&self, threads: usize) -> u128 {
+        let per = 8u128;
+        self.coefficients
+            .saturating_mul(per)
+            .saturating_mul(threads as u128 + 1)
+            .saturating_add(self.attribute_sets.saturating_mul(per))
+    }
+}
+
+/// Bits of an attribute of size `s` one record holds.
+fn held_bits(size: u32, sense: BitSense) -> u128 {
+    match sense {
+        BitSense::Holds => 1,
+        BitSense::Fails => u128::from(size.saturating_sub(1)),
+    }
+}
+
+/// Number of size-`s` sets of bits (distinct attributes) one record holds, `s = 0..=degree`,
+/// as floats (exact up to 2⁵³): the `held` input of the sensitivity.
+pub fn held_sets(sizes: &[u32], degree: usize, sense: BitSense) -> Vec<f64> {
+    let mut e = vec![0u128; degree + 1];
+    e[0] = 1;
+    for &size in sizes {
+        let v = held_bits(size, sense);
+        for s in (1..=degree).rev() {
+            e[s] = e[s].saturating_add(e[s - 1].saturating_mul(v));
+        }
+    }
+    e.into_iter().map(|x| x as f64).collect()
+}
+
+/// The index of the coefficient vector: blocks per set of attributes (colex rank within a
+/// size), mixed radix over the codes within a block.
+#[derive(Clone, Debug)]
+struct MonomialIndex {
+    sizes: Vec<u32>,
+    degree: usize,
+    binom: Vec<Vec<usize>>,
+    size_start: Vec<usize>,
+    offsets: Vec<usize>,
+    size_coord: Vec<usize>,
+}
+
+impl MonomialIndex {
+    /// Builds the index; the caller has checked the [`MonomialPlan`] against the cap.
+    fn new(sizes: &[u32], degree: usize) -> Self {
+        let d = sizes.len();
+        let mut binom = vec![vec![0usize; degree + 2]; d + 1];
+        for (n, row) in binom.iter_mut().enumerate() {
+            row[0] = 1;
+            for k in 1..=(degree + 1).min(n) {
+                // C(n, k) = C(n, k−1)·(n − k + 1)/k
+                row[k] = row[k - 1] * (n - k + 1) / k;
+            }
+        }
+        let mut size_start = vec![0usize; degree + 2];
+        for s in 0..=degree {
+            size_start[s + 1] = size_start[s] + binom[d][s];
+        }
+        let mut blocks: Vec<(usize, usize, usize)> = Vec::with_capacity(size_start[degree + 1]);
+        let mut index = MonomialIndex {
+            sizes: sizes.to_vec(),
+            degree,
+            binom,
+            size_start,
+            offsets: Vec::new(),
+            size_coord: Vec::new(),
+        };
+        index.blocks(0, 0, 0, 1, &mut blocks);
+        blocks.sort_unstable();
+        let mut offsets = vec![0usize; index.size_start[degree + 1]];
+        let mut size_coord = vec![0usize; degree + 2];
+        let mut cursor = 0usize;
+        for &(id, s, len) in &blocks {
+            offsets[id] = cursor;
+            cursor += len;
+            size_coord[s + 1] = cursor;
+        }
+        for s in 1..size_coord.len() {
+            size_coord[s] = size_coord[s].max(size_coord[s - 1]);
+        }
+        index.offsets = offsets;
+        index.size_coord = size_coord;
+        index
+    }
+
+    /// Every attribute set from position `from` on: `(id, size, block length)`.
+    fn blocks(
+        &self,
+        from: usize,
+        s: usize,
+        rank: usize,
+        len: usize,
+        out: &mut Vec<(usize, usize, usize)>,
+    ) {
+        out.push((self.size_start[s] + rank, s, len));
+        if s == self.degree {
+            return;
+        }
+        for p in from..self.sizes.len() {
+            self.blocks(
+                p + 1,
+                s + 1,
+                rank + self.binom[p][s + 1],
+                len * self.sizes[p] as usize,
+                out,
+            );
+        }
+    }
+
+    /// Number of coefficients.
+    fn len(&self) -> usize {
+        self.size_coord[self.degree + 1]
+    }
+
+    /// The coordinates of size-`s` monomials.
+    fn size_range(&self, s: usize) -> std::ops::Range<usize> {
+        self.size_coord[s]..self.size_coord[s + 1]
+    }
+
+    /// Calls `visit(coordinate)` for every set of 1..=D bits, at most one per position,
+    /// chosen from `bits[p]` (the codes at position `p`), positions ascending, extending
+    /// the set `node` describes.
+    fn for_each_subset(&self, bits: &[&[u32]], node: Node, visit: &mut dyn FnMut(usize)) {
+        let Node {
+            from,
+            size,
+            rank,
+            inner,
+            mult,
+        } = node;
+        if size > 0 {
+            visit(self.offsets[self.size_start[size] + rank] + inner);
+        }
+        if size == self.degree {
+            return;
+        }
+        for p in from..bits.len() {
+            for &c in bits[p] {
+                let next = Node {
+                    from: p + 1,
+                    size: size + 1,
+                    rank: rank + self.binom[p][size + 1],
+                    inner: inner + c as usize * mult,
+                    mult: mult * self.sizes[p] as usize,
+                };
+                self.for_each_subset(bits, next, visit);
+            }
+        }
+    }
+
+    /// The coefficients `b_{|S|}·counts[S]` (size 0 left at zero: its term is `b_0·n`).
+    fn coefficients(&self, b: &[f64], counts: &[i64]) -> Vec<f64> {
+        let mut out = vec![0.0; self.len()];
+        for (s, &bs) in b.iter().enumerate().skip(1) {
+            for i in self.size_range(s) {
+                out[i] = bs * counts[i] as f64;
+            }
+        }
+        out
+    }
+}
+
+/// A partial set of bits in the enumeration: next position, size, colex rank of its
+/// attributes, mixed-radix index of its codes and the radix of the next code.
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    from: usize,
+    size: usize,
+    rank: usize,
+    inner: usize,
+    mult: usize,
+}
+
+impl Node {
+    const EMPTY: Node = Node {
+        from: 0,
+        size: 0,
+        rank: 0,
+        inner: 0,
+        mult: 1,
+    };
+}
+
+/// A released (or, in tests, exact) polynomial over the attributes it was built on.
+#[derive(Clone, Debug)]
+pub struct NoisyPolynomial {
+    attrs: Vec<usize>,
+    sense: BitSense,
+    approx: SymmetricApprox,
+    index: MonomialIndex,
+    coefficients: Vec<f64>,
+    n: usize,
+}
+
+impl NoisyPolynomial {
+    /// The attributes (domain indices, ascending) the polynomial ranges over.
+    pub fn attributes(&self) -> &[usize] {
+        &self.attrs
+    }
+
+    /// The approximation used.
+    pub fn approximation(&self) -> &SymmetricApprox {
+        &self.approx
+    }
+
+    /// The number of coefficients released.
+    pub fn num_coefficients(&self) -> usize {
+        self.coefficients.len()
+    }
+
+    /// Answers one query: a disjunction of `literals` when the bits are
+    /// [`BitSense::Holds`], a conjunction when [`BitSense::Fails`] (module docs), clamped to
+    /// `[0, 1]`.
+    ///
+    /// Errors: no literals, more literals than the approximation's width, a literal on an
+    /// attribute outside [`Self::attributes`] or with a code outside its domain, or two
+    /// literals on one attribute.
+    pub fn answer(&self, literals: &[Literal]) -> Result<f64> {
+        let raw = self.raw_answer(literals)?;
+        Ok(raw.clamp(0.0, 1.0))
+    }
+
+    fn raw_answer(&self, literals: &[Literal]) -> Result<f64> {
+        let bad = |reason: String| MechanismError::Data { reason };
+        if literals.is_empty() || literals.len() > self.approx.ell() {
+            return Err(bad(format!(
+                "a query needs between 1 and {} literals for this release, found {}",
+                self.approx.ell(),
+                literals.len()
+            )));
+        }
+        let mut at: Vec<(usize, u32)> = Vec::with_capacity(literals.len());
+        for l in literals {
+            let p = self
+                .attrs
+                .binary_search(&(l.attr as usize))
+                .map_err(|_| bad("a query reads an attribute the release does not cover".into()))?;
+            if l.value >= self.index.sizes[p] {
+                return Err(bad(format!(
+                    "a query's code {} is outside its attribute's {} codes",
+                    l.value, self.index.sizes[p]
+                )));
+            }
+            at.push((p, l.value));
+        }
+        at.sort_unstable();
+        if at.windows(2).any(|w| w[0].0 == w[1].0) {
+            return Err(bad("a query names one attribute twice".into()));
+        }
+        // one code per position of the query, other positions empty
+        let mut codes: Vec<Vec<u32>> = vec![Vec::new(); self.attrs.len()];
+        for &(p, c) in &at {
+            codes[p].push(c);
+        }
+        let bits: Vec<&[u32]> = codes.iter().map(|v| v.as_slice()).collect();
+        let b = self.approx.multilinear();
+        let mut sum = b[0] * self.n as f64;
+        self.index
+            .for_each_subset(&bits, Node::EMPTY, &mut |coord| {
+                sum += self.coefficients[coord]
+            });
+        let or = sum / self.n as f64;
+        Ok(match self.sense {
+            BitSense::Holds => or,
+            BitSense::Fails => 1.0 - or,
+        })
+    }
+}
+
+/// The exact counts `C(S)` of every monomial (rayon over contiguous row ranges).
+fn count_monomials(
+    data: &Dataset,
+    attrs: &[usize],
+    index: &MonomialIndex,
+    sense: BitSense,
+    threads: usize,
+) -> Vec<i64> {
+    let n = data.n();
+    let len = index.len();
+    let parts = threads.max(1).min(n.max(1));
+    let ranges: Vec<std::ops::Range<usize>> = (0..parts)
+        .map(|i| (i * n / parts)..((i + 1) * n / parts))
+        .collect();
+    let count_range = |rows: std::ops::Range<usize>| {
+        let mut counts = vec![0i64; len];
+        let mut codes: Vec<Vec<u32>> = vec![Vec::new(); attrs.len()];
+        for r in rows {
+            for (p, &a) in attrs.iter().enumerate() {
+                let x = data.column(a)[r];
+                let v = &mut codes[p];
+                v.clear();
+                match sense {
+                    BitSense::Holds => v.push(x),
+                    BitSense::Fails => v.extend((0..index.sizes[p]).filter(|&c| c != x)),
+                }
+            }
+            let bits: Vec<&[u32]> = codes.iter().map(|v| v.as_slice()).collect();
+            index.for_each_subset(&bits, Node::EMPTY, &mut |coord| counts[coord] += 1);
+        }
+        counts
+    };
+    let partials: Vec<Vec<i64>> = ranges.into_par_iter().map(count_range).collect();
+    let mut total = vec![0i64; len];
+    for p in partials {
+        for (t, c) in total.iter_mut().zip(p) {
+            *t += c;
+        }
+    }
+    total
+}
+
+/// How the univariate approximation of OR is chosen.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Approximation {
+    /// The Chebyshev construction with certified error at most `alpha` (seed 002 Fact 4.2).
+    Chebyshev {
+        /// Target approximation error, in `(0, 1)`.
+        alpha: f64,
+    },
+    /// The minimax polynomial of this degree (linear program, `p(0) = 0` pinned).
+    Degree(usize),
+    /// Exact (degree = the widest query): noisy counts of every conjunction up to that width.
+    Exact,
+}
+
+/// Parameters of the polynomial release, before validation; [`Self::check`] gives a
+/// [`PolynomialMechanism`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct PolynomialParams {
+    /// `Pure { epsilon }`: discrete Laplace noise (Thm 3.1); `Zcdp { rho }`: discrete
+    /// Gaussian noise; `Approx { epsilon, delta }`: converted to the largest ρ within it.
+    pub budget: PrivacyLoss,
+    /// Neighbouring relation: replace-one only (answers are normalised by the public `n`).
+    pub neighbouring: Neighbouring,
+    /// The approximation of OR (default Chebyshev with `alpha = 0.05`).
+    pub approximation: Approximation,
+    /// Refuse a release whose coefficient vector and counting buffers need more than this
+    /// many MiB (default 1024).
+    pub max_memory_mib: u64,
+}
+
+impl PolynomialParams {
+    /// Defaults for the given budget.
+    pub fn new(budget: PrivacyLoss) -> Self {
+        PolynomialParams {
+            budget,
+            neighbouring: Neighbouring::ReplaceOne,
+            approximation: Approximation::Chebyshev { alpha: 0.05 },
+            max_memory_mib: 1024,
+        }
+    }
+
+    /// Validates the parameters.
+    pub fn check(&self) -> Result<PolynomialMechanism> {
+        if self.neighbouring != Neighbouring::ReplaceOne {
+            return Err(MechanismError::InvalidParameter {
+                name: "neighbouring",
+                value: self.neighbouring.to_string(),
+                reason: "the polynomial release divides by the public number of records: use \
+                         replace-one neighbours"
+                    .into(),
+            });
+        }
+        let noise = match self.budget {
+            PrivacyLoss::Pure { epsilon } if epsilon > 0.0 && epsilon.is_finite() => {
+                NoiseKind::Laplace { epsilon }
+            }
+            PrivacyLoss::Zcdp { rho } if rho > 0.0 && rho.is_finite() => {
+                NoiseKind::Gaussian { rho, delta: None }
+            }
+            PrivacyLoss::Approx { epsilon, delta }
+                if epsilon > 0.0 && delta > 0.0 && epsilon.is_finite() =>
+            {
+                NoiseKind::Gaussian {
+                    rho: dp_core::rho_for_epsilon_delta(epsilon, delta)?,
+                    delta: Some(delta),
+                }
+            }
+            _ => {
+                return Err(MechanismError::InvalidParameter {
+                    name: "budget",
+                    value: self.budget.to_string(),
+                    reason: "give a finite ε > 0 (Laplace noise), or ρ > 0 or ε, δ > 0 \
+                             (Gaussian noise)"
+                        .into(),
+                });
+            }
+        };
+        match self.approximation {
+            Approximation::Chebyshev { alpha } if !(alpha > 0.0 && alpha < 1.0) => {
+                return Err(MechanismError::InvalidParameter {
+                    name: "alpha",
+                    value: alpha.to_string(),
+                    reason: "the approximation error must lie strictly between 0 and 1".into(),
+                });
+            }
+            Approximation::Degree(0) => {
+                return Err(MechanismError::InvalidParameter {
+                    name: "degree",
+                    value: "0".into(),
+                    reason: "the degree must be at least 1".into(),
+                });
+            }
+            _ => {}
+        }
+        if self.max_memory_mib == 0 {
+            return Err(MechanismError::InvalidParameter {
+                name: "max_memory_mib",
+                value: "0".into(),
+                reason: "must be positive".into(),
+            });
+        }
+        Ok(PolynomialMechanism {
+            noise,
+            approximation: self.approximation,
+            max_memory_mib: self.max_memory_mib,
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum NoiseKind {
+    Laplace { epsilon: f64 },
+    Gaussian { rho: f64, delta: Option<f64> },
+}
+
+/// The polynomial release: pure ε-DP (Laplace) or ρ-zCDP (Gaussian) under replace-one
+/// neighbours (module docs). Build it with [`PolynomialParams::check`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct PolynomialMechanism {
+    noise: NoiseKind,
+    approximation: Approximation,
+    max_memory_mib: u64,
+}
+
+/// The noise of a release's size-`s` counts, per size (a public function of the parameters,
+/// the domain and the widest query).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PolynomialNoise {
+    /// The sensitivity of the coefficient vector.
+    pub sensitivity: PolynomialSensitivity,
+    /// Per size `s = 0..=D`: `None` when not measured (`s = 0`, or `b_s = 0`), else the
+    /// discrete Laplace scale (pure ε) or discrete Gaussian σ² (zCDP) of the size-`s` counts.
+    pub count_parameter: Vec<Option<f64>>,
+    /// The noise parameter every coefficient carries: Laplace scale Δ₁/ε, or Gaussian
+    /// σ² = Δ₂²/(2ρ), in coefficient units.
+    pub coefficient_parameter: f64,
+}
+
+impl PolynomialMechanism {
+    /// The guarantee of every release.
+    pub fn certificate(&self) -> PrivacyCertificate {
+        let (loss, approx_equivalent) = match self.noise {
+            NoiseKind::Laplace { epsilon } => (PrivacyLoss::Pure { epsilon }, None),
+            NoiseKind::Gaussian { rho, delta } => {
+                let loss = PrivacyLoss::Zcdp { rho };
+                (loss, delta.and_then(|d| loss.to_approx(d).ok()))
+            }
+        };
+        PrivacyCertificate {
+            mechanism: "polynomial".to_string(),
+            loss,
+            neighbouring: Neighbouring::ReplaceOne,
+            approx_equivalent,
+        }
+    }
+
+    /// The approximation of OR on `0..=width` this mechanism uses.
+    pub fn approximation_for(&self, width: usize) -> Result<SymmetricApprox> {
+        if width == 0 {
+            return Err(MechanismError::InvalidParameter {
+                name: "width",
+                value: "0".into(),
+                reason: "queries need at least one literal".into(),
+            });
+        }
+        if width == 1 {
+            return SymmetricApprox::exact(&or_target(1));
+        }
+        match self.approximation {
+            Approximation::Chebyshev { alpha } => SymmetricApprox::chebyshev_or(width, alpha),
+            Approximation::Degree(d) if d < width => SymmetricApprox::lp(
+                &or_target(width),
+                d,
+                &super::approx::LpOptions {
+                    pinned: vec![0],
+                    norm_bound: None,
+                },
+            ),
+            Approximation::Degree(_) | Approximation::Exact => {
+                SymmetricApprox::exact(&or_target(width))
+            }
+        }
+    }
+
+    /// The noise of a release over attributes of the given sizes with approximation
+    /// `approx` and bit sense `sense` (module docs).
+    pub fn noise_for(
+        &self,
+        sizes: &[u32],
+        approx: &SymmetricApprox,
+        sense: BitSense,
+    ) -> Result<PolynomialNoise> {
+        let b = approx.multilinear();
+        let held = held_sets(sizes, approx.degree(), sense);
+        let sensitivity = polynomial_coefficient_sensitivity(b, &held, Neighbouring::ReplaceOne);
+        let (coefficient_parameter, per): (f64, fn(f64, f64) -> f64) = match self.noise {
+            NoiseKind::Laplace { epsilon } => {
+                let t = crate::calibration::laplace_scale(sensitivity.l1, epsilon);
+                (t, |bs: f64, t: f64| (t / bs.abs()).next_up())
+            }
+            NoiseKind::Gaussian { rho, .. } => {
+                let s2 = crate::calibration::gaussian_sigma2(sensitivity.l2_squared, rho);
+                (s2, |bs: f64, s2: f64| (s2 / (bs * bs)).next_up())
+            }
+        };
+        if !coefficient_parameter.is_finite() {
+            return Err(MechanismError::Numerical {
+                what: "the coefficient vector's sensitivity is too large to calibrate".into(),
+            });
+        }
+        let count_parameter = b
+            .iter()
+            .enumerate()
+            .map(|(s, &bs)| (s > 0 && bs != 0.0).then(|| per(bs, coefficient_parameter)))
+            .collect();
+        Ok(PolynomialNoise {
+            sensitivity,
+            count_parameter,
+            coefficient_parameter,
+        })
+    }
+
+    /// Releases the noisy polynomial over `attrs` (domain indices) answering every
+    /// disjunction (`Holds`) or conjunction (`Fails`) of up to `width` literals on them.
+    ///
+    /// Errors: bad attributes, the data's domain or size (no records), the memory cap, or a
+    /// noise parameter out of the samplers' range — all before any noise is drawn.
+    pub fn release_polynomial(
+        &self,
+        data: &Dataset,
+        attrs: &[usize],
+        sense: BitSense,
+        width: usize,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<NoisyPolynomial> {
+        let approx = self.approximation_for(width)?;
+        let (attrs, sizes) = checked_attributes(data, attrs)?;
+        let degree = approx.degree();
+        let plan = MonomialPlan::new(&sizes, degree, sense);
+        let threads = rayon::current_num_threads();
+        let need = plan.bytes(threads);
+        let cap = u128::from(self.max_memory_mib) << 20;
+        if need > cap {
+            return Err(MechanismError::InvalidParameter {
+                name: "max_memory_mib",
+                value: self.max_memory_mib.to_string(),
+                reason: format!(
+                    "the polynomial of degree {degree} over {} attributes has {} coefficients \
+                     and needs about {} MiB with {threads} counting threads; lower the degree \
+                     (a larger α), restrict the workload to fewer attributes, or raise the cap",
+                    attrs.len(),
+                    plan.coefficients,
+                    need.div_ceil(1 << 20)
+                ),
+            });
+        }
+        if data.n() == 0 {
+            return Err(MechanismError::Data {
+                reason: "the dataset has no records".into(),
+            });
+        }
+        let noise = self.noise_for(&sizes, &approx, sense)?;
+        enum Sampler {
+            L(DiscreteLaplace),
+            G(DiscreteGaussian),
+        }
+        let samplers: Vec<Option<Sampler>> = noise
+            .count_parameter
+            .iter()
+            .map(|p| match (p, self.noise) {
+                (None, _) => Ok(None),
+                (Some(t), NoiseKind::Laplace { .. }) => {
+                    Ok(Some(Sampler::L(DiscreteLaplace::new(*t)?)))
+                }
+                (Some(s2), NoiseKind::Gaussian { .. }) => {
+                    Ok(Some(Sampler::G(DiscreteGaussian::new(*s2)?)))
+                }
+            })
+            .collect::<Result<_>>()?;
+        let index = MonomialIndex::new(&sizes, degree);
+        let mut counts = count_monomials(data, &attrs, &index, sense, threads);
+        // all checks done: draw the noise, size by size, chunks on numbered streams
+        let family = StreamFamily::fork(rng);
+        const CHUNK: usize = 1 << 16;
+        let mut stream = 0u64;
+        for (s, sampler) in samplers.iter().enumerate() {
+            let range = index.size_range(s);
+            let Some(sampler) = sampler else {
+                counts[range].iter_mut().for_each(|c| *c = 0);
+                continue;
+            };
+            let first = stream;
+            let chunks = range.len().div_ceil(CHUNK) as u64;
+            stream += chunks;
+            counts[range]
+                .par_chunks_mut(CHUNK)
+                .enumerate()
+                .try_for_each(|(i, chunk)| {
+                    let mut r = family.stream(first + i as u64);
+                    match sampler {
+                        Sampler::L(l) => l.add_noise(chunk, &mut r),
+                        Sampler::G(g) => g.add_noise(chunk, &mut r),
+                    }
+                })?;
+        }
+        let coefficients = index.coefficients(approx.multilinear(), &counts);
+        Ok(NoisyPolynomial {
+            attrs,
+            sense,
+            approx,
+            index,
+            coefficients,
+            n: data.n(),
+        })
+    }
+
+    fn release_literals(
+        &self,
+        data: &Dataset,
+        workload: &ConjunctionWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let start = Instant::now();
+        let sense = match workload.kind() {
+            QueryKind::Disjunction => BitSense::Holds,
+            QueryKind::Conjunction => BitSense::Fails,
+            QueryKind::Parity => {
+                return Err(MechanismError::UnsupportedQueryClass {
+                    mechanism: "polynomial",
+                    class: Workload::class(workload),
+                    supported: "marginals, conjunctions, disjunctions".into(),
+                });
+            }
+        };
+        if data.domain() != workload.domain() {
+            return Err(MechanismError::Data {
+                reason: "the dataset's domain is not the workload's domain".into(),
+            });
+        }
+        let width = (0..workload.len())
+            .map(|q| workload.query(q).len())
+            .max()
+            .unwrap_or(1);
+        let attrs = Workload::touched_attributes(workload);
+        let poly = self.release_polynomial(data, &attrs, sense, width, rng)?;
+        let answers = (0..workload.len())
+            .map(|q| poly.answer(workload.query(q)))
+            .collect::<Result<Vec<f64>>>()?;
+        let approx = poly.approximation();
+        let sizes: Vec<u32> = attrs.iter().map(|&a| data.domain().size(a)).collect();
+        let noise = self.noise_for(&sizes, approx, sense)?;
+        let support: f64 = (1..=approx.degree())
+            .map(|s| binomial(width, s))
+            .sum::<f64>();
+        let per_coef_var = match self.noise {
+            NoiseKind::Laplace { .. } => 2.0 * noise.coefficient_parameter.powi(2),
+            NoiseKind::Gaussian { .. } => noise.coefficient_parameter,
+        };
+        let notes = vec![
+            format!(
+                "polynomial of degree {} ({}) approximating OR on 0..={width} with certified \
+                 error {:.3e}; {} coefficients over {} attributes",
+                approx.degree(),
+                approx.construction(),
+                approx.error(),
+                poly.num_coefficients(),
+                attrs.len()
+            ),
+            format!(
+                "coefficient sensitivity: Δ₁ = {:.4e}, Δ₂ = {:.4e}; noise per coefficient: {} \
+                 {:.4e}",
+                noise.sensitivity.l1,
+                noise.sensitivity.l2_squared.sqrt(),
+                match self.noise {
+                    NoiseKind::Laplace { .. } => "Laplace scale",
+                    NoiseKind::Gaussian { .. } => "Gaussian σ²",
+                },
+                noise.coefficient_parameter
+            ),
+            format!(
+                "noise standard deviation of a {width}-literal answer (before clamping to \
+                 [0, 1]): about {:.3e}",
+                (support * per_coef_var).sqrt() / data.n() as f64
+            ),
+        ];
+        Ok(Release {
+            answers,
+            synthetic: None,
+            certificate: self.certificate(),
+            diagnostics: Diagnostics {
+                wall_seconds: start.elapsed().as_secs_f64(),
+                notes,
+                ..Diagnostics::default()
+            },
+        })
+    }
+}
+
+fn binomial(n: usize, k: usize) -> f64 {
+    (0..k).fold(1.0, |c, i| c * (n - i) as f64 / (i + 1) as f64)
+}
+
+/// Sorted, deduplicated attributes of the data's domain, with their sizes.
+fn checked_attributes(data: &Dataset, attrs: &[usize]) -> Result<(Vec<usize>, Vec<u32>)> {
+    let mut a = attrs.to_vec();
+    a.sort_unstable();
+    a.dedup();
+    if a.is_empty() {
+        return Err(MechanismError::InvalidParameter {
+            name: "attributes",
+            value: "none".into(),
+            reason: "the polynomial needs at least one attribute".into(),
+        });
+    }
+    if let Some(&bad) = a.iter().find(|&&x| x >= data.domain().len()) {
+        return Err(MechanismError::InvalidParameter {
+            name: "attributes",
+            value: bad.to_string(),
+            reason: format!("the data has {} attributes", data.domain().len()),
+        });
+    }
+    let sizes = a.iter().map(|&x| data.domain().size(x)).collect();
+    Ok((a, sizes))
+}
+
+impl Mechanism<ConjunctionWorkload> for PolynomialMechanism {
+    fn name(&self) -> &'static str {
+        "polynomial"
+    }
+
+    fn certificate(&self) -> PrivacyCertificate {
+        PolynomialMechanism::certificate(self)
+    }
+
+    fn release(
+        &self,
+        data: &Dataset,
+        workload: &ConjunctionWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        self.release_literals(data, workload, rng)
+    }
+}
+
+impl Mechanism<MarginalWorkload> for PolynomialMechanism {
+    fn name(&self) -> &'static str {
+        "polynomial"
+    }
+
+    fn certificate(&self) -> PrivacyCertificate {
+        PolynomialMechanism::certificate(self)
+    }
+
+    /// Every cell of every table as a conjunction (seed 002 §4.1), in workload order.
+    fn release(
+        &self,
+        data: &Dataset,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let cells = ConjunctionWorkload::from_marginals(workload)?;
+        self.release_literals(data, &cells, rng)
+    }
+}
+
+/// The **noiseless** polynomial (exact counts, no privacy): for tests of the evaluator and
+/// for measuring the approximation error alone. Never part of a release.
+#[cfg(test)]
+pub(crate) fn noiseless_polynomial(
+    data: &Dataset,
+    attrs: &[usize],
+    sense: BitSense,
+    approx: SymmetricApprox,
+) -> Result<NoisyPolynomial> {
+    let (attrs, sizes) = checked_attributes(data, attrs)?;
+    let index = MonomialIndex::new(&sizes, approx.degree());
+    let counts = count_monomials(data, &attrs, &index, sense, 3);
+    let coefficients = index.coefficients(approx.multilinear(), &counts);
+    Ok(NoisyPolynomial {
+        attrs,
+        sense,
+        approx,
+        index,
+        coefficients,
+        n: data.n(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::polynomial::approx::or_target;
+    use dp_queries::Domain;
+    use rand::RngExt;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha20Rng;
+
+    fn domain(sizes: &[u32]) -> Domain {
+        Domain::new(
+            sizes
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| (format!("a{i}"), s))
+                .collect(),
+        )
+        .unwrap()
+    }
+
+    fn random_data(sizes: &[u32], n: usize, seed: u64) -> Dataset {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        let columns = sizes
+            .iter()
+            .map(|&s| (0..n).map(|_| rng.random_range(0..s)).collect())
+            .collect();
+        Dataset::from_columns(domain(sizes), columns).unwrap()
+    }
+
+    /// Every sensible query of 1..=width literals over the domain.
+    fn all_queries(sizes: &[u32], width: usize) -> Vec<Vec<Literal>> {
+        let mut out = Vec::new();
+        fn rec(
+            sizes: &[u32],
+            from: usize,
+            width: usize,
+            cur: &mut Vec<Literal>,
+            out: &mut Vec<Vec<Literal>>,
+        ) {
+            if !cur.is_empty() {
+                out.push(cur.clone());
+            }
+            if cur.len() == width {
+                return;
+            }
+            for a in from..sizes.len() {
+                for c in 0..sizes[a] {
+                    cur.push(Literal {
+                        attr: a as u32,
+                        value: c,
+                    });
+                    rec(sizes, a + 1, width, cur, out);
+                    cur.pop();
+                }
+            }
+        }
+        rec(sizes, 0, width, &mut Vec::new(), &mut out);
+        out
+    }
+
+    #[test]
+    fn noiseless_evaluator_is_within_the_certified_error() {
+        let sizes = [2u32, 3, 2, 4, 2];
+        let data = random_data(&sizes, 400, 11);
+        let attrs: Vec<usize> = (0..sizes.len()).collect();
+        let width = 4;
+        let queries = all_queries(&sizes, width);
+        for (kind, sense) in [
+            (QueryKind::Disjunction, BitSense::Holds),
+            (QueryKind::Conjunction, BitSense::Fails),
+        ] {
+            let w = ConjunctionWorkload::new(data.domain(), kind, queries.clone()).unwrap();
+            let exact_counts = Workload::count_all(&w, &data).unwrap();
+            for approx in [
+                SymmetricApprox::exact(&or_target(width)).unwrap(),
+                SymmetricApprox::chebyshev_or_at_degree(width, 2).unwrap(),
+                SymmetricApprox::lp(&or_target(width), 3, &Default::default()).unwrap(),
+            ] {
+                let err = approx.error();
+                let poly = noiseless_polynomial(&data, &attrs, sense, approx).unwrap();
+                let mut worst = 0.0f64;
+                for (q, lits) in queries.iter().enumerate() {
+                    let exact = exact_counts[q] as f64 / data.n() as f64;
+                    let got = poly.raw_answer(lits).unwrap();
+                    worst = worst.max((got - exact).abs());
+                }
+                assert!(worst <= err + 1e-9, "{kind:?}: {worst} > {err}");
+                if err == 0.0 {
+                    assert!(worst < 1e-9);
+                } else {
+                    // the error is really there (the approximation is not exact)
+                    assert!(worst > 1e-6);
+                }
+            }
+        }
+    }
+
+    /// The coefficient vector of a single record, by brute force over all monomials.
+    fn record_vector(
+        sizes: &[u32],
+        record: &[u32],
+        approx: &SymmetricApprox,
+        sense: BitSense,
+    ) -> Vec<f64> {
+        let cols = record.iter().map(|&c| vec![c]).collect();
+        let data = Dataset::from_columns(domain(sizes), cols).unwrap();
+        let attrs: Vec<usize> = (0..sizes.len()).collect();
+        let mut v = noiseless_polynomial(&data, &attrs, sense, approx.clone())
+            .unwrap()
+            .coefficients;
+        // add/remove also moves the constant monomial by b_0
+        v.push(approx.multilinear()[0]);
+        v
+    }
+
+    #[test]
+    fn coefficient_sensitivity_is_attained_by_brute_force() {
+        let sizes = [2u32, 3, 2];
+        let records: Vec<Vec<u32>> = (0..2)
+            .flat_map(|a| (0..3).flat_map(move |b| (0..2).map(move |c| vec![a, b, c])))
+            .collect();
+        for approx in [
+            SymmetricApprox::exact(&or_target(3)).unwrap(),
+            SymmetricApprox::lp(&or_target(3), 2, &Default::default()).unwrap(),
+        ] {
+            for sense in [BitSense::Holds, BitSense::Fails] {
+                let vecs: Vec<Vec<f64>> = records
+                    .iter()
+                    .map(|r| record_vector(&sizes, r, &approx, sense))
+                    .collect();
+                let (mut c1, mut c2, mut a1, mut a2) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+                for u in &vecs {
+                    a1 = a1.max(u.iter().map(|x| x.abs()).sum());
+                    a2 = a2.max(u.iter().map(|x| x * x).sum());
+                    for v in &vecs {
+                        c1 = c1.max(u.iter().zip(v).map(|(x, y)| (x - y).abs()).sum());
+                        c2 = c2.max(u.iter().zip(v).map(|(x, y)| (x - y) * (x - y)).sum());
+                    }
+                }
+                let held = held_sets(&sizes, approx.degree(), sense);
+                let b = approx.multilinear();
+                let ro = polynomial_coefficient_sensitivity(b, &held, Neighbouring::ReplaceOne);
+                let ar = polynomial_coefficient_sensitivity(b, &held, Neighbouring::AddRemove);
+                let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * (1.0 + y);
+                assert!(c1 <= ro.l1 && c2 <= ro.l2_squared, "{sense:?}");
+                assert!(a1 <= ar.l1 && a2 <= ar.l2_squared, "{sense:?}");
+                // attained: every record holds the same number of sets
+                assert!(close(a1, ar.l1) && close(a2, ar.l2_squared), "{sense:?}");
+                if sense == BitSense::Holds {
+                    assert!(close(c1, ro.l1) && close(c2, ro.l2_squared));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn noise_scales_by_hand() {
+        // 3 binary attributes, exact OR of width 2: b = (0, 1, −1), held = (1, 3, 3).
+        // replace-one: Δ₁ = 2(3 + 3) = 12, Δ₂² = 12.
+        let sizes = [2u32, 2, 2];
+        let approx = SymmetricApprox::exact(&or_target(2)).unwrap();
+        assert_eq!(approx.multilinear(), &[0.0, 1.0, -1.0]);
+        let lap = PolynomialParams::new(PrivacyLoss::Pure { epsilon: 0.5 })
+            .check()
+            .unwrap();
+        let n = lap.noise_for(&sizes, &approx, BitSense::Holds).unwrap();
+        assert!((n.sensitivity.l1 - 12.0).abs() < 1e-9);
+        assert!((n.coefficient_parameter - 24.0).abs() < 1e-9);
+        assert_eq!(n.count_parameter[0], None);
+        assert!((n.count_parameter[1].unwrap() - 24.0).abs() < 1e-9);
+        assert!((n.count_parameter[2].unwrap() - 24.0).abs() < 1e-9);
+        let gau = PolynomialParams::new(PrivacyLoss::Zcdp { rho: 0.25 })
+            .check()
+            .unwrap();
+        let g = gau.noise_for(&sizes, &approx, BitSense::Holds).unwrap();
+        assert!((g.sensitivity.l2_squared - 12.0).abs() < 1e-9);
+        // σ² = 12 / (2·0.25) = 24
+        assert!((g.coefficient_parameter - 24.0).abs() < 1e-9);
+        // an approximation with |b_2| = 1/2 halves that size's weight: its counts get
+        // scale Δ₁/(ε·|b_2|)
+        let half = SymmetricApprox::lp(&[0.0, 1.0, 0.5], 2, &Default::default()).unwrap();
+        let b = half.multilinear().to_vec();
+        let h = lap.noise_for(&sizes, &half, BitSense::Holds).unwrap();
+        let d1 = 2.0 * (b[1].abs() * 3.0 + b[2].abs() * 3.0);
+        assert!((h.sensitivity.l1 - d1).abs() < 1e-9);
+        assert!((h.count_parameter[2].unwrap() - d1 / 0.5 / b[2].abs()).abs() < 1e-6);
+    }
+
+    #[test]
+    fn release_answers_and_refusals() {
+        let sizes = [2u32, 2, 3, 2];
+        let data = random_data(&sizes, 2000, 5);
+        let queries = all_queries(&sizes, 3);
+        let w = ConjunctionWorkload::new(data.domain(), QueryKind::Conjunction, queries).unwrap();
+        let mech = PolynomialParams::new(PrivacyLoss::Zcdp { rho: 1e6 })
+            .check()
+            .unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(1);
+        let r = Mechanism::<ConjunctionWorkload>::release(&mech, &data, &w, &mut rng).unwrap();
+        let exact = Workload::count_all(&w, &data).unwrap();
+        let alpha = 0.05;
+        for (a, c) in r.answers.iter().zip(&exact) {
+            assert!((a - *c as f64 / 2000.0).abs() < alpha + 0.01);
+        }
+        // same seed, same answers
+        let mut rng = ChaCha20Rng::seed_from_u64(1);
+        let again = Mechanism::<ConjunctionWorkload>::release(&mech, &data, &w, &mut rng).unwrap();
+        assert_eq!(r.answers, again.answers);
+        // parities refused by name
+        let p = ConjunctionWorkload::new(
+            data.domain(),
+            QueryKind::Parity,
+            vec![vec![Literal { attr: 0, value: 1 }]],
+        )
+        .unwrap();
+        let e = Mechanism::<ConjunctionWorkload>::release(&mech, &data, &p, &mut rng).unwrap_err();
+        assert!(e.to_string().contains("parities"), "{e}");
+        // memory cap
+        let tiny = PolynomialParams {
+            max_memory_mib: 1,
+            approximation: Approximation::Exact,
+            ..PolynomialParams::new(PrivacyLoss::Pure { epsilon: 1.0 })
+        }
+        .check()
+        .unwrap();
+        let wide = random_data(&[40; 12], 10, 3);
+        let q = vec![(0..12).map(|a| Literal { attr: a, value: 0 }).collect()];
+        let w = ConjunctionWorkload::new(wide.domain(), QueryKind::Disjunction, q).unwrap();
+        let e = Mechanism::<ConjunctionWorkload>::release(&tiny, &wide, &w, &mut rng).unwrap_err();
+        assert!(e.to_string().contains("MiB"), "{e}");
+        // add/remove refused
+        let mut ar = PolynomialParams::new(PrivacyLoss::Pure { epsilon: 1.0 });
+        ar.neighbouring = Neighbouring::AddRemove;
+        assert!(ar.check().is_err());
+    }
+}
