@@ -14,6 +14,9 @@ use crate::settings::{SettingKind, SettingValue, Settings};
 use crate::{BenchError, Result, quoted};
 use dp_core::{Neighbouring, PrivacyLoss, ProgressSink};
 use dp_mechanisms::iterative::{DEFAULT_ETA, OracleChoice};
+use dp_mechanisms::polynomial::{
+    Approximation as PolynomialApproximation, PolynomialMechanism, PolynomialParams,
+};
 use dp_mechanisms::{
     AdaptiveProjectionParams, AdaptiveRound, ChainingParams, ChainingWorstCaseParams,
     CoarseProjectionParams, DualQuery, DualQueryParams, ForQueryClasses, GaussianMechanism,
@@ -153,6 +156,11 @@ pub struct AuditSettings {
     /// by the step audit (the black-box audit has no power against it: the end-to-end
     /// accounting of these mechanisms is far from tight); otherwise by the black-box audit.
     pub steps: Option<StepAuditSettings>,
+    /// The marginals the black-box audit releases on its two binary attributes: `2` (the
+    /// one 2-way table, the default) or `1` (the two 1-way tables: used where each answer of
+    /// the 2-way table mixes several noisy values, so that an event on the answers has no
+    /// power against the half-noise canary — the polynomial release).
+    pub audit_kway: usize,
 }
 
 /// The per-step audit's build of a composed mechanism.
@@ -554,6 +562,7 @@ const AUDIT_GAUSSIAN: AuditSettings = AuditSettings {
     delta: AUDIT_DELTA,
     ci_runs: 100_000,
     steps: None,
+    audit_kway: 2,
 };
 
 /// The audit of a composed mechanism: black-box at `budget` with 20 000 runs, and the
@@ -564,6 +573,7 @@ const fn audit_composed(budget: PrivacyLoss, steps: StepAuditSettings) -> AuditS
         delta: AUDIT_DELTA,
         ci_runs: 20_000,
         steps: Some(steps),
+        audit_kway: 2,
     }
 }
 
@@ -901,6 +911,40 @@ const COVER_ALPHA: SettingSpec = SettingSpec {
     unit: "",
 };
 
+fn polynomial(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    options: &BuildOptions,
+) -> Result<PolynomialMechanism> {
+    replace_one_only("polynomial", relation)?;
+    let mut p = PolynomialParams::new(budget);
+    if let Some(a) = options.settings.alpha {
+        p.approximation = PolynomialApproximation::Chebyshev { alpha: a };
+    }
+    if let Some(bytes) = options.memory_bytes {
+        p.max_memory_mib = (bytes >> 20).max(1);
+    }
+    Ok(p.check()?)
+}
+
+fn build_polynomial(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    _: PostProcessing,
+    options: &BuildOptions,
+) -> Result<Box<dyn Mechanism>> {
+    Ok(Box::new(polynomial(budget, relation, options)?))
+}
+
+fn build_polynomial_any(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    _: PostProcessing,
+    options: &BuildOptions,
+) -> Result<Box<dyn Mechanism<AnyWorkload>>> {
+    Ok(Box::new(polynomial(budget, relation, options)?))
+}
+
 /// Every mechanism the `dpqr` program, the bench and the audit can run.
 ///
 /// Step-audit budgets (per-step ε ≈ 1 at n = 20, see docs/privacy.md "Empirical audit"):
@@ -1231,6 +1275,48 @@ pub static MECHANISMS: &[MechanismSpec] = &[
                 StepCanary::DualQueryStepSize,
             ),
         ),
+    },
+    MechanismSpec {
+        name: "polynomial",
+        description: "polynomial release (Thaler, Ullman, Vadhan 2012): each record's answers \
+    to every conjunction or disjunction are a low-degree polynomial (a Chebyshev \
+    approximation of OR); the summed coefficients get exact discrete Laplace or \
+    Gaussian noise, and any query of the class is answered from them",
+        guarantee: "pure ε-differential privacy with --epsilon alone (Laplace noise), or \
+    ρ-zCDP with --rho or --epsilon and --delta (Gaussian noise)",
+        budgets: &[BudgetKind::Pure, BudgetKind::Zcdp, BudgetKind::Approx],
+        relations: REPLACE_ONE,
+        relations_note: "the answers are divided by the public number of records n",
+        synthetic: false,
+        post_processing: false,
+        universe: "any domain: it never enumerates records; the coefficient vector (sets of \
+    up to the degree of one-hot literals) is bounded by --max-memory-mib, stated \
+    before it is allocated",
+        query_classes: QueryClasses::Several {
+            classes: &[
+                QueryClass::Marginals,
+                QueryClass::Conjunctions,
+                QueryClass::Disjunctions,
+            ],
+            build: build_polynomial_any,
+        },
+        settings: &[SettingSpec {
+            kind: SettingKind::Alpha,
+            meaning: "the certified error α of the approximation of OR: a smaller α needs a \
+        higher degree (about √(width/2)·ln(2/α)), so more coefficients, each with \
+        more noise",
+            default: || match PolynomialParams::new(ANY_BUDGET).approximation {
+                PolynomialApproximation::Chebyshev { alpha } => SettingValue::Real(alpha),
+                _ => SettingValue::Derived("exact (degree = the widest query)"),
+            },
+            unit: "",
+        }],
+        builder: build_polynomial,
+        audit: AuditSettings {
+            budget: PrivacyLoss::Pure { epsilon: 1.0 },
+            audit_kway: 1,
+            ..AUDIT_GAUSSIAN
+        },
     },
 ];
 

@@ -215,8 +215,14 @@ impl AuditPair {
     /// The adversarial pair on the audit's tiny domain (attributes `a`, `b` of size 2, the
     /// one 2-way table) with `n` records in `D1`: see the module docs.
     pub fn adversarial(n: usize, neighbouring: Neighbouring) -> Result<AuditPair> {
+        Self::adversarial_kway(n, neighbouring, 2)
+    }
+
+    /// [`Self::adversarial`] with all `k`-way marginals of the two attributes (`k` = 1: the
+    /// two 1-way tables; 2: the one 2-way table).
+    pub fn adversarial_kway(n: usize, neighbouring: Neighbouring, k: usize) -> Result<AuditPair> {
         let domain = Domain::new(vec![("a".into(), 2), ("b".into(), 2)])?;
-        let workload = MarginalWorkload::all_kway(&domain, 2)?;
+        let workload = MarginalWorkload::all_kway(&domain, k)?;
         Self::adversarial_for(&workload, n, neighbouring)
     }
 
@@ -390,7 +396,7 @@ pub fn audit_with(
         PrivacyLoss::Approx { epsilon, delta } => (epsilon, delta),
         z @ PrivacyLoss::Zcdp { .. } => (z.epsilon_at(settings.delta)?, settings.delta),
     };
-    let pair = AuditPair::adversarial(config.n, config.neighbouring)?;
+    let pair = AuditPair::adversarial_kway(config.n, config.neighbouring, settings.audit_kway)?;
     let names: Vec<String> = [
         "projection onto q(D1) − q(D2)",
         "most-raised cell",

@@ -882,6 +882,38 @@ impl Mechanism<MarginalWorkload> for PolynomialMechanism {
     }
 }
 
+/// The polynomial release on a workload chosen at run time: marginals, conjunctions and
+/// disjunctions; parities and explicit matrices are refused by name.
+impl Mechanism<dp_queries::AnyWorkload> for PolynomialMechanism {
+    fn name(&self) -> &'static str {
+        "polynomial"
+    }
+
+    fn certificate(&self) -> PrivacyCertificate {
+        PolynomialMechanism::certificate(self)
+    }
+
+    fn release(
+        &self,
+        data: &Dataset,
+        workload: &dp_queries::AnyWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        use dp_queries::{AnyWorkload, QueryKind, Workload};
+        match workload {
+            AnyWorkload::Marginals(w) => Mechanism::<MarginalWorkload>::release(self, data, w, rng),
+            AnyWorkload::Literals(w) if w.kind() != QueryKind::Parity => {
+                Mechanism::<ConjunctionWorkload>::release(self, data, w, rng)
+            }
+            other => Err(MechanismError::UnsupportedQueryClass {
+                mechanism: "polynomial",
+                class: other.class(),
+                supported: "marginals, conjunctions, disjunctions".into(),
+            }),
+        }
+    }
+}
+
 /// The **noiseless** polynomial (exact counts, no privacy): for tests of the evaluator and
 /// for measuring the approximation error alone. Never part of a release.
 #[cfg(test)]
