@@ -61,7 +61,7 @@ use crate::{
     Diagnostics, GaussianParams, Mechanism, MechanismError, NoiseDescription, NoiseDistribution,
     PrivacyCertificate, Release, Result, SyntheticData,
 };
-use dp_core::{DiscreteGaussian, Neighbouring, PrivacyLoss};
+use dp_core::{DiscreteGaussian, Neighbouring, PrivacyLoss, ProgressSink};
 use dp_geometry::min_norm_point_project_generated;
 use dp_geometry::{
     ConvexHull, FrankWolfeResult, FrankWolfeSettings, FrankWolfeVariant, Parallelism, PointSet,
@@ -120,6 +120,7 @@ impl Default for ProjectionSettings {
                 variant: FrankWolfeVariant::MinNormPoint,
                 weights: None,
                 parallelism: Parallelism::Rayon,
+                progress: None,
             },
             max_universe: DEFAULT_MAX_UNIVERSE,
             universe: UniverseChoice::Auto,
@@ -129,6 +130,21 @@ impl Default for ProjectionSettings {
 }
 
 impl ProjectionSettings {
+    /// Where the family's long stages report their progress: the solver's reporter
+    /// ([`FrankWolfeSettings::progress`]), also used for the chaining mechanisms'
+    /// decomposition levels and rounds (public counts only).
+    pub fn progress(&self) -> Option<&ProgressSink> {
+        self.frank_wolfe.progress.as_ref()
+    }
+
+    /// These settings with the solver's stages named with `prefix` (e.g. one level of a
+    /// chaining mechanism), so each solve shows as its own stage.
+    pub(crate) fn solver_with_prefix(&self, prefix: &str) -> FrankWolfeSettings {
+        let mut fw = self.frank_wolfe.clone();
+        fw.progress = fw.progress.map(|p| p.with_prefix(prefix));
+        fw
+    }
+
     /// Validates the solver settings (no norm weights: the family projects in the
     /// unweighted ℓ2 norm) and a positive universe cap.
     pub fn check(&self) -> Result<()> {
