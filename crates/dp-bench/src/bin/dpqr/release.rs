@@ -275,11 +275,19 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
     attribute_names
         .set(data.domain().names().map(str::to_string).collect())
         .ok();
-    pb.set_message(format!(
-        "releasing {} with {}",
-        describe_workload(&workload),
-        mech.name()
-    ));
+    // counting runs inside the mechanism, in one pass over the records: a spinner stage
+    // without a percentage (its share done would reveal n); the mechanism's own stages
+    // (rounds, solver iterations, levels) follow with percentages
+    crate::progress::announce_stage(
+        &pb,
+        args.quiet,
+        &format!(
+            "releasing {} with {}: counting the queries on the data (no percentage for \
+             this stage), then the mechanism's stages",
+            describe_workload(&workload),
+            mech.name()
+        ),
+    );
     let mut rng = match args.seed {
         Some(s) => {
             eprintln!(
