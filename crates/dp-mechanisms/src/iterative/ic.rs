@@ -587,6 +587,24 @@ impl Mechanism for IterativeConstruction {
     fn step_audited(&self) -> Option<&dyn crate::StepAudited> {
         Some(self)
     }
+    /// The plan's α with probability `1 − β` when Thm 5's requirement holds at it
+    /// ([`IterativeConstruction::plan`]); `None` when it does not (no bound is stated).
+    fn stated_error_bound(
+        &self,
+        workload: &MarginalWorkload,
+        n: usize,
+    ) -> Option<crate::ErrorBound> {
+        let universe = workload.domain().universe_size()?;
+        let plan = self
+            .plan((universe as f64).ln(), n, workload.num_queries())
+            .ok()?;
+        (plan.required_alpha <= plan.alpha).then(|| crate::ErrorBound {
+            statement: "largest error over the answers".into(),
+            value: plan.alpha,
+            confidence: Some(1.0 - self.p.beta),
+            citation: "Roth 2011, Thm 5",
+        })
+    }
     fn release(
         &self,
         data: &Dataset,

@@ -618,6 +618,23 @@ impl Mechanism for ProjectionMechanism {
         self.budget.certificate(self.name())
     }
 
+    /// `(ln|𝒳|)^{1/4}/((2ρ)^{1/4}√n)` ([`coarse::projection_error_bound`]) on the
+    /// expected root-mean-squared error, `𝒳` the universe of the workload's domain.
+    fn stated_error_bound(
+        &self,
+        workload: &MarginalWorkload,
+        n: usize,
+    ) -> Option<crate::ErrorBound> {
+        let universe = workload.domain().universe_size()?;
+        let universe = usize::try_from(universe).unwrap_or(usize::MAX);
+        Some(crate::ErrorBound {
+            statement: "root-mean-squared error of the answers".into(),
+            value: coarse::projection_error_bound(universe, n, self.budget.rho),
+            confidence: None,
+            citation: "Błasiok, Bun, Nikolov, Steinke 2019, Lemma 2.2",
+        })
+    }
+
     fn release(
         &self,
         data: &Dataset,
