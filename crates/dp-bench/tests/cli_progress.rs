@@ -276,3 +276,104 @@ fn no_progress_line_under_add_remove_contains_the_number_of_records() {
         assert!(!err.contains("7919"), "{args:?}: {err}");
     }
 }
+
+/// `dpqr release --dry-run` of all 2-way marginals of `d`'s domain with `extra` arguments.
+fn dry_run(d: &Path, extra: &[&str]) -> Output {
+    let mut a = vec!["--dry-run"];
+    a.extend_from_slice(extra);
+    release(d, false, &a)
+}
+
+#[test]
+fn a_dry_run_prints_the_projection_bound_for_the_assumed_n() {
+    let d = dir("bound", 30);
+    let o = dry_run(
+        &d,
+        &[
+            "--mechanism",
+            "projection",
+            "--rho",
+            "0.5",
+            "--assume-n",
+            "5000",
+        ],
+    );
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Błasiok, Bun, Nikolov, Steinke 2019, Lemma 2.2: (ln|X|)^{1/4} / ((2ρ)^{1/4} √n),
+    // |X| = 3 · 2 · 2 records, ρ = 0.5, n = 5000
+    let bound = 12f64.ln().powf(0.25) / ((2.0f64 * 0.5).powf(0.25) * 5000f64.sqrt());
+    let line = format!(
+        "stated bound: root-mean-squared error of the answers at most {bound:.4} in \
+         expectation for a table of 5000 records (Błasiok, Bun, Nikolov, Steinke 2019, \
+         Lemma 2.2)\n"
+    );
+    assert!(out.contains(&line), "{line}\n{out}");
+    // nothing read or written
+    assert!(!d.join("answers.csv").exists());
+
+    // without --assume-n: what the bound needs
+    let o = dry_run(&d, &["--mechanism", "projection", "--rho", "0.5"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        out.contains("number of records n, which a dry run does not read; give --assume-n N"),
+        "{out}"
+    );
+    assert!(!out.contains("stated bound: root-mean-squared"), "{out}");
+}
+
+#[test]
+fn a_dry_run_prints_ic_mws_bound_and_assume_n_needs_a_dry_run() {
+    let d = dir("icbound", 30);
+    let o = dry_run(
+        &d,
+        &[
+            "--mechanism",
+            "ic-mw",
+            "--epsilon",
+            "1",
+            "--assume-n",
+            "1000000",
+        ],
+    );
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        out.contains("stated bound: largest error over the answers at most ")
+            && out.contains(
+                "with probability at least 0.95 for a table of 1000000 records (Roth 2011, Thm 5)"
+            ),
+        "{out}"
+    );
+    // a mechanism with neither fixed noise nor a stated bound says so
+    let o = dry_run(
+        &d,
+        &[
+            "--mechanism",
+            "mwem",
+            "--epsilon",
+            "1",
+            "--assume-n",
+            "1000",
+        ],
+    );
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        out.contains("stated bound: none for this mechanism"),
+        "{out}"
+    );
+    // --assume-n is for plans only, and at least 1
+    for bad in [
+        &["--assume-n", "1000"][..],
+        &["--dry-run", "--assume-n", "0"][..],
+    ] {
+        let mut a = vec!["--mechanism", "projection", "--rho", "0.5"];
+        a.extend_from_slice(bad);
+        let o = release(&d, false, &a);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("--assume-n"), "{bad:?}: {}", stderr(&o));
+        assert!(!d.join("answers.csv").exists());
+    }
+}
