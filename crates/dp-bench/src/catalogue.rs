@@ -659,9 +659,11 @@ fn build_laplace_any(
 
 /// The projection family's solver and universe settings: the bench's
 /// [`BuildOptions::projection_settings`] (or the defaults), with `--tolerance` and
-/// `--max-iterations` applied.
+/// `--max-iterations` applied, and [`BuildOptions::progress`] as the solver's reporter (its
+/// iterations against the cap; the chaining mechanisms' levels too).
 fn projection_settings(options: &BuildOptions) -> ProjectionSettings {
     let mut p = options.projection_settings.clone().unwrap_or_default();
+    p.frank_wolfe.progress = options.progress.clone();
     if let Some(t) = options.settings.tolerance {
         p.frank_wolfe.relative_gap_tolerance = t;
     }
@@ -722,6 +724,8 @@ fn build_chaining_worst_case(
     if let Some(a) = options.settings.alpha {
         p = p.alpha(a);
     }
+    // the decomposition and every level's rounds report here (public counts only)
+    p.settings.frank_wolfe.progress = options.progress.clone();
     Ok(Box::new(p.check()?))
 }
 
@@ -808,6 +812,9 @@ fn build_ic_mw(
     let mut p = IcParams::new(budget);
     if let Some(a) = options.settings.alpha {
         p = p.alpha(a);
+    }
+    if let Some(sink) = &options.progress {
+        p = p.progress(sink.clone());
     }
     Ok(Box::new(p.check()?))
 }

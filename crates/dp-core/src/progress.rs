@@ -30,6 +30,39 @@ impl std::fmt::Debug for ProgressSink {
     }
 }
 
+/// Two sinks are equal when they are the same reporter (so parameter types holding one can
+/// still be compared).
+impl PartialEq for ProgressSink {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// A reporter that puts a fixed prefix before every stage name (e.g. "level 2 of 5: ")
+/// and passes the report on.
+struct Prefixed {
+    prefix: String,
+    inner: Arc<dyn Progress>,
+}
+
+impl Progress for Prefixed {
+    fn report(&self, stage: &str, done: u64, total: u64) {
+        self.inner
+            .report(&format!("{}{stage}", self.prefix), done, total);
+    }
+}
+
+impl ProgressSink {
+    /// This sink with `prefix` put before every stage name: a stage run several times
+    /// (one solve per level) shows as distinct stages. The prefix must be public too.
+    pub fn with_prefix(&self, prefix: impl Into<String>) -> ProgressSink {
+        ProgressSink(Arc::new(Prefixed {
+            prefix: prefix.into(),
+            inner: Arc::clone(&self.0),
+        }))
+    }
+}
+
 /// Report `done` of `total` of `stage` to `sink`, if there is one (a no-op otherwise).
 pub fn report_progress(sink: Option<&ProgressSink>, stage: &str, done: usize, total: usize) {
     if let Some(p) = sink {
@@ -60,5 +93,20 @@ mod tests {
         report_progress(Some(&sink), "rounds", 2, 5);
         report_progress(None, "rounds", 3, 5);
         assert_eq!(*r.0.lock().unwrap(), vec![("rounds".to_string(), 2, 5)]);
+    }
+
+    #[test]
+    fn a_prefixed_sink_names_its_stages_and_sinks_compare_by_reporter() {
+        let r = Arc::new(Record(Mutex::new(Vec::new())));
+        let sink = ProgressSink(r.clone());
+        let level = sink.with_prefix("level 2 of 5: ");
+        report_progress(Some(&level), "solver", 1, 4);
+        assert_eq!(
+            *r.0.lock().unwrap(),
+            vec![("level 2 of 5: solver".to_string(), 1, 4)]
+        );
+        assert_eq!(sink, sink.clone());
+        assert_ne!(sink, level);
+        assert_ne!(sink, ProgressSink(Arc::new(Record(Mutex::new(Vec::new())))));
     }
 }

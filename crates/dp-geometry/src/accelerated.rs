@@ -127,6 +127,7 @@ pub(crate) fn accelerated_project_atoms<B: AtomicBody + ?Sized>(
     let mut iterations = 0;
     let mut gap = f64::INFINITY;
     let status = loop {
+        settings.report_iterations(iterations);
         if iterations % CHECK_EVERY == 0 || iterations >= settings.max_iterations {
             for k in 0..dim {
                 c[k] = w[k] * (y[k] - vx[k]);
@@ -219,6 +220,7 @@ pub(crate) fn accelerated_project_atoms<B: AtomicBody + ?Sized>(
         .filter(|(_, wt)| **wt > 0.0)
         .map(|(i, &wt)| (i, wt))
         .collect();
+    settings.report_iterations(settings.max_iterations);
     Ok(FrankWolfeResult {
         objective: wdist(&vx, y, w),
         point: vx,

@@ -58,6 +58,7 @@ use crate::bodies::{AtomicBody, ConvexHull, LinearOracle, argmax};
 use crate::error::{GeometryError, Result, check_dim, check_finite};
 use crate::parallel::Parallelism;
 use crate::points::{PointSet, dot};
+use dp_core::{ProgressSink, report_progress};
 
 /// Which Frank–Wolfe step rule to use (see the module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -110,6 +111,11 @@ pub struct FrankWolfeSettings {
     pub weights: Option<Vec<f64>>,
     /// Parallelism of the oracle calls. Default [`Parallelism::None`].
     pub parallelism: Parallelism,
+    /// Where the solver reports its iterations done against [`Self::max_iterations`] (a
+    /// public cap fixed before solving; a solve that converges earlier reports the cap as
+    /// reached when it returns). Default `None`: nothing reported. Not serialised.
+    #[serde(skip)]
+    pub progress: Option<ProgressSink>,
 }
 
 /// `‖v − y‖²_W` for a diagonal `W = diag(w)`.
@@ -223,6 +229,7 @@ impl Default for FrankWolfeSettings {
             variant: FrankWolfeVariant::Classic,
             weights: None,
             parallelism: Parallelism::None,
+            progress: None,
         }
     }
 }
@@ -260,6 +267,26 @@ impl FrankWolfeSettings {
             )));
         }
         Ok(())
+    }
+
+    /// Report `done` iterations of at most [`Self::max_iterations`] to
+    /// [`Self::progress`] (nothing without a reporter), in a stage named after the variant.
+    pub(crate) fn report_iterations(&self, done: usize) {
+        if let Some(sink) = &self.progress {
+            let unit = match self.variant {
+                FrankWolfeVariant::MinNormPoint => "minimum-norm-point cycles",
+                FrankWolfeVariant::Accelerated => "accelerated projected-gradient steps",
+                _ => "Frank–Wolfe iterations",
+            };
+            let stage =
+                format!("projection solver ({unit}, at most the cap; ends early when converged)");
+            report_progress(
+                Some(sink),
+                &stage,
+                done.min(self.max_iterations),
+                self.max_iterations,
+            );
+        }
     }
 
     /// [`FrankWolfeSettings::check`] plus `weights.len() == dim`; returns the weights
@@ -307,6 +334,11 @@ impl FrankWolfeSettingsBuilder {
     /// Sets [`FrankWolfeSettings::parallelism`].
     pub fn parallelism(mut self, par: Parallelism) -> Self {
         self.settings.parallelism = par;
+        self
+    }
+    /// Sets [`FrankWolfeSettings::progress`].
+    pub fn progress(mut self, sink: ProgressSink) -> Self {
+        self.settings.progress = Some(sink);
         self
     }
     /// Validates ([`FrankWolfeSettings::check`]) and returns the settings.
@@ -489,6 +521,7 @@ pub fn frank_wolfe_project<O: LinearOracle + ?Sized>(
     let mut d = vec![0.0; dim];
     let mut iterations = 0;
     let (gap, status) = loop {
+        settings.report_iterations(iterations);
         for k in 0..dim {
             c[k] = w[k] * (y[k] - v[k]);
         }
@@ -539,6 +572,7 @@ pub fn frank_wolfe_project<O: LinearOracle + ?Sized>(
         iterations += 1;
     };
     atoms.sort_by_key(|&(a, _)| a);
+    settings.report_iterations(settings.max_iterations);
     Ok(FrankWolfeResult {
         objective: weighted_sq_dist(&v, y, &w),
         point: v,
@@ -605,6 +639,7 @@ pub fn frank_wolfe_project_atoms<B: AtomicBody + ?Sized>(
     let mut iterations = 0;
 
     let (gap, status) = loop {
+        settings.report_iterations(iterations);
         if iterations > 0 && iterations % REFRESH_EVERY == 0 {
             active.clean();
             v.fill(0.0);
@@ -716,6 +751,7 @@ pub fn frank_wolfe_project_atoms<B: AtomicBody + ?Sized>(
         iterations += 1;
     };
     active.clean();
+    settings.report_iterations(settings.max_iterations);
     Ok(FrankWolfeResult {
         objective: weighted_sq_dist(&v, y, &w),
         point: v,

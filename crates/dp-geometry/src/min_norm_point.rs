@@ -418,6 +418,7 @@ fn min_norm_point_core<G: AtomOracle + ?Sized>(
     let mut iterations = 0;
     let mut gap;
     let status = 'major: loop {
+        settings.report_iterations(iterations);
         corral.point(body, &mut x);
         for k in 0..dim {
             c[k] = w[k] * (y[k] - x[k]);
@@ -545,6 +546,7 @@ fn min_norm_point_core<G: AtomOracle + ?Sized>(
         .filter(|&(_, a)| a > 0.0)
         .collect();
     atoms.sort_by_key(|&(a, _)| a);
+    settings.report_iterations(settings.max_iterations);
     Ok(FrankWolfeResult {
         objective: wdist(&x, y, w),
         point: x,

@@ -23,6 +23,7 @@ fn mnp(tol: f64, cap: usize, w: &[f64]) -> FrankWolfeSettings {
         variant: FrankWolfeVariant::MinNormPoint,
         weights: Some(w.to_vec()),
         parallelism: Parallelism::None,
+        progress: None,
     }
 }
 

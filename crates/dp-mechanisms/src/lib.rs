@@ -55,7 +55,7 @@ pub use iterative::{
     ChainingWorstCase, ChainingWorstCaseParams, DualQuery, DualQueryParams, IcParams,
     IterativeConstruction, Mwem, MwemParams,
 };
-pub use mechanism::Mechanism;
+pub use mechanism::{ErrorBound, Mechanism};
 pub use perturbation::{
     GaussianMechanism, GaussianNoise, GaussianParams, LaplaceMechanism, LaplaceNoise,
     LaplaceParams, PerturbationParams,

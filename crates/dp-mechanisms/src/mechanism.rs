@@ -5,6 +5,21 @@ use crate::{PrivacyCertificate, Release, Result, StepAudited};
 use dp_queries::{Dataset, MarginalWorkload, Workload};
 use rand::CryptoRng;
 
+/// An error bound stated a priori by a mechanism's paper, for a table of `n` records (from
+/// [`Mechanism::stated_error_bound`]): a statement about answers as fractions of `n`, its
+/// value, how surely it holds and where it is proved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ErrorBound {
+    /// What is bounded, in words (e.g. "expected root-mean-squared error of the answers").
+    pub statement: String,
+    /// The bound, in the units of the answers (fractions of n).
+    pub value: f64,
+    /// The probability with which it holds; `None`: a bound on the expectation.
+    pub confidence: Option<f64>,
+    /// The source, by authors, year and result (e.g. "Roth 2011, Thm 5").
+    pub citation: &'static str,
+}
+
 /// A differentially private query-release mechanism (DESIGN.md "Core types") for workloads
 /// of type `W` (any [`Workload`]; marginals by default).
 ///
@@ -43,6 +58,13 @@ pub trait Mechanism<W: Workload = MarginalWorkload>: Send + Sync {
     /// The additive noise every count of `workload` gets, where it is fixed before running
     /// (the answer-perturbation baselines: their own calibration); `None` otherwise.
     fn count_noise(&self, _workload: &W) -> Option<CountNoise> {
+        None
+    }
+
+    /// The error bound the mechanism's paper states before running, for `workload` on a
+    /// table of `n` records (the bounds need n: public under replace-one, so a plan may
+    /// assume one); `None` where no a-priori bound is implemented or its conditions fail.
+    fn stated_error_bound(&self, _workload: &W, _n: usize) -> Option<ErrorBound> {
         None
     }
 

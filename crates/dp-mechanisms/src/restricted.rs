@@ -56,6 +56,17 @@ impl<W: Workload> Mechanism<W> for OnWorkloadAttributes<W> {
         self.inner.count_noise(workload)
     }
 
+    /// The inner mechanism's bound for the workload over the touched attributes, as it
+    /// runs ([`Mechanism::release`] here).
+    fn stated_error_bound(&self, workload: &W, n: usize) -> Option<crate::ErrorBound> {
+        let touched = workload.touched_attributes();
+        if touched.len() == workload.domain().len() {
+            return self.inner.stated_error_bound(workload, n);
+        }
+        let sub = workload.on_attributes(&touched).ok()?;
+        self.inner.stated_error_bound(&sub, n)
+    }
+
     fn release(&self, data: &Dataset, workload: &W, rng: &mut dyn CryptoRng) -> Result<Release> {
         let domain = workload.domain();
         let touched = workload.touched_attributes();
@@ -120,6 +131,12 @@ impl Mechanism<AnyWorkload> for ForQueryClasses {
         workload
             .as_marginals()
             .and_then(|w| self.inner.count_noise(w))
+    }
+
+    fn stated_error_bound(&self, workload: &AnyWorkload, n: usize) -> Option<crate::ErrorBound> {
+        workload
+            .as_marginals()
+            .and_then(|w| self.inner.stated_error_bound(w, n))
     }
 
     fn step_audited(&self) -> Option<&dyn crate::StepAudited> {

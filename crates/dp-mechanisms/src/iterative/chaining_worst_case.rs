@@ -50,7 +50,7 @@ use std::time::Instant;
 
 use std::sync::Arc;
 
-use dp_core::{ExponentialMechanism, PrivacyLoss, Selector};
+use dp_core::{ExponentialMechanism, PrivacyLoss, ProgressSink, Selector, report_progress};
 #[cfg(doc)]
 use dp_geometry::Metric;
 use dp_geometry::{MultiscaleDecomposition, PointSet};
@@ -89,6 +89,22 @@ pub fn linf_marginal_decomposition(
     workload: &MarginalWorkload,
     levels: usize,
 ) -> Result<ChainDecomposition> {
+    linf_decomposition_reporting(universe, workload, levels, None)
+}
+
+/// How many universe records the decomposition scans between two progress reports.
+const SCAN_REPORT_EVERY: usize = 1 << 12;
+
+/// [`linf_marginal_decomposition`], reporting the universe records scanned of `|𝒳|`
+/// (public: the universe is built from the public domain) as stage "chaining (worst case):
+/// decomposition, universe records scanned".
+fn linf_decomposition_reporting(
+    universe: &Universe,
+    workload: &MarginalWorkload,
+    levels: usize,
+    progress: Option<&ProgressSink>,
+) -> Result<ChainDecomposition> {
+    const STAGE: &str = "chaining (worst case): decomposition, universe records scanned";
     if levels == 0 || levels > 64 {
         return Err(crate::MechanismError::InvalidParameter {
             name: "levels",
@@ -107,6 +123,9 @@ pub fn linf_marginal_decomposition(
     let mut centers = Vec::new();
     let mut map = Vec::with_capacity(universe.len());
     for x in 0..universe.len() {
+        if x % SCAN_REPORT_EVERY == 0 {
+            report_progress(progress, STAGE, x, universe.len());
+        }
         let r = universe.record(x)?;
         let key: Vec<u32> = used.iter().map(|&a| r[a]).collect();
         let rep = *first.entry(key).or_insert_with(|| {
@@ -115,6 +134,7 @@ pub fn linf_marginal_decomposition(
         });
         map.push(rep);
     }
+    report_progress(progress, STAGE, universe.len(), universe.len());
     let mut scale = 1.0;
     let levels = (0..levels)
         .map(|_| {
@@ -267,7 +287,8 @@ impl ChainingWorstCase {
             .alpha
             .unwrap_or_else(|| projection_error_bound(universe.len(), n, self.budget.rho));
         let k = MultiscaleDecomposition::levels_for_alpha(alpha.min(0.999_999))?;
-        let decomposition = linf_marginal_decomposition(universe, workload, k)?;
+        let decomposition =
+            linf_decomposition_reporting(universe, workload, k, self.settings.progress())?;
         let nontrivial = (0..k).filter(|&j| decomposition.is_nontrivial(j)).count();
         let rho_j = self.budget.rho / nontrivial.max(1) as f64;
         let levels = (0..k)
@@ -389,6 +410,14 @@ impl ChainingWorstCase {
                 continue;
             };
             let inc = dec.increments(j);
+            // each level's rounds are their own stage ("chaining level 1 of 3: PMW rounds")
+            let sink = self.settings.progress().map(|p| {
+                p.with_prefix(format!(
+                    "chaining level {} of {}: ",
+                    j + 1,
+                    dec.levels.len()
+                ))
+            });
             let sigma2 = plan.sigma2(j).unwrap_or(f64::NAN);
             let round_plan = plan
                 .level_plan(j)?
@@ -424,8 +453,13 @@ impl ChainingWorstCase {
                 &counts,
                 &|c, a| distinguisher_scores(c.iter().map(|&v| v as f64), n, a),
                 rng,
-                &mut |t, a| observe(j, t, a),
+                &mut |t, a| {
+                    // public: the round index of this level against its fixed T
+                    report_progress(sink.as_ref(), "PMW rounds", t - 1, mplan.rounds);
+                    observe(j, t, a)
+                },
             )?;
+            report_progress(sink.as_ref(), "PMW rounds", mplan.rounds, mplan.rounds);
             let dist = state.dist;
             for (a, v) in
                 answers

@@ -53,7 +53,10 @@ use std::time::Instant;
 
 use std::sync::Arc;
 
-use dp_core::{Neighbouring, PermuteAndFlip, PrivacyLoss, Selector, advanced_composition_epsilon0};
+use dp_core::{
+    Neighbouring, PermuteAndFlip, PrivacyLoss, ProgressSink, Selector,
+    advanced_composition_epsilon0, report_progress,
+};
 use dp_queries::{Dataset, MarginalWorkload, Universe};
 use rand::{CryptoRng, Rng};
 
@@ -357,6 +360,7 @@ pub struct IcParams {
     alpha: Option<f64>,
     beta: f64,
     universe_cap: usize,
+    progress: Option<ProgressSink>,
 }
 
 impl IcParams {
@@ -367,6 +371,7 @@ impl IcParams {
             alpha: None,
             beta: 0.05,
             universe_cap: 1 << 22,
+            progress: None,
         }
     }
     /// Fix the target α (privacy does not depend on it; the accuracy guarantee does).
@@ -382,6 +387,13 @@ impl IcParams {
     /// Largest universe accepted.
     pub fn universe_cap(mut self, cap: usize) -> Self {
         self.universe_cap = cap;
+        self
+    }
+    /// Report the rounds done of `B(α/2)` as stage "IC-MW rounds" (public: the bound is
+    /// fixed by α, the public universe size, the budget and the public n before the loop;
+    /// a loop that stops at the 3α/4 test reports the stage complete).
+    pub fn progress(mut self, sink: ProgressSink) -> Self {
+        self.progress = Some(sink);
         self
     }
     /// Validates.
@@ -494,7 +506,8 @@ impl IterativeConstruction {
         let dist = EmDistinguisher::new(plan.epsilon0)?;
         // IC runs the DUA at accuracy α/2 (B(α/2) rounds).
         let mut dua = MwDua::new(&universe, workload, plan.alpha / 2.0)?;
-        let (state, trace) = iterative_construction(
+        let sink = self.p.progress.as_ref();
+        let (state, trace) = ic_loop(
             &counts,
             data.n(),
             plan.alpha,
@@ -503,7 +516,11 @@ impl IterativeConstruction {
             &dist,
             &mut dua,
             rng,
+            false,
+            // round t (1-based) starts with t − 1 done; only the round index is reported
+            &mut |t, _| report_progress(sink, "IC-MW rounds", t - 1, plan.rounds),
         )?;
+        report_progress(sink, "IC-MW rounds", plan.rounds, plan.rounds);
         let answers = answers_of(&universe, workload, &state)?;
         let synthetic = synthetic_of(&universe, &state.probabilities())?;
         let guaranteed = plan.required_alpha <= plan.alpha;
@@ -569,6 +586,24 @@ impl Mechanism for IterativeConstruction {
     }
     fn step_audited(&self) -> Option<&dyn crate::StepAudited> {
         Some(self)
+    }
+    /// The plan's α with probability `1 − β` when Thm 5's requirement holds at it
+    /// ([`IterativeConstruction::plan`]); `None` when it does not (no bound is stated).
+    fn stated_error_bound(
+        &self,
+        workload: &MarginalWorkload,
+        n: usize,
+    ) -> Option<crate::ErrorBound> {
+        let universe = workload.domain().universe_size()?;
+        let plan = self
+            .plan((universe as f64).ln(), n, workload.num_queries())
+            .ok()?;
+        (plan.required_alpha <= plan.alpha).then(|| crate::ErrorBound {
+            statement: "largest error over the answers".into(),
+            value: plan.alpha,
+            confidence: Some(1.0 - self.p.beta),
+            citation: "Roth 2011, Thm 5",
+        })
     }
     fn release(
         &self,

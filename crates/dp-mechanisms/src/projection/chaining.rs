@@ -49,7 +49,7 @@ use crate::sensitivity::{
     CountSensitivity, chain_increment_count_sensitivity, marginal_count_sensitivity,
 };
 use crate::{Diagnostics, Mechanism, MechanismError, PrivacyCertificate, Release, Result};
-use dp_core::Neighbouring;
+use dp_core::{Neighbouring, ProgressSink, report_progress};
 use dp_geometry::{MultiscaleDecomposition, PointSet};
 use dp_queries::{Dataset, MarginalPoints, MarginalWorkload, Universe};
 use rand::CryptoRng;
@@ -79,6 +79,17 @@ impl ChainDecomposition {
     /// Builds `k` nested levels with the fast marginal metric (same sets as dp-geometry's
     /// [`MultiscaleDecomposition`] with [`dp_geometry::Metric::ScaledL2`]).
     pub fn new(metric: &MarginalMetric, levels: usize) -> Result<Self> {
+        Self::new_reporting(metric, levels, None)
+    }
+
+    /// [`ChainDecomposition::new`], reporting the levels built of `levels` (public: fixed
+    /// by the universe, the workload and α) to `progress` as stage "chaining: decomposition
+    /// levels".
+    pub fn new_reporting(
+        metric: &MarginalMetric,
+        levels: usize,
+        progress: Option<&ProgressSink>,
+    ) -> Result<Self> {
         if levels == 0 || levels > 64 {
             return Err(MechanismError::InvalidParameter {
                 name: "levels",
@@ -89,7 +100,8 @@ impl ChainDecomposition {
         let radius = metric.point_norm();
         let mut out: Vec<ChainLevel> = Vec::with_capacity(levels);
         let mut scale = radius;
-        for _ in 0..levels {
+        for j in 0..levels {
+            report_progress(progress, "chaining: decomposition levels", j, levels);
             scale *= 0.5;
             let centers = match out.last() {
                 None => metric.maximal_separated_subset(scale)?,
@@ -102,6 +114,7 @@ impl ChainDecomposition {
                 map,
             });
         }
+        report_progress(progress, "chaining: decomposition levels", levels, levels);
         Ok(ChainDecomposition {
             radius,
             levels: out,
@@ -249,7 +262,8 @@ impl ChainingMechanism {
             // further levels are trivial), accepting the remainder's bias ≤ 2^{−k}Δ.
             Some(a) => MultiscaleDecomposition::levels_for_alpha(a.min(0.999_999))?.min(exact),
         };
-        let decomposition = ChainDecomposition::new(&metric, k)?;
+        let decomposition =
+            ChainDecomposition::new_reporting(&metric, k, self.settings.progress())?;
         let nontrivial = (0..k).filter(|&j| decomposition.is_nontrivial(j)).count();
         let rho_j = self.budget.rho / nontrivial.max(1) as f64;
         let noise = (0..k)
@@ -401,12 +415,18 @@ impl Mechanism for ChainingMechanism {
                 Some(nc) => {
                     let y = nc.answers();
                     let t = Instant::now();
+                    // each level's solve is its own stage ("chaining level 2 of 5: …")
+                    let solver = self.settings.solver_with_prefix(&format!(
+                        "chaining level {} of {}: ",
+                        j + 1,
+                        dec.levels.len()
+                    ));
                     let fw = if j == 0 && dec.levels[0].centers.len() == universe.len() {
-                        project_onto(&points, &y, &self.settings.frank_wolfe)?
+                        project_onto(&points, &y, &solver)?
                     } else {
                         let (plus, minus) = dec.level_hull(j);
                         let hull = GatheredPoints::new(&points, plus, minus)?;
-                        project_onto(hull, &y, &self.settings.frank_wolfe)?
+                        project_onto(hull, &y, &solver)?
                     };
                     let secs = t.elapsed().as_secs_f64();
                     for (a, v) in answers.iter_mut().zip(&fw.point) {

@@ -61,7 +61,7 @@ use crate::{
     Diagnostics, GaussianParams, Mechanism, MechanismError, NoiseDescription, NoiseDistribution,
     PrivacyCertificate, Release, Result, SyntheticData,
 };
-use dp_core::{DiscreteGaussian, Neighbouring, PrivacyLoss};
+use dp_core::{DiscreteGaussian, Neighbouring, PrivacyLoss, ProgressSink};
 use dp_geometry::min_norm_point_project_generated;
 use dp_geometry::{
     ConvexHull, FrankWolfeResult, FrankWolfeSettings, FrankWolfeVariant, Parallelism, PointSet,
@@ -120,6 +120,7 @@ impl Default for ProjectionSettings {
                 variant: FrankWolfeVariant::MinNormPoint,
                 weights: None,
                 parallelism: Parallelism::Rayon,
+                progress: None,
             },
             max_universe: DEFAULT_MAX_UNIVERSE,
             universe: UniverseChoice::Auto,
@@ -129,6 +130,21 @@ impl Default for ProjectionSettings {
 }
 
 impl ProjectionSettings {
+    /// Where the family's long stages report their progress: the solver's reporter
+    /// ([`FrankWolfeSettings::progress`]), also used for the chaining mechanisms'
+    /// decomposition levels and rounds (public counts only).
+    pub fn progress(&self) -> Option<&ProgressSink> {
+        self.frank_wolfe.progress.as_ref()
+    }
+
+    /// These settings with the solver's stages named with `prefix` (e.g. one level of a
+    /// chaining mechanism), so each solve shows as its own stage.
+    pub(crate) fn solver_with_prefix(&self, prefix: &str) -> FrankWolfeSettings {
+        let mut fw = self.frank_wolfe.clone();
+        fw.progress = fw.progress.map(|p| p.with_prefix(prefix));
+        fw
+    }
+
     /// Validates the solver settings (no norm weights: the family projects in the
     /// unweighted ℓ2 norm) and a positive universe cap.
     pub fn check(&self) -> Result<()> {
@@ -600,6 +616,23 @@ impl Mechanism for ProjectionMechanism {
 
     fn certificate(&self) -> PrivacyCertificate {
         self.budget.certificate(self.name())
+    }
+
+    /// `(ln|𝒳|)^{1/4}/((2ρ)^{1/4}√n)` ([`coarse::projection_error_bound`]) on the
+    /// expected root-mean-squared error, `𝒳` the universe of the workload's domain.
+    fn stated_error_bound(
+        &self,
+        workload: &MarginalWorkload,
+        n: usize,
+    ) -> Option<crate::ErrorBound> {
+        let universe = workload.domain().universe_size()?;
+        let universe = usize::try_from(universe).unwrap_or(usize::MAX);
+        Some(crate::ErrorBound {
+            statement: "root-mean-squared error of the answers".into(),
+            value: coarse::projection_error_bound(universe, n, self.budget.rho),
+            confidence: None,
+            citation: "Błasiok, Bun, Nikolov, Steinke 2019, Lemma 2.2",
+        })
     }
 
     fn release(

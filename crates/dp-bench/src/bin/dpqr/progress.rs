@@ -40,6 +40,22 @@ impl CliProgress {
     }
 }
 
+/// Show a stage without a percentage on the command's spinner (`bar`), or as one plain
+/// line with `DPQR_PROGRESS=plain`; nothing when `quiet`. For stages whose length is not
+/// public or not known in advance: counting the workload on the data is one pass over the
+/// records, and its share done would reveal n, which is private under add/remove
+/// neighbours.
+pub(crate) fn announce_stage(bar: &ProgressBar, quiet: bool, message: &str) {
+    if quiet {
+        return;
+    }
+    if std::env::var(PROGRESS_ENV).is_ok_and(|v| v == "plain") {
+        eprintln!("{message}");
+    } else {
+        bar.set_message(message.to_string());
+    }
+}
+
 /// The remaining time of a stage `done` of `total` through after `elapsed`, in words.
 fn eta(elapsed: Duration, done: u64, total: u64) -> String {
     if done == 0 {

@@ -94,11 +94,16 @@ pub(crate) struct ReleaseArgs {
     pub(crate) max_memory_mib: u64,
     /// Plan only: print the guarantee, the workload's size and memory, the universe the
     /// mechanism would enumerate, the predicted noise per count (answer-perturbation
-    /// baselines) and whether the ledger would take the spend — from public inputs only
-    /// (the domain and the workload), after checking every output path. Reads no data,
-    /// records no spend, draws no noise, writes nothing.
+    /// baselines) or the error bound the mechanism's paper states (with --assume-n), and
+    /// whether the ledger would take the spend — from public inputs only (the domain and
+    /// the workload), after checking every output path. Reads no data, records no spend,
+    /// draws no noise, writes nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
+    /// With --dry-run: predict for a table of N records. The stated error bounds
+    /// (projection, IC-MW) depend on the number of records, which a dry run does not read.
+    #[arg(long, value_name = "N", requires = "dry_run", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) assume_n: Option<u64>,
 }
 
 /// Bytes per counting query of a release: exact count (u64), noisy count (i64), answer
@@ -275,11 +280,19 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
     attribute_names
         .set(data.domain().names().map(str::to_string).collect())
         .ok();
-    pb.set_message(format!(
-        "releasing {} with {}",
-        describe_workload(&workload),
-        mech.name()
-    ));
+    // counting runs inside the mechanism, in one pass over the records: a spinner stage
+    // without a percentage (its share done would reveal n); the mechanism's own stages
+    // (rounds, solver iterations, levels) follow with percentages
+    crate::progress::announce_stage(
+        &pb,
+        args.quiet,
+        &format!(
+            "releasing {} with {}: counting the queries on the data (no percentage for \
+             this stage), then the mechanism's stages",
+            describe_workload(&workload),
+            mech.name()
+        ),
+    );
     let mut rng = match args.seed {
         Some(s) => {
             eprintln!(
@@ -481,6 +494,40 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
     Ok(())
 }
 
+/// The dry run's prediction for a mechanism without fixed count noise: the error bound its
+/// paper states for `--assume-n` records, or what the bound needs.
+fn stated_bound(args: &ReleaseArgs, workload: &AnyWorkload, mech: &dyn Mechanism<AnyWorkload>) {
+    let n = args
+        .assume_n
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    match n.map(|n| (n, mech.stated_error_bound(workload, n))) {
+        Some((n, Some(b))) => println!(
+            "stated bound: {} at most {:.4} {} for a table of {n} records ({})",
+            b.statement,
+            b.value,
+            match b.confidence {
+                Some(c) => format!("with probability at least {}", Num(c)),
+                None => "in expectation".to_string(),
+            },
+            b.citation
+        ),
+        Some((n, None)) => println!(
+            "stated bound: none for this mechanism and workload with {n} records; see its \
+             guarantee above and the measured errors in docs/benchmarks.md"
+        ),
+        // probe with a large table: whether the mechanism states a bound at all
+        None if mech.stated_error_bound(workload, usize::MAX >> 8).is_some() => println!(
+            "stated bound: this mechanism's paper bounds its error in terms of the number of \
+             records n, which a dry run does not read; give --assume-n N for the bound for a \
+             table of N records"
+        ),
+        None => println!(
+            "predicted error: no a-priori per-answer figure for this mechanism; see its \
+             guarantee above and the measured errors in docs/benchmarks.md"
+        ),
+    }
+}
+
 /// `dpqr release --dry-run` (issue #11 §2, "Plan before spending"): what the release would
 /// do, from public inputs only — the domain (file or bundled), the workload, the
 /// parameters. Called after every argument and output check and the ledger's check.
@@ -537,10 +584,7 @@ pub(crate) fn dry_run(
              (add/remove)",
             n.variance().sqrt()
         ),
-        None => println!(
-            "predicted error: no a-priori per-answer figure for this mechanism; see its \
-             guarantee above and the measured errors in docs/benchmarks.md"
-        ),
+        None => stated_bound(args, workload, mech),
     }
     let mut outs = vec![args.out.display().to_string()];
     outs.extend(args.report.iter().map(|p| p.display().to_string()));
