@@ -369,7 +369,7 @@ impl Mechanism<MarginalWorkload> for RelaxedProjection {
                      steps, the cap is {}; stopped after {} steps ({}) with certified gap {}",
                     body.entries(),
                     num_parities,
-                    Num(target),
+                    short(target),
                     clarkson_steps,
                     self.settings.max_iterations,
                     result.iterations,
@@ -378,12 +378,12 @@ impl Mechanism<MarginalWorkload> for RelaxedProjection {
                         dp_geometry::SolveStatus::MaxIterations => "step limit reached",
                         dp_geometry::SolveStatus::Stalled => "no further progress possible",
                     },
-                    Num(result.gap)
+                    short(result.gap)
                 ));
                 notes.push(format!(
                     "Grothendieck oracle: {calls} solves, {cycles} mixing-method cycles in all, \
                      largest certified gap {}",
-                    Num(worst_slack)
+                    short(worst_slack)
                 ));
                 diagnostics.iterations = Some(result.iterations);
                 diagnostics.oracle_calls = Some(calls);
@@ -411,5 +411,21 @@ impl Mechanism<MarginalWorkload> for RelaxedProjection {
             certificate: self.certificate(),
             diagnostics,
         })
+    }
+}
+
+/// Three significant digits, for solver diagnostics (not privacy parameters).
+fn short(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-3..1e6).contains(&x.abs()) {
+        format!("{x:.2e}")
+    } else {
+        let digits = if x.abs() >= 100.0 {
+            0
+        } else if x.abs() >= 1.0 {
+            2
+        } else {
+            4
+        };
+        format!("{x:.digits$}")
     }
 }
