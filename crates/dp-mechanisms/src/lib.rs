@@ -12,6 +12,7 @@
 //! | [`engine`] | the select–measure–update engine of the adaptive mechanisms (one selection, one measurement, round plans, the public-state runner, the step builder, the zCDP filter) |
 //! | [`iterative`] | multiplicative weights, Iterative Construction, MWEM, DualQuery (seeds 001, 003) |
 //! | [`mechanism`] | the [`Mechanism`] trait |
+//! | [`relaxed`] | the relaxed projection for binary marginals: parities measured once, Frank–Wolfe onto the Grothendieck relaxation, read back through the marginal ↔ parity transform (seed 000) |
 //! | [`release`] | [`Release`], [`PrivacyCertificate`], [`Diagnostics`] |
 //! | [`calibration`] | sensitivity + privacy parameter → noise scale (one place, rounded up) |
 //! | [`sensitivity`] | Δ₁ and Δ₂ of workloads under each neighbouring relation |
@@ -39,6 +40,7 @@ pub mod perturbation;
 pub mod polynomial;
 pub mod postprocess;
 pub mod projection;
+pub mod relaxed;
 pub mod release;
 pub mod restricted;
 pub mod sensitivity;
@@ -65,6 +67,7 @@ pub use projection::{
     ChainingMechanism, ChainingParams, CoarseProjectionMechanism, CoarseProjectionParams,
     ProjectionMechanism, ProjectionParams, ProjectionSettings, UniverseChoice,
 };
+pub use relaxed::{RelaxedProjection, RelaxedProjectionParams, RelaxedSettings};
 pub use release::{
     Diagnostics, NoiseDescription, NoiseDistribution, Normaliser, PrivacyCertificate, Release,
     SyntheticData,

@@ -202,6 +202,33 @@ pub fn distinguisher_scores(
         .collect()
 }
 
+/// Sensitivity of the vector of **odd counts** `o_T = #{x ∈ D : x_T = −1}` of
+/// `num_parities` distinct parities `T` over binary attributes (count units), the one
+/// measurement of the relaxed projection (`relaxed::RelaxedProjection`; seed 000 §3–4).
+///
+/// A record is odd on `T` or not, so one record moves each `o_T` by at most 1: adding or
+/// removing it changes `o_T` by 1 exactly when it is odd on `T`; replacing `x` by `x′` changes
+/// `o_T` by `1[x′_T = −1] − 1[x_T = −1] ∈ {−1, 0, 1}`. Over `N` parities, Δ₁ ≤ N and Δ₂² ≤ N
+/// under both relations. (Under replace-one it is attained when some pair of records differs
+/// in the parity of every `T`, e.g. `N = 1`; for all parities of a set it is not, but `N`
+/// stays a valid upper bound.)
+///
+/// **Replicated parities.** The relaxation of seed 000 §4 holds each parity `x_T` in `r_T`
+/// entries `(σ, τ)` with `σ Δ τ = T`. Those entries are filled from the single measured
+/// `o_T` after the measurement — post-processing, no privacy cost — so the sensitivity is that
+/// of the `N` distinct odd counts, not of the `R = Σ_T r_T` entries. Measuring every entry
+/// with its own noise would instead have Δ₂² = R (each entry moves by 1) and, averaged back
+/// over its `r_T` replicas, parity `T` would get noise variance `R/(2ρ·r_T)` instead of
+/// `N/(2ρ)`: never better when all `r_T` are equal (`R = N·r`), and worse for the parities
+/// with fewer replicas otherwise.
+pub fn parity_odd_count_sensitivity(num_parities: usize) -> CountSensitivity {
+    let n = num_parities as u64;
+    CountSensitivity {
+        l1: n,
+        l2_squared: n,
+    }
+}
+
 /// Sensitivity of DualQuery's sampling score in round `t` (seed 003 Thm 4.2 proof):
 /// `r(D, q) = Σ_{i<t} (q(D) − q(xⁱ))` with normalised `q(D)`, replace-one: each of the
 /// `t − 1` terms moves by at most `1/n`, so `Δ = (t − 1)/n` (0 in round 1).

@@ -16,6 +16,7 @@
 //! | [`marginal`] | [`Marginal`]: one contingency table, row-major cells, one-pass counting |
 //! | [`workload`] | [`MarginalWorkload`]: lists of marginals, all/random `k`-way, specs, parallel counting |
 //! | [`onehot`] | [`BinaryDataset`]: one-hot, bit-packed rows; conjunction and parity counts |
+//! | [`parity`] | [`SignRecords`] (binary records as packed signs), [`ParityQueries`], the exact marginal ↔ parity transform [`MarginalParityTransform`] (seed 000 §2.4) |
 //! | [`metrics`] | [`ErrorReport`]: max / mean / RMS error and mean per-table ℓ1 |
 //! | [`graphical`] | [`GraphicalModel`]: the Private-PGM estimator (McKenna et al. 2019) — a maximum-entropy graphical model fitted to noisy marginals by mirror descent with junction-tree inference; exact marginals and sampling |
 //! | [`implicit`] | [`MarginalRecordOracle`]: the linear-optimisation oracle over the records of an implicit universe (exact elimination or coordinate ascent), an `AtomOracle` for projections |
@@ -43,6 +44,7 @@ pub mod linear;
 pub mod marginal;
 pub mod metrics;
 pub mod onehot;
+pub mod parity;
 pub mod schema;
 pub mod universe;
 pub mod workload;
@@ -61,6 +63,7 @@ pub use linear::{
 pub use marginal::Marginal;
 pub use metrics::ErrorReport;
 pub use onehot::BinaryDataset;
+pub use parity::{MarginalParityTransform, ParityQueries, SignRecords};
 pub use schema::{AttributeSchema, DraftSettings, Encoding, Schema, draft_schema};
 pub use universe::{MAX_UNIVERSE, MarginalPoints, Universe};
 pub use workload::{MAX_QUERIES, MarginalWorkload, Parallelism};
