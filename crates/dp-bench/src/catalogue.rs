@@ -22,6 +22,7 @@ use dp_mechanisms::{
     CoarseProjectionParams, DualQuery, DualQueryParams, ForQueryClasses, GaussianMechanism,
     GaussianParams, IcParams, LaplaceMechanism, LaplaceParams, Mechanism, MwemParams,
     OnWorkloadAttributes, PostProcessing, ProjectionParams, ProjectionSettings,
+    RelaxedProjectionParams, RelaxedSettings,
 };
 use dp_queries::{AnyWorkload, QueryClass};
 
@@ -159,7 +160,7 @@ pub struct AuditSettings {
     /// The marginals the black-box audit releases on its two binary attributes: `2` (the
     /// one 2-way table, the default) or `1` (the two 1-way tables: used where each answer of
     /// the 2-way table mixes several noisy values, so that an event on the answers has no
-    /// power against the half-noise canary — the polynomial release).
+    /// power against the half-noise canary — the polynomial release, the relaxed projection).
     pub audit_kway: usize,
 }
 
@@ -918,6 +919,24 @@ const COVER_ALPHA: SettingSpec = SettingSpec {
     unit: "",
 };
 
+fn build_relaxed_projection(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    _: PostProcessing,
+    options: &BuildOptions,
+) -> Result<Box<dyn Mechanism>> {
+    replace_one_only("relaxed-projection", relation)?;
+    let mut settings = RelaxedSettings::default();
+    if let Some(m) = options.settings.max_iterations {
+        settings.max_iterations = m;
+    }
+    Ok(Box::new(
+        RelaxedProjectionParams::new(budget)
+            .settings(settings)
+            .check()?,
+    ))
+}
+
 fn polynomial(
     budget: PrivacyLoss,
     relation: Neighbouring,
@@ -1321,6 +1340,36 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         builder: build_polynomial,
         audit: AuditSettings {
             budget: PrivacyLoss::Pure { epsilon: 1.0 },
+            audit_kway: 1,
+            ..AUDIT_GAUSSIAN
+        },
+    },
+    MechanismSpec {
+        name: "relaxed-projection",
+        description: "relaxed projection (Dwork, Nikolov, Talwar 2015): the parities a binary \
+            marginal workload needs are measured once with discrete Gaussian noise, projected \
+            by Frank–Wolfe onto a Grothendieck (semidefinite) relaxation of the records' \
+            parity vectors, and read back as marginals",
+        guarantee: ZCDP_GUARANTEE,
+        budgets: ZCDP_BUDGETS,
+        relations: REPLACE_ONE,
+        relations_note: "its analysis treats the number of records n as public",
+        synthetic: false,
+        post_processing: false,
+        universe: "binary attributes only (others are refused by name: one-hot encode them \
+            first); it never enumerates records, its cost grows with the number of parities \
+            of degree at most the workload's width",
+        query_classes: QueryClasses::MarginalsOnly,
+        settings: &[SettingSpec {
+            kind: SettingKind::MaxIterations,
+            meaning: "cap on the Frank–Wolfe steps onto the relaxation (each one Grothendieck \
+                solve); the certified gap reached is reported in the notes",
+            default: || SettingValue::Count(RelaxedSettings::default().max_iterations),
+            unit: "",
+        }],
+        builder: build_relaxed_projection,
+        audit: AuditSettings {
+            ci_runs: 20_000,
             audit_kway: 1,
             ..AUDIT_GAUSSIAN
         },
