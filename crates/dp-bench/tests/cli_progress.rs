@@ -300,13 +300,16 @@ fn a_dry_run_prints_the_projection_bound_for_the_assumed_n() {
     );
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(o.status.success(), "{}", stderr(&o));
-    // Błasiok, Bun, Nikolov, Steinke 2019, Lemma 2.2: (ln|X|)^{1/4} / ((2ρ)^{1/4} √n),
-    // |X| = 3 · 2 · 2 records, ρ = 0.5, n = 5000
-    let bound = 12f64.ln().powf(0.25) / ((2.0f64 * 0.5).powf(0.25) * 5000f64.sqrt());
+    // derived by hand for all 2-way marginals of a: 3, b: 2, c: 2 (m = 3 tables, C = 16
+    // cells, |X| = 12 records), replace-one Δ₂² = 2m = 6, ρ = 0.5, n = 5000:
+    // σ = √(6/(2·0.5))/5000, E‖ŷ − x̄‖² ≤ 2σ·√m·√(2 ln 12), err₂ = (that / C)^{1/2}
+    let sigma = (6.0f64 / 1.0).sqrt() / 5000.0;
+    let bound = (2.0 * sigma * 3f64.sqrt() * (2.0 * 12f64.ln()).sqrt() / 16.0).sqrt();
     let line = format!(
         "stated bound: root-mean-squared error of the answers at most {bound:.4} in \
-         expectation for a table of 5000 records (Błasiok, Bun, Nikolov, Steinke 2019, \
-         Lemma 2.2)\n"
+         expectation for a table of 5000 records (the projection mechanism's analysis \
+         (Nikolov, Talwar, Zhang 2016) with Massart's lemma, derived for this calibration in \
+         dp_mechanisms::projection)\n"
     );
     assert!(out.contains(&line), "{line}\n{out}");
     // nothing read or written
