@@ -176,92 +176,11 @@ impl Dataset {
         let Some((header_line, header)) = lines.next() else {
             return Err(QueryError::EmptyFile { file: file.into() });
         };
-        let mut fields: Vec<Cow<'_, [u8]>> = Vec::new();
-        split_fields(header, &mut fields);
-        // Map each CSV column to its domain attribute.
-        let mut names: Vec<String> = Vec::with_capacity(fields.len());
-        for raw in &fields {
-            let name = std::str::from_utf8(raw).map_err(|_| QueryError::NonUtf8 {
-                file: file.into(),
-                line: header_line,
-            })?;
-            if names.iter().any(|n| n == name) {
-                return Err(QueryError::DuplicateHeader {
-                    file: file.into(),
-                    column: name.into(),
-                });
-            }
-            names.push(name.to_string());
-        }
-        let mut col_to_attr = Vec::with_capacity(names.len());
-        for name in &names {
-            let a = domain.index_of(name).map_err(|_| QueryError::ExtraColumn {
-                file: file.into(),
-                column: name.clone(),
-            })?;
-            col_to_attr.push(a);
-        }
-        for name in domain.names() {
-            if !names.iter().any(|n| n == name) {
-                return Err(QueryError::MissingColumn {
-                    file: file.into(),
-                    column: name.into(),
-                });
-            }
-        }
-        let width = col_to_attr.len();
+        let decoder = CsvDecoder::new(header, header_line, file, schema)?;
         let mut columns: Vec<Vec<u32>> = vec![Vec::new(); domain.len()];
-        let sizes = domain.sizes().to_vec();
-        let codes_only = schema.is_codes_only();
+        let mut fields: Vec<Cow<'_, [u8]>> = Vec::new();
         for (line, text) in lines {
-            split_fields(text, &mut fields);
-            if fields.len() != width {
-                return Err(QueryError::RaggedRow {
-                    file: file.into(),
-                    line,
-                    expected: width,
-                    found: fields.len(),
-                });
-            }
-            for (j, field) in fields.iter().enumerate() {
-                let a = col_to_attr[j];
-                let size = sizes[a];
-                if !codes_only {
-                    let value = std::str::from_utf8(field).map_err(|_| QueryError::NonUtf8 {
-                        file: file.into(),
-                        line,
-                    })?;
-                    match schema.encode(a, value) {
-                        Ok(Some(code)) => {
-                            columns[a].push(code);
-                            continue;
-                        }
-                        Ok(None) => {} // integer codes, read below
-                        Err(reason) => {
-                            return Err(QueryError::OutsideSchema {
-                                file: file.into(),
-                                line,
-                                column: names[j].clone(),
-                                value: value.into(),
-                                reason,
-                            });
-                        }
-                    }
-                }
-                match parse_code(field) {
-                    Some(v) if v < u64::from(size) => columns[a].push(v as u32),
-                    parsed => {
-                        return Err(field_error(
-                            file,
-                            line,
-                            &names[j],
-                            field,
-                            size,
-                            parsed.is_some(),
-                        ));
-                    }
-                }
-            }
+            decoder.push_record(line, text, &mut fields, &mut columns)?;
         }
         if columns.first().is_none_or(Vec::is_empty) && !allow_empty {
             return Err(QueryError::NoRecords { file: file.into() });
@@ -370,6 +289,133 @@ impl Dataset {
 }
 
 /// The error for a field that is not a valid code.
+/// The header mapping and record decoding of the CSV loaders (module docs), shared by
+/// [`Dataset`]'s loaders and the streaming counter ([`crate::stream`]) so both accept and
+/// refuse exactly the same input with the same errors.
+pub(crate) struct CsvDecoder<'s> {
+    file: String,
+    schema: &'s Schema,
+    names: Vec<String>,
+    col_to_attr: Vec<usize>,
+    sizes: Vec<u32>,
+    codes_only: bool,
+}
+
+impl<'s> CsvDecoder<'s> {
+    /// Checks the header (`header_line` is its 1-based line) against the schema's domain.
+    pub(crate) fn new(
+        header: &[u8],
+        header_line: u64,
+        file: &str,
+        schema: &'s Schema,
+    ) -> Result<Self> {
+        let domain = schema.domain();
+        let mut fields: Vec<Cow<'_, [u8]>> = Vec::new();
+        split_fields(header, &mut fields);
+        let mut names: Vec<String> = Vec::with_capacity(fields.len());
+        for raw in &fields {
+            let name = std::str::from_utf8(raw).map_err(|_| QueryError::NonUtf8 {
+                file: file.into(),
+                line: header_line,
+            })?;
+            if names.iter().any(|n| n == name) {
+                return Err(QueryError::DuplicateHeader {
+                    file: file.into(),
+                    column: name.into(),
+                });
+            }
+            names.push(name.to_string());
+        }
+        let mut col_to_attr = Vec::with_capacity(names.len());
+        for name in &names {
+            let a = domain.index_of(name).map_err(|_| QueryError::ExtraColumn {
+                file: file.into(),
+                column: name.clone(),
+            })?;
+            col_to_attr.push(a);
+        }
+        for name in domain.names() {
+            if !names.iter().any(|n| n == name) {
+                return Err(QueryError::MissingColumn {
+                    file: file.into(),
+                    column: name.into(),
+                });
+            }
+        }
+        Ok(CsvDecoder {
+            file: file.into(),
+            schema,
+            names,
+            col_to_attr,
+            sizes: domain.sizes().to_vec(),
+            codes_only: schema.is_codes_only(),
+        })
+    }
+
+    /// Decodes one record (`line` its 1-based line) and appends its codes to `columns`
+    /// (one per domain attribute). `fields` is scratch space. On an error nothing is
+    /// guaranteed about `columns` (the caller stops).
+    pub(crate) fn push_record<'a>(
+        &self,
+        line: u64,
+        text: &'a [u8],
+        fields: &mut Vec<Cow<'a, [u8]>>,
+        columns: &mut [Vec<u32>],
+    ) -> Result<()> {
+        let file = self.file.as_str();
+        split_fields(text, fields);
+        let width = self.col_to_attr.len();
+        if fields.len() != width {
+            return Err(QueryError::RaggedRow {
+                file: file.into(),
+                line,
+                expected: width,
+                found: fields.len(),
+            });
+        }
+        for (j, field) in fields.iter().enumerate() {
+            let a = self.col_to_attr[j];
+            let size = self.sizes[a];
+            if !self.codes_only {
+                let value = std::str::from_utf8(field).map_err(|_| QueryError::NonUtf8 {
+                    file: file.into(),
+                    line,
+                })?;
+                match self.schema.encode(a, value) {
+                    Ok(Some(code)) => {
+                        columns[a].push(code);
+                        continue;
+                    }
+                    Ok(None) => {} // integer codes, read below
+                    Err(reason) => {
+                        return Err(QueryError::OutsideSchema {
+                            file: file.into(),
+                            line,
+                            column: self.names[j].clone(),
+                            value: value.into(),
+                            reason,
+                        });
+                    }
+                }
+            }
+            match parse_code(field) {
+                Some(v) if v < u64::from(size) => columns[a].push(v as u32),
+                parsed => {
+                    return Err(field_error(
+                        file,
+                        line,
+                        &self.names[j],
+                        field,
+                        size,
+                        parsed.is_some(),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 fn field_error(
     file: &str,
     line: u64,

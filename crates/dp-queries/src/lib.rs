@@ -13,6 +13,7 @@
 //! | [`domain`] | [`Domain`]: ordered named attributes with sizes; the `NAME-domain.json` format |
 //! | [`dataset`] | [`Dataset`]: column-major integer codes; validating CSV loader |
 //! | [`schema`] | [`Schema`]: a public domain file with category labels or numeric bins per attribute, to load raw CSV values; [`draft_schema`], a NON-PRIVATE drafting helper |
+//! | [`stream`] | [`count_csv_streaming`]: a workload's exact counts over a CSV file in one pass, in bounded memory, equal to the in-memory counts |
 //! | [`marginal`] | [`Marginal`]: one contingency table, row-major cells, one-pass counting |
 //! | [`workload`] | [`MarginalWorkload`]: lists of marginals, all/random `k`-way, specs, parallel counting |
 //! | [`onehot`] | [`BinaryDataset`]: one-hot, bit-packed rows; conjunction and parity counts |
@@ -46,6 +47,7 @@ pub mod metrics;
 pub mod onehot;
 pub mod parity;
 pub mod schema;
+pub mod stream;
 pub mod universe;
 pub mod workload;
 
@@ -65,6 +67,7 @@ pub use metrics::ErrorReport;
 pub use onehot::BinaryDataset;
 pub use parity::{MarginalParityTransform, ParityQueries, SignRecords};
 pub use schema::{AttributeSchema, DraftSettings, Encoding, Schema, draft_schema};
+pub use stream::{StreamSettings, StreamedCounts, count_csv_streaming};
 pub use universe::{MAX_UNIVERSE, MarginalPoints, Universe};
 pub use workload::{MAX_QUERIES, MarginalWorkload, Parallelism};
 
