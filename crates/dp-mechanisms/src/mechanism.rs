@@ -75,6 +75,32 @@ pub trait Mechanism<W: Workload = MarginalWorkload>: Send + Sync {
         None
     }
 
+    /// Whether the mechanism needs only the workload's exact counts and the number of
+    /// records, not the records themselves (the answer-perturbation baselines): then
+    /// [`Self::release_counts`] releases from a streaming count in bounded memory.
+    fn counts_suffice(&self) -> bool {
+        false
+    }
+
+    /// Release from the exact counts of `workload` (workload order, as
+    /// [`dp_queries::Workload::count_all`]) of a dataset of `n` records, for mechanisms whose
+    /// [`Self::counts_suffice`]; the same guarantee and the same release as
+    /// [`Self::release`] on that dataset. `n` is private under add/remove neighbours: it is
+    /// used as the true value of a measured total only, never output. The default refuses.
+    fn release_counts(
+        &self,
+        _counts: Vec<i64>,
+        _n: usize,
+        _workload: &W,
+        _rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        Err(crate::MechanismError::InvalidParameter {
+            name: "counts",
+            value: self.name().into(),
+            reason: "this mechanism needs the records, not only the counts".into(),
+        })
+    }
+
     /// Run the mechanism on `data` for `workload`.
     ///
     /// Errors (never panics) when the data does not fit the workload's domain or the

@@ -189,10 +189,26 @@ impl<W: Workload> Mechanism<W> for GaussianMechanism {
     }
 
     fn release(&self, data: &Dataset, workload: &W, rng: &mut dyn CryptoRng) -> Result<Release> {
+        check_post_processing(self.post_processing, workload)?;
+        let counts = exact_counts(data, workload, self.neighbouring)?;
+        Mechanism::<W>::release_counts(self, counts, data.n(), workload, rng)
+    }
+
+    fn counts_suffice(&self) -> bool {
+        true
+    }
+
+    fn release_counts(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &W,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
         let start = Instant::now();
         check_post_processing(self.post_processing, workload)?;
         let (sensitivity, total) = measured_sensitivity(workload, self.neighbouring);
-        let mut counts = exact_counts(data, workload, self.neighbouring, total)?;
+        let mut counts = with_total(counts, n, workload, self.neighbouring, total)?;
         let sigma2 = self.sigma2(&sensitivity);
         let sampler = DiscreteGaussian::new(sigma2)?;
         // all checks done: draw the noise
@@ -202,7 +218,7 @@ impl<W: Workload> Mechanism<W> for GaussianMechanism {
             self.neighbouring,
             self.post_processing,
             workload,
-            data.n(),
+            n,
             &counts,
             (
                 NoiseDistribution::DiscreteGaussian,
@@ -287,10 +303,26 @@ impl<W: Workload> Mechanism<W> for LaplaceMechanism {
     }
 
     fn release(&self, data: &Dataset, workload: &W, rng: &mut dyn CryptoRng) -> Result<Release> {
+        check_post_processing(self.post_processing, workload)?;
+        let counts = exact_counts(data, workload, self.neighbouring)?;
+        Mechanism::<W>::release_counts(self, counts, data.n(), workload, rng)
+    }
+
+    fn counts_suffice(&self) -> bool {
+        true
+    }
+
+    fn release_counts(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &W,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
         let start = Instant::now();
         check_post_processing(self.post_processing, workload)?;
         let (sensitivity, total) = measured_sensitivity(workload, self.neighbouring);
-        let mut counts = exact_counts(data, workload, self.neighbouring, total)?;
+        let mut counts = with_total(counts, n, workload, self.neighbouring, total)?;
         let scale = self.scale(&sensitivity);
         let sampler = DiscreteLaplace::new(scale)?;
         add_noise_in_parallel(&mut counts, rng, |chunk, r| sampler.add_noise(chunk, r))?;
@@ -299,7 +331,7 @@ impl<W: Workload> Mechanism<W> for LaplaceMechanism {
             self.neighbouring,
             self.post_processing,
             workload,
-            data.n(),
+            n,
             &counts,
             (
                 NoiseDistribution::DiscreteLaplace,
@@ -401,8 +433,7 @@ pub(crate) fn check_data_under<W: Workload + ?Sized>(
     }
 }
 
-/// Check the data against the workload and count every query exactly, as `i64`, with the
-/// total count `n` appended when `total` (see [`measures_total`]).
+/// Check the data against the workload and count every query exactly, as `i64`.
 ///
 /// Under add/remove neighbours an empty dataset is released like any other: refusing it
 /// would distinguish it from its one-record neighbours (a refusal is an output). Under
@@ -411,16 +442,39 @@ fn exact_counts<W: Workload + ?Sized>(
     data: &Dataset,
     workload: &W,
     neighbouring: Neighbouring,
-    total: bool,
 ) -> Result<Vec<i64>> {
     check_data_under(data, workload, neighbouring)?;
-    let mut counts = workload.count_all(data)?;
+    Ok(workload.count_all(data)?)
+}
+
+/// The counts checked against the workload (one per query; under replace-one `n ≥ 1`, since
+/// the answers are divided by the public `n`), with the total count `n` appended when
+/// `total` (see [`measures_total`]).
+fn with_total<W: Workload + ?Sized>(
+    mut counts: Vec<i64>,
+    n: usize,
+    workload: &W,
+    neighbouring: Neighbouring,
+    total: bool,
+) -> Result<Vec<i64>> {
+    if counts.len() != workload.num_queries() {
+        return Err(MechanismError::Data {
+            reason: format!(
+                "{} counts for a workload of {} queries",
+                counts.len(),
+                workload.num_queries()
+            ),
+        });
+    }
+    if neighbouring == Neighbouring::ReplaceOne && n == 0 {
+        return Err(MechanismError::Data {
+            reason: "the dataset has no records".into(),
+        });
+    }
     if total {
-        counts.push(
-            i64::try_from(data.n()).map_err(|_| MechanismError::Numerical {
-                what: "the number of records does not fit in i64".into(),
-            })?,
-        );
+        counts.push(i64::try_from(n).map_err(|_| MechanismError::Numerical {
+            what: "the number of records does not fit in i64".into(),
+        })?);
     }
     Ok(counts)
 }

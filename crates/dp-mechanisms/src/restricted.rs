@@ -56,6 +56,21 @@ impl<W: Workload> Mechanism<W> for OnWorkloadAttributes<W> {
         self.inner.count_noise(workload)
     }
 
+    fn counts_suffice(&self) -> bool {
+        self.inner.counts_suffice()
+    }
+
+    /// Counts do not depend on the restriction: passed to the inner mechanism as they are.
+    fn release_counts(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &W,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        self.inner.release_counts(counts, n, workload, rng)
+    }
+
     /// The inner mechanism's bound for the workload over the touched attributes, as it
     /// runs ([`Mechanism::release`] here).
     fn stated_error_bound(&self, workload: &W, n: usize) -> Option<crate::ErrorBound> {
@@ -141,6 +156,27 @@ impl Mechanism<AnyWorkload> for ForQueryClasses {
 
     fn step_audited(&self) -> Option<&dyn crate::StepAudited> {
         self.inner.step_audited()
+    }
+
+    fn counts_suffice(&self) -> bool {
+        self.inner.counts_suffice()
+    }
+
+    fn release_counts(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &AnyWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        match workload.as_marginals() {
+            Some(w) => self.inner.release_counts(counts, n, w, rng),
+            None => Err(crate::MechanismError::UnsupportedQueryClass {
+                mechanism: self.inner.name(),
+                class: workload.class(),
+                supported: QueryClass::Marginals.key().into(),
+            }),
+        }
     }
 
     fn release(

@@ -253,3 +253,66 @@ fn dualquery_releases_conjunctions_directly() {
     }
     assert_eq!(r.certificate.neighbouring, Neighbouring::ReplaceOne);
 }
+
+#[test]
+fn releasing_from_counts_is_the_same_release() {
+    // the streaming path (counts and n only) gives exactly the release on the records, for
+    // both relations and a workload with and without tables
+    let d = data();
+    let marg = MarginalWorkload::all_kway(d.domain(), 2).unwrap();
+    let conj = conjunctions(&d, QueryKind::Parity, 9);
+    for rel in [Neighbouring::ReplaceOne, Neighbouring::AddRemove] {
+        let g = GaussianParams::new(PrivacyLoss::zcdp(0.7).unwrap())
+            .neighbouring(rel)
+            .check()
+            .unwrap();
+        let l = LaplaceParams::new(PrivacyLoss::pure(0.9).unwrap())
+            .neighbouring(rel)
+            .check()
+            .unwrap();
+        let a = Mechanism::<MarginalWorkload>::release(
+            &g,
+            &d,
+            &marg,
+            &mut ChaCha20Rng::seed_from_u64(1),
+        )
+        .unwrap();
+        let counts = Workload::count_all(&marg, &d).unwrap();
+        let b = Mechanism::<MarginalWorkload>::release_counts(
+            &g,
+            counts,
+            d.n(),
+            &marg,
+            &mut ChaCha20Rng::seed_from_u64(1),
+        )
+        .unwrap();
+        assert_eq!(a.answers, b.answers);
+        let a = Mechanism::<ConjunctionWorkload>::release(
+            &l,
+            &d,
+            &conj,
+            &mut ChaCha20Rng::seed_from_u64(2),
+        )
+        .unwrap();
+        let b = Mechanism::<ConjunctionWorkload>::release_counts(
+            &l,
+            conj.count_all(&d).unwrap(),
+            d.n(),
+            &conj,
+            &mut ChaCha20Rng::seed_from_u64(2),
+        )
+        .unwrap();
+        assert_eq!(a.answers, b.answers);
+        assert!(Mechanism::<ConjunctionWorkload>::counts_suffice(&l));
+    }
+    // a mechanism that needs the records says so
+    let mwem = MwemParams::new(PrivacyLoss::pure(1.0).unwrap())
+        .check()
+        .unwrap();
+    assert!(!mwem.counts_suffice());
+    let counts = Workload::count_all(&marg, &d).unwrap();
+    assert!(
+        mwem.release_counts(counts, d.n(), &marg, &mut ChaCha20Rng::seed_from_u64(3))
+            .is_err()
+    );
+}
