@@ -300,3 +300,68 @@ fn eval_scores_answers_of_another_class_beside_the_baselines() {
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
+
+#[test]
+fn stream_releases_the_same_answers_from_counts_in_bounded_memory() {
+    let d = fixture("stream");
+    let gz = d.join("d.csv.gz");
+    {
+        use std::io::Write;
+        let mut e = flate2::write::GzEncoder::new(
+            std::fs::File::create(&gz).unwrap(),
+            flate2::Compression::default(),
+        );
+        e.write_all(&std::fs::read(d.join("d.csv")).unwrap())
+            .unwrap();
+        e.finish().unwrap();
+    }
+    let base = |out: &std::path::Path| {
+        vec![
+            "--workload".to_string(),
+            "all-2way".into(),
+            "--mechanism".into(),
+            "gaussian".into(),
+            "--rho".into(),
+            "1".into(),
+            "--seed".into(),
+            "4".into(),
+            "--out".into(),
+            s(out).into(),
+        ]
+    };
+    let (a, b, c) = (d.join("a.csv"), d.join("b.csv"), d.join("c.csv"));
+    let run_with = |extra: Vec<String>| {
+        let v: Vec<&str> = extra.iter().map(String::as_str).collect();
+        release(&d, &v)
+    };
+    let o = run_with(base(&a));
+    assert!(o.status.success(), "{}", text(&o));
+    let mut streamed = base(&b);
+    streamed.extend(["--stream".into(), "--batch-rows".into(), "7".into()]);
+    let o = run_with(streamed);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    // a gzip file streams the same
+    let mut gz_args = vec![
+        "release".to_string(),
+        "--data".into(),
+        s(&gz).into(),
+        "--domain".into(),
+        s(&d.join("d.json")).into(),
+        "--quiet".into(),
+        "--stream".into(),
+    ];
+    gz_args.extend(base(&c));
+    let v: Vec<&str> = gz_args.iter().map(String::as_str).collect();
+    let o = run(&v);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&c).unwrap());
+    // a mechanism that needs the records is refused before anything is read or written
+    let mut m = base(&d.join("m.csv"));
+    m[3] = "projection".into();
+    m.push("--stream".into());
+    let o = run_with(m);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("needs the records"));
+    assert!(!d.join("m.csv").exists());
+}

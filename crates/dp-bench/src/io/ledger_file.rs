@@ -343,11 +343,23 @@ pub fn release_charged<W: Workload>(
     workload: &W,
     rng: &mut dyn CryptoRng,
 ) -> Result<Release> {
-    let certificate = mechanism.certificate();
+    release_charged_with(ledger, key, label, &mechanism.certificate(), || {
+        mechanism.release(data, workload, rng)
+    })
+}
+
+/// [`release_charged`] for any way of running the mechanism (`run`, e.g. a release from
+/// streamed counts): the spend of `certificate` is checked and recorded first, then `run`
+/// draws the noise; a failure after the charge is [`BenchError::ReleaseFailedAfterCharge`].
+pub fn release_charged_with(
+    ledger: &mut LockedLedger,
+    key: &str,
+    label: &str,
+    certificate: &dp_mechanisms::PrivacyCertificate,
+    run: impl FnOnce() -> dp_mechanisms::Result<Release>,
+) -> Result<Release> {
     ledger.spend_and_save(key, label, certificate.loss, certificate.neighbouring)?;
-    mechanism
-        .release(data, workload, rng)
-        .map_err(BenchError::ReleaseFailedAfterCharge)
+    run().map_err(BenchError::ReleaseFailedAfterCharge)
 }
 
 /// Read a ledger (under the lock, so never a half-written state of a concurrent writer).

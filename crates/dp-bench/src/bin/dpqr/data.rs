@@ -98,6 +98,66 @@ impl DataArgs {
         v
     }
 
+    /// The exact counts of `workload` over the data in one streaming pass, in bounded memory
+    /// (`dp_queries::count_csv_streaming`), and the number of records: `--data` (a `.gz`
+    /// file is decompressed on the fly) or a bundled dataset. `--attributes` is refused (the
+    /// streamed file must hold exactly the domain's columns). Without `allow_empty`, a file
+    /// with no records is an error.
+    pub(crate) fn stream_counts(
+        &self,
+        workload: &dp_queries::AnyWorkload,
+        settings: &dp_queries::StreamSettings,
+        allow_empty: bool,
+    ) -> Result<(Vec<i64>, usize)> {
+        if self.attributes.is_some() {
+            return Err(BenchError::Usage(
+                "--stream reads files holding exactly the domain's columns: drop --attributes \
+                 (or write the selected columns to a file first)"
+                    .into(),
+            ));
+        }
+        let (streamed, label) = match (&self.data, &self.domain, &self.dataset) {
+            (Some(csv), Some(dom), None) => {
+                let schema = dp_queries::Schema::from_json_file(dom)?;
+                let file = std::fs::File::open(csv).map_err(io_error(csv))?;
+                let label = csv.display().to_string();
+                let reader: Box<dyn std::io::Read> = if csv.extension().is_some_and(|e| e == "gz") {
+                    Box::new(flate2::read::MultiGzDecoder::new(file))
+                } else {
+                    Box::new(file)
+                };
+                let reader = std::io::BufReader::new(reader);
+                (
+                    dp_queries::count_csv_streaming(reader, &label, &schema, workload, settings)?,
+                    label,
+                )
+            }
+            (None, None, Some(name)) => {
+                let b = datasets::bundled(name)?;
+                let schema = dp_queries::Schema::from_json_str(
+                    b.domain_json,
+                    &format!("{}-domain.json", b.name),
+                )?;
+                let label = format!("{}.csv (bundled)", b.name);
+                (
+                    dp_queries::count_csv_streaming(b.csv, &label, &schema, workload, settings)?,
+                    label,
+                )
+            }
+            _ => {
+                return Err(BenchError::Usage(
+                    "give --data FILE.csv --domain FILE.json, or --dataset NAME".into(),
+                ));
+            }
+        };
+        if streamed.rows == 0 && !allow_empty {
+            return Err(dp_queries::QueryError::NoRecords { file: label }.into());
+        }
+        let rows = usize::try_from(streamed.rows)
+            .map_err(|_| BenchError::Usage("more records than this machine can count".into()))?;
+        Ok((streamed.counts, rows))
+    }
+
     /// Load the data. With `allow_empty` (add/remove neighbours, where the empty dataset
     /// must be releasable like any other) a CSV with a header and no records is the empty
     /// dataset rather than an error.

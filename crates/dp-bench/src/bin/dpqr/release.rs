@@ -104,6 +104,47 @@ pub(crate) struct ReleaseArgs {
     /// (projection, IC-MW) depend on the number of records, which a dry run does not read.
     #[arg(long, value_name = "N", requires = "dry_run", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) assume_n: Option<u64>,
+    /// Count the workload in one streaming pass over the data (bounded memory: a batch of
+    /// records and the counts, never the whole table; a `.gz` --data is decompressed on the
+    /// fly) and release from the counts. For the mechanisms that need only counts (gaussian,
+    /// laplace: `dpqr mechanisms`); refused for the others and with --attributes.
+    #[arg(long)]
+    pub(crate) stream: bool,
+    /// Records per batch of --stream.
+    #[arg(long, default_value_t = 65_536, requires = "stream", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) batch_rows: u64,
+}
+
+/// The private input of a release: the records, or (--stream) the workload's exact counts
+/// and the number of records.
+enum Loaded {
+    Records(dp_queries::Dataset),
+    Counts { counts: Vec<i64>, rows: usize },
+}
+
+impl Loaded {
+    /// The number of records (private under add/remove neighbours: never output it then).
+    fn n(&self) -> usize {
+        match self {
+            Loaded::Records(d) => d.n(),
+            Loaded::Counts { rows, .. } => *rows,
+        }
+    }
+
+    /// Run `mech` on this input.
+    fn release(
+        &self,
+        mech: &dyn Mechanism<AnyWorkload>,
+        workload: &AnyWorkload,
+        rng: &mut dyn rand::CryptoRng,
+    ) -> dp_mechanisms::Result<dp_mechanisms::Release> {
+        match self {
+            Loaded::Records(d) => mech.release(d, workload, rng),
+            Loaded::Counts { counts, rows } => {
+                mech.release_counts(counts.clone(), *rows, workload, rng)
+            }
+        }
+    }
 }
 
 /// Bytes per counting query of a release: exact count (u64), noisy count (i64), answer
@@ -228,6 +269,18 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
             mech.name()
         )));
     }
+    if args.stream && !mech.counts_suffice() {
+        return Err(BenchError::Usage(format!(
+            "--stream releases from the workload's counts alone, and {} needs the records: \
+             drop --stream, or choose gaussian or laplace",
+            mech.name()
+        )));
+    }
+    if args.stream && args.data.attributes.is_some() {
+        return Err(BenchError::Usage(
+            "--stream reads files holding exactly the domain's columns: drop --attributes".into(),
+        ));
+    }
     // every output can be written and names its own file, checked before the ledger is
     // read, the data is read or any noise is drawn
     let outputs = release_outputs(args);
@@ -272,13 +325,23 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
     pb.set_message("loading data");
     // From here on, under add/remove neighbours n is private: nothing printed or written
     // (stdout, stderr, report, answers, ledger) may be the true n or derived from it.
-    let data = args.data.load(neighbouring == Neighbouring::AddRemove)?;
+    let allow_empty = neighbouring == Neighbouring::AddRemove;
+    let data = if args.stream {
+        let settings = dp_queries::StreamSettings {
+            batch_rows: usize::try_from(args.batch_rows).unwrap_or(usize::MAX),
+            parallelism: dp_queries::Parallelism::Rayon,
+        };
+        let (counts, rows) = args.data.stream_counts(&workload, &settings, allow_empty)?;
+        Loaded::Counts { counts, rows }
+    } else {
+        Loaded::Records(args.data.load(allow_empty)?)
+    };
     if neighbouring == Neighbouring::ReplaceOne {
         // n is public under replace-one: δ is compared with 1/n
         check_delta(args, Some(data.n()))?;
     }
     attribute_names
-        .set(data.domain().names().map(str::to_string).collect())
+        .set(workload.domain().names().map(str::to_string).collect())
         .ok();
     // counting runs inside the mechanism, in one pass over the records: a spinner stage
     // without a percentage (its share done would reveal n); the mechanism's own stages
@@ -317,15 +380,9 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
                 args.workload,
                 workload.num_queries()
             );
-            let release = ledger_file::release_charged(
-                l,
-                key,
-                &label,
-                mech.as_ref(),
-                &data,
-                &workload,
-                &mut rng,
-            )
+            let release = ledger_file::release_charged_with(l, key, &label, &certificate, || {
+                data.release(mech.as_ref(), &workload, &mut rng)
+            })
             .map_err(|e| match e {
                 BenchError::ReleaseFailedAfterCharge(_) => BenchError::InLedger {
                     ledger: path.display().to_string(),
@@ -354,7 +411,7 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
             );
             release
         }
-        _ => mech.release(&data, &workload, &mut rng)?,
+        _ => data.release(mech.as_ref(), &workload, &mut rng)?,
     };
     drop(ledger); // release the lock
     let synthetic = match (&args.synthetic_out, &release.synthetic) {
