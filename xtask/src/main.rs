@@ -73,6 +73,9 @@ enum Family {
     /// Real tables (issue #10): adaptive projection and the implicit projection against the
     /// Gaussian baseline on adult, temporal-match2 and acs.
     RealTables,
+    /// Counting at scale (issue #15): resampled adult tables of 10⁶ and 10⁷ records, streamed
+    /// and in memory (full grid only; `--quick` with `--only scale` uses 10⁵ and 10⁶).
+    Scale,
 }
 
 fn root() -> PathBuf {
@@ -102,6 +105,40 @@ fn bench(quick: bool, out: Option<PathBuf>, only: Option<Family>) -> Result<()> 
     if runs(Family::RealTables) {
         bench_real(quick, &out)?;
     }
+    if runs(Family::Scale) && (!quick || only.is_some()) {
+        bench_scale(quick, &out)?;
+    }
+    Ok(())
+}
+
+/// The scale bench (issue #15), one JSON line per measurement.
+fn bench_scale(quick: bool, out: &Path) -> Result<()> {
+    use dp_bench::experiments::scale::{format_scale_table, run_scale};
+    let sizes: &[u64] = if quick {
+        &[100_000, 1_000_000]
+    } else {
+        &[1_000_000, 10_000_000]
+    };
+    let path = out.join("scale.jsonl");
+    let mut f =
+        std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+    let mut write_error = None;
+    let records = run_scale("adult", sizes, out, |r| {
+        eprintln!(
+            "scale: {} rows {} {}: {:.2} s",
+            r.rows, r.workload, r.method, r.seconds
+        );
+        if let Ok(line) = serde_json::to_string(r)
+            && let Err(e) = writeln!(f, "{line}")
+        {
+            write_error.get_or_insert(e);
+        }
+    })?;
+    if let Some(e) = write_error {
+        return Err(e).with_context(|| format!("writing {}", path.display()));
+    }
+    print!("{}", format_scale_table(&records));
+    println!("results: {}", path.display());
     Ok(())
 }
 

@@ -8,6 +8,7 @@ pub mod iterative;
 pub mod plots;
 pub mod projection;
 pub mod real;
+pub mod scale;
 
 use crate::Result;
 use crate::catalogue::{self, BudgetKind};

@@ -189,12 +189,12 @@ pub fn real_grid(scale: RealScale) -> Vec<RealConfig> {
 }
 
 /// Reset the process's peak-RSS counter (Linux `clear_refs` 5); false where unsupported.
-fn reset_peak() -> bool {
+pub(crate) fn reset_peak() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
 /// The process's peak RSS since the last reset, in MiB (Linux `VmHWM`).
-fn peak_mib() -> Option<f64> {
+pub(crate) fn peak_mib() -> Option<f64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;

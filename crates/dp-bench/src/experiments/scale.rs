@@ -1,0 +1,191 @@
+//! The scale bench (issue #15, `cargo xtask bench --only scale`): how fast the exact counts of
+//! a workload are made on tables far larger than the bundled ones, in memory and streamed.
+//!
+//! **Tables.** [`generate`] writes a CSV of `rows` records drawn **with replacement** from a
+//! bundled table (ChaCha20 seeded by `seed`, rows chosen uniformly), with the bundled header:
+//! a documented stand-in for a large real table with the same marginal distribution.
+//!
+//! **Measured per size** (one JSON line each): the time to read the file's bytes (the floor
+//! any counter pays), the native streaming count (`dp_queries::count_csv_streaming`, batches
+//! of 65 536 records, rayon within a batch) and the in-memory load + count, for all 2-way
+//! marginals and 64 random 3-way marginals; rows/s, row×marginal updates/s and the peak
+//! resident memory of each (Linux `VmHWM`, reset before each). Benchmarks measure; nothing
+//! here asserts (the counts' equality is a test in `crates/dp-queries/tests/stream.rs`).
+
+use std::io::{BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use dp_queries::{
+    Dataset, MarginalWorkload, Schema, StreamSettings, Workload, count_csv_streaming,
+};
+use rand::{RngExt, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+use super::real::{peak_mib, reset_peak};
+use crate::io::datasets::bundled;
+use crate::{Result, io_error};
+
+/// Writes `rows` records resampled with replacement from the bundled table `dataset` to
+/// `path` (module docs).
+pub fn generate(dataset: &str, rows: u64, seed: u64, path: &Path) -> Result<()> {
+    let b = bundled(dataset)?;
+    let text = std::str::from_utf8(b.csv)
+        .map_err(|_| crate::BenchError::Usage(format!("{dataset}: not UTF-8")))?;
+    let mut lines = text.lines().filter(|l| !l.is_empty());
+    let header = lines.next().unwrap_or_default();
+    let records: Vec<&str> = lines.collect();
+    if records.is_empty() {
+        return Err(crate::BenchError::Usage(format!(
+            "{dataset} has no records"
+        )));
+    }
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let f = std::fs::File::create(path).map_err(io_error(path))?;
+    let mut w = BufWriter::with_capacity(1 << 20, f);
+    writeln!(w, "{header}").map_err(io_error(path))?;
+    for _ in 0..rows {
+        let r = records[rng.random_range(0..records.len())];
+        writeln!(w, "{r}").map_err(io_error(path))?;
+    }
+    w.flush().map_err(io_error(path))?;
+    Ok(())
+}
+
+/// One measurement of the scale bench.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ScaleRecord {
+    /// Bundled table resampled.
+    pub dataset: String,
+    /// Records in the file.
+    pub rows: u64,
+    /// File size in bytes.
+    pub bytes: u64,
+    /// `"all-2way"` or `"random-3way:64"`.
+    pub workload: String,
+    /// Marginals in the workload.
+    pub marginals: usize,
+    /// `"read-bytes"`, `"streaming"` or `"in-memory"`.
+    pub method: String,
+    /// Wall seconds.
+    pub seconds: f64,
+    /// Records per second.
+    pub rows_per_second: f64,
+    /// Record × marginal updates per second (0 for read-bytes).
+    pub updates_per_second: f64,
+    /// Peak resident memory of the measurement, MiB (Linux; `None` elsewhere).
+    pub peak_mib: Option<f64>,
+}
+
+/// Runs the bench for each size in `rows` on `dataset`, writing the generated files and the
+/// JSON lines under `out`; `each` sees every record as it is made.
+pub fn run_scale(
+    dataset: &str,
+    rows: &[u64],
+    out: &Path,
+    mut each: impl FnMut(&ScaleRecord),
+) -> Result<Vec<ScaleRecord>> {
+    let b = bundled(dataset)?;
+    let schema = Schema::from_json_str(b.domain_json, &format!("{}-domain.json", b.name))?;
+    let domain = schema.domain().clone();
+    let workloads = [
+        (
+            "all-2way".to_string(),
+            MarginalWorkload::parse_spec(&domain, "all-2way", 0)?,
+        ),
+        (
+            "random-3way:64".to_string(),
+            MarginalWorkload::parse_spec(&domain, "random-3way:64", 0)?,
+        ),
+    ];
+    let mut records = Vec::new();
+    for &n in rows {
+        let path: PathBuf = out.join(format!("scale-{dataset}-{n}.csv"));
+        generate(dataset, n, 17, &path)?;
+        let bytes = std::fs::metadata(&path).map_err(io_error(&path))?.len();
+        let mut push = |workload: &str, marginals: usize, method: &str, seconds: f64, peak| {
+            let r = ScaleRecord {
+                dataset: dataset.into(),
+                rows: n,
+                bytes,
+                workload: workload.into(),
+                marginals,
+                method: method.into(),
+                seconds,
+                rows_per_second: n as f64 / seconds.max(1e-9),
+                updates_per_second: if method == "read-bytes" {
+                    0.0
+                } else {
+                    (n as f64 * marginals as f64) / seconds.max(1e-9)
+                },
+                peak_mib: peak,
+            };
+            each(&r);
+            records.push(r);
+        };
+        // the floor: reading the bytes
+        reset_peak();
+        let t = Instant::now();
+        let mut f = std::fs::File::open(&path).map_err(io_error(&path))?;
+        let mut buf = vec![0u8; 1 << 20];
+        while f.read(&mut buf).map_err(io_error(&path))? > 0 {}
+        push("-", 0, "read-bytes", t.elapsed().as_secs_f64(), peak_mib());
+        for (name, w) in &workloads {
+            reset_peak();
+            let t = Instant::now();
+            let f = std::fs::File::open(&path).map_err(io_error(&path))?;
+            let streamed = count_csv_streaming(
+                std::io::BufReader::with_capacity(1 << 20, f),
+                &path.display().to_string(),
+                &schema,
+                w,
+                &StreamSettings::default(),
+            )?;
+            let secs = t.elapsed().as_secs_f64();
+            std::hint::black_box(&streamed.counts);
+            push(name, w.len(), "streaming", secs, peak_mib());
+            reset_peak();
+            let t = Instant::now();
+            let f = std::fs::File::open(&path).map_err(io_error(&path))?;
+            let data = Dataset::from_csv_reader(f, &path.display().to_string(), domain.clone())?;
+            let counts = Workload::count_all(w, &data)?;
+            let secs = t.elapsed().as_secs_f64();
+            std::hint::black_box(&counts);
+            drop(data);
+            push(name, w.len(), "in-memory", secs, peak_mib());
+        }
+        std::fs::remove_file(&path).ok();
+    }
+    Ok(records)
+}
+
+/// A text table of scale records.
+pub fn format_scale_table(records: &[ScaleRecord]) -> String {
+    let mut s = format!(
+        "{:<8} {:>11} {:>9} {:<15} {:<11} {:>8} {:>12} {:>14} {:>9}\n",
+        "dataset",
+        "rows",
+        "MiB",
+        "workload",
+        "method",
+        "seconds",
+        "rows/s",
+        "updates/s",
+        "peak MiB"
+    );
+    for r in records {
+        s.push_str(&format!(
+            "{:<8} {:>11} {:>9.1} {:<15} {:<11} {:>8.2} {:>12.3e} {:>14.3e} {:>9}\n",
+            r.dataset,
+            r.rows,
+            r.bytes as f64 / (1u64 << 20) as f64,
+            r.workload,
+            r.method,
+            r.seconds,
+            r.rows_per_second,
+            r.updates_per_second,
+            r.peak_mib.map_or("-".to_string(), |p| format!("{p:.0}"))
+        ));
+    }
+    s
+}
