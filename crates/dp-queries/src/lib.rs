@@ -48,6 +48,7 @@ pub mod onehot;
 pub mod parity;
 pub mod schema;
 pub mod stream;
+pub mod threshold;
 pub mod universe;
 pub mod workload;
 
@@ -68,6 +69,7 @@ pub use onehot::BinaryDataset;
 pub use parity::{MarginalParityTransform, ParityQueries, SignRecords};
 pub use schema::{AttributeSchema, DraftSettings, Encoding, Schema, draft_schema};
 pub use stream::{StreamSettings, StreamedCounts, count_csv_streaming};
+pub use threshold::{DecisionListShape, DecisionListWorkload, ThresholdQuery, ThresholdWorkload};
 pub use universe::{MAX_UNIVERSE, MarginalPoints, Universe};
 pub use workload::{MAX_QUERIES, MarginalWorkload, Parallelism};
 

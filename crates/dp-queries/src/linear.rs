@@ -12,6 +12,8 @@
 //! | [`ConjunctionWorkload`] of kind [`QueryKind::Disjunction`] | [`QueryClass::Disjunctions`] | 1 iff some literal of `q` holds |
 //! | [`ConjunctionWorkload`] of kind [`QueryKind::Parity`] | [`QueryClass::Parities`] | 1 iff an odd number of literals of `q` hold |
 //! | [`ExplicitWorkload`] | [`QueryClass::Explicit`] | row `q` of an integer matrix over the cells of some attributes |
+//! | [`ThresholdWorkload`] | [`QueryClass::Thresholds`] | 1 iff at least `k` of the `ℓ` literals of `q` hold |
+//! | [`DecisionListWorkload`] | [`QueryClass::DecisionLists`] | 1 iff the decision list `x` outputs 1 on the point `q` |
 //! | [`AnyWorkload`] | any of the above | the workload it holds, chosen at run time (JSON) |
 //!
 //! Literals are one-hot bits "attribute = code", so monotone and non-monotone conjunctions
@@ -40,6 +42,7 @@ use crate::conjunctions::{ConjunctionWorkload, Literal, QueryKind};
 use crate::dataset::Dataset;
 use crate::domain::Domain;
 use crate::error::{QueryError, Result};
+use crate::threshold::{DecisionListWorkload, ThresholdQuery, ThresholdWorkload};
 use crate::workload::{MarginalWorkload, Parallelism};
 
 /// The class of a workload's queries (module docs).
@@ -55,16 +58,22 @@ pub enum QueryClass {
     Parities,
     /// Explicit integer query matrices.
     Explicit,
+    /// k-of-ℓ threshold queries of one-hot literals ([`ThresholdWorkload`]).
+    Thresholds,
+    /// Point queries on a database of decision lists ([`DecisionListWorkload`]).
+    DecisionLists,
 }
 
 impl QueryClass {
     /// Every class, in the order used in messages.
-    pub const ALL: [QueryClass; 5] = [
+    pub const ALL: [QueryClass; 7] = [
         QueryClass::Marginals,
         QueryClass::Conjunctions,
         QueryClass::Disjunctions,
         QueryClass::Parities,
         QueryClass::Explicit,
+        QueryClass::Thresholds,
+        QueryClass::DecisionLists,
     ];
 
     /// The name used in JSON workload files (`"class": …`) and messages.
@@ -75,6 +84,8 @@ impl QueryClass {
             QueryClass::Disjunctions => "disjunctions",
             QueryClass::Parities => "parities",
             QueryClass::Explicit => "linear",
+            QueryClass::Thresholds => "thresholds",
+            QueryClass::DecisionLists => "decision-lists",
         }
     }
 }
@@ -674,6 +685,10 @@ pub enum AnyWorkload {
     Literals(ConjunctionWorkload),
     /// An explicit integer query matrix.
     Explicit(ExplicitWorkload),
+    /// k-of-ℓ threshold queries.
+    Thresholds(ThresholdWorkload),
+    /// Point queries on a database of decision lists.
+    DecisionLists(DecisionListWorkload),
 }
 
 impl AnyWorkload {
@@ -683,6 +698,8 @@ impl AnyWorkload {
             AnyWorkload::Marginals(w) => w,
             AnyWorkload::Literals(w) => w,
             AnyWorkload::Explicit(w) => w,
+            AnyWorkload::Thresholds(w) => w,
+            AnyWorkload::DecisionLists(w) => w,
         }
     }
 
@@ -714,7 +731,13 @@ impl AnyWorkload {
     ///     "sex": 1}, …]}` — each query an object from attribute names to codes (its
     ///     literals "attribute = code"; at most one code per attribute);
     ///   - `{"class": "linear", "attributes": ["age", "sex"], "queries": [[w₀, w₁, …], …]}` —
-    ///     integer weights over the attributes' cells, row-major (last attribute fastest).
+    ///     integer weights over the attributes' cells, row-major (last attribute fastest);
+    ///   - `{"class": "thresholds", "queries": [{"k": 2, "literals": {"age": 3, "sex": 1,
+    ///     "race": 0}}, …]}` — k-of-ℓ threshold queries: 1 iff at least `k` of the literals
+    ///     "attribute = code" hold ([`ThresholdWorkload`]);
+    ///   - `{"class": "decision-lists", "points": ["0110", "1011", …]}` — point queries on
+    ///     a database of decision lists (the data's domain must have the shape of
+    ///     [`crate::threshold`]); each point a string of `m` bits, variable 0 first.
     pub fn from_json_file(domain: &Domain, path: &Path) -> Result<Self> {
         let bytes = std::fs::read(path).map_err(|source| QueryError::Io {
             path: path.to_path_buf(),
@@ -746,6 +769,8 @@ impl AnyWorkload {
             attributes: Option<Vec<String>>,
             #[serde(default)]
             queries: Option<serde_json::Value>,
+            #[serde(default)]
+            points: Option<Vec<String>>,
         }
         let spec: Spec = serde_json::from_value(value).map_err(bad_json)?;
         let bad = |reason: String| QueryError::BadWorkload {
@@ -780,6 +805,7 @@ impl AnyWorkload {
                 need("marginals", spec.marginals.is_some())?;
                 refuse("attributes", spec.attributes.is_some())?;
                 refuse("queries", spec.queries.is_some())?;
+                refuse("points", spec.points.is_some())?;
                 let lists = spec.marginals.unwrap_or_default();
                 Ok(AnyWorkload::Marginals(
                     MarginalWorkload::from_attribute_lists(domain, &lists)?,
@@ -789,6 +815,7 @@ impl AnyWorkload {
                 need("queries", spec.queries.is_some())?;
                 refuse("attributes", spec.attributes.is_some())?;
                 refuse("marginals", spec.marginals.is_some())?;
+                refuse("points", spec.points.is_some())?;
                 let raw: Vec<serde_json::Map<String, serde_json::Value>> = serde_json::from_value(
                     spec.queries.unwrap_or_default(),
                 )
@@ -799,24 +826,7 @@ impl AnyWorkload {
                 })?;
                 let mut queries = Vec::with_capacity(raw.len());
                 for (i, q) in raw.iter().enumerate() {
-                    let mut lits = Vec::with_capacity(q.len());
-                    for (name, code) in q {
-                        let attr = domain.index_of(name)?;
-                        let value = code
-                            .as_u64()
-                            .and_then(|c| u32::try_from(c).ok())
-                            .ok_or_else(|| {
-                                bad(format!(
-                                    "query #{i}: the code of '{name}' must be a non-negative \
-                                     integer, found {code}"
-                                ))
-                            })?;
-                        lits.push(Literal {
-                            attr: attr as u32,
-                            value,
-                        });
-                    }
-                    queries.push(lits);
+                    queries.push(literals_of(domain, q, i, &bad)?);
                 }
                 let kind = match class {
                     QueryClass::Conjunctions => QueryKind::Conjunction,
@@ -831,6 +841,7 @@ impl AnyWorkload {
                 need("attributes", spec.attributes.is_some())?;
                 need("queries", spec.queries.is_some())?;
                 refuse("marginals", spec.marginals.is_some())?;
+                refuse("points", spec.points.is_some())?;
                 let attrs = spec
                     .attributes
                     .unwrap_or_default()
@@ -847,8 +858,86 @@ impl AnyWorkload {
                     domain, attrs, matrix,
                 )?))
             }
+            QueryClass::Thresholds => {
+                need("queries", spec.queries.is_some())?;
+                refuse("attributes", spec.attributes.is_some())?;
+                refuse("marginals", spec.marginals.is_some())?;
+                refuse("points", spec.points.is_some())?;
+                #[derive(Deserialize)]
+                #[serde(deny_unknown_fields)]
+                struct RawThreshold {
+                    k: u32,
+                    literals: serde_json::Map<String, serde_json::Value>,
+                }
+                let raw: Vec<RawThreshold> =
+                    serde_json::from_value(spec.queries.unwrap_or_default()).map_err(|e| {
+                        bad(format!(
+                            "\"queries\" must be a list of objects {{\"k\": threshold, \
+                             \"literals\": {{attribute name: code, …}}}} ({e})"
+                        ))
+                    })?;
+                let mut queries = Vec::with_capacity(raw.len());
+                for (i, q) in raw.iter().enumerate() {
+                    queries.push(ThresholdQuery {
+                        k: q.k,
+                        literals: literals_of(domain, &q.literals, i, &bad)?,
+                    });
+                }
+                Ok(AnyWorkload::Thresholds(ThresholdWorkload::new(
+                    domain, queries,
+                )?))
+            }
+            QueryClass::DecisionLists => {
+                need("points", spec.points.is_some())?;
+                refuse("attributes", spec.attributes.is_some())?;
+                refuse("marginals", spec.marginals.is_some())?;
+                refuse("queries", spec.queries.is_some())?;
+                let points = spec
+                    .points
+                    .unwrap_or_default()
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| {
+                        DecisionListWorkload::parse_point(p).ok_or_else(|| {
+                            bad(format!(
+                                "point #{i} must be a string of 0 and 1, found \"{p}\""
+                            ))
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(AnyWorkload::DecisionLists(DecisionListWorkload::new(
+                    domain, points,
+                )?))
+            }
         }
     }
+}
+
+/// The literals "attribute = code" of query `i` from a JSON object of names to codes.
+fn literals_of(
+    domain: &Domain,
+    q: &serde_json::Map<String, serde_json::Value>,
+    i: usize,
+    bad: &dyn Fn(String) -> QueryError,
+) -> Result<Vec<Literal>> {
+    let mut lits = Vec::with_capacity(q.len());
+    for (name, code) in q {
+        let attr = domain.index_of(name)?;
+        let value = code
+            .as_u64()
+            .and_then(|c| u32::try_from(c).ok())
+            .ok_or_else(|| {
+                bad(format!(
+                    "query #{i}: the code of '{name}' must be a non-negative integer, found \
+                     {code}"
+                ))
+            })?;
+        lits.push(Literal {
+            attr: attr as u32,
+            value,
+        });
+    }
+    Ok(lits)
 }
 
 impl Workload for AnyWorkload {
@@ -878,6 +967,8 @@ impl Workload for AnyWorkload {
             AnyWorkload::Marginals(w) => AnyWorkload::Marginals(w.on_attributes(attrs)?),
             AnyWorkload::Literals(w) => AnyWorkload::Literals(Workload::on_attributes(w, attrs)?),
             AnyWorkload::Explicit(w) => AnyWorkload::Explicit(w.on_attributes(attrs)?),
+            AnyWorkload::Thresholds(w) => AnyWorkload::Thresholds(w.on_attributes(attrs)?),
+            AnyWorkload::DecisionLists(w) => AnyWorkload::DecisionLists(w.on_attributes(attrs)?),
         })
     }
     fn describe_query(&self, q: usize) -> String {

@@ -843,7 +843,7 @@ impl Mechanism<AnyWorkload> for DualQuery {
             AnyWorkload::Literals(w) => {
                 Mechanism::<ConjunctionWorkload>::release(self, data, w, rng)
             }
-            AnyWorkload::Explicit(_) => Err(MechanismError::UnsupportedQueryClass {
+            _ => Err(MechanismError::UnsupportedQueryClass {
                 mechanism: "dualquery",
                 class: workload.class(),
                 supported: DUALQUERY_CLASSES.into(),
