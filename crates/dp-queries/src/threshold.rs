@@ -258,14 +258,14 @@ impl DecisionListShape {
             reason: format!("the data is not a decision-list database: {reason}"),
         };
         let d = domain.len();
-        if d < 3 || d % 2 == 0 {
+        if d < 3 || d.is_multiple_of(2) {
             return Err(bad(format!(
                 "it needs 2L + 1 attributes (test1, output1, …, testL, outputL, default) \
                  with L ≥ 1, found {d}"
             )));
         }
         let test_size = domain.size(0);
-        if test_size < 3 || test_size % 2 == 0 {
+        if test_size < 3 || test_size.is_multiple_of(2) {
             return Err(bad(format!(
                 "a test attribute has 2m + 1 codes (two literals per variable and \"no \
                  test\"), found {test_size} codes for '{}'",
@@ -308,7 +308,7 @@ impl DecisionListShape {
             if test == none {
                 continue;
             }
-            let want = test % 2 == 0;
+            let want = test.is_multiple_of(2);
             if y[(test / 2) as usize] == want {
                 return Some(record[2 * i + 1] == 1);
             }
