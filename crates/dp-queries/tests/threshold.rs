@@ -223,7 +223,7 @@ fn telescoped(record: &[u32], m: usize, y: &[bool]) -> i64 {
         }
     }
     outs.push(record[2 * len] as i64);
-    let holds = |c: u32| y[(c / 2) as usize] == (c % 2 == 0);
+    let holds = |c: u32| y[(c / 2) as usize] == c.is_multiple_of(2);
     let mut value = outs[0];
     let mut none_yet = true;
     for (i, &c) in tests.iter().enumerate() {
