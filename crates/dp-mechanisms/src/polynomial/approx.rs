@@ -365,6 +365,50 @@ impl SymmetricApprox {
         Self::certify(&target, &b, Construction::Chebyshev)
     }
 
+    /// The lowest-degree minimax polynomial for `target` whose certified error is at most
+    /// `alpha`: the linear program ([`Self::lp`]) at degrees `1, 2, …` below `ℓ`, the first
+    /// that certifies `alpha`; exact interpolation (degree `ℓ`) when none does. This is the
+    /// constructor seed 002 names for k-of-ℓ thresholds (Lemma 4.5 / Appendix B, after
+    /// Sherstov 2009: "e.g. using linear programming") and for the prefix indicators of
+    /// decision lists (Lemma 4.9 / Appendix A, after Klivans and Servedio 2004): instead of
+    /// the explicit polynomials of those proofs, the best polynomial of each degree.
+    ///
+    /// Errors: a bad target, `alpha ∉ (0, 1)`, or the solver failing.
+    pub fn lp_for_error(target: &[f64], alpha: f64, options: &LpOptions) -> Result<Self> {
+        if !(alpha > 0.0 && alpha < 1.0) {
+            return Err(MechanismError::InvalidParameter {
+                name: "alpha",
+                value: alpha.to_string(),
+                reason: "the approximation error must lie strictly between 0 and 1".into(),
+            });
+        }
+        check_target(target)?;
+        let ell = target.len() - 1;
+        for d in 1..ell.min(MAX_DEGREE + 1) {
+            let p = Self::lp(target, d, options)?;
+            if p.error <= alpha {
+                return Ok(p);
+            }
+        }
+        Self::exact(target)
+    }
+
+    /// The k-of-ℓ threshold `[t ≥ k]` on `{0, …, ℓ}` within certified error `alpha`, at the
+    /// lowest degree the linear program reaches it ([`Self::lp_for_error`]); for `k = 1`
+    /// this is OR.
+    ///
+    /// Errors: `k ∉ 1..=ℓ`, and those of [`Self::lp_for_error`].
+    pub fn threshold(k: usize, ell: usize, alpha: f64) -> Result<Self> {
+        if k == 0 || k > ell {
+            return Err(MechanismError::InvalidParameter {
+                name: "k",
+                value: k.to_string(),
+                reason: format!("a threshold on 0..={ell} needs 1 <= k <= {ell}"),
+            });
+        }
+        Self::lp_for_error(&threshold_target(k, ell), alpha, &LpOptions::default())
+    }
+
     /// The minimax polynomial of degree `degree ≤ ℓ` for `target` (values at `0..=ℓ`), by
     /// linear programming (module docs), with optional pinned points and norm bound.
     ///
@@ -740,6 +784,38 @@ mod tests {
             assert_eq!(*b, if s % 2 == 1 { 1.0 } else { -1.0 });
         }
         assert_eq!(SymmetricApprox::chebyshev_or(1, 0.1).unwrap().degree(), 1);
+    }
+
+    #[test]
+    fn threshold_lp_certifies_alpha_at_the_lowest_degree() {
+        for (k, ell) in [(2usize, 8usize), (3, 10), (5, 12), (1, 9)] {
+            let alpha = 0.05;
+            let p = SymmetricApprox::threshold(k, ell, alpha).unwrap();
+            let f = threshold_target(k, ell);
+            assert!(p.error() <= alpha);
+            // the certified error is achieved on every point (up to float evaluation)
+            let worst = (0..=ell)
+                .map(|t| (p.value_at(t) - f[t]).abs())
+                .fold(0.0f64, f64::max);
+            assert!(worst <= p.error() + 1e-9 && worst >= p.error() - 1e-9);
+            if k == 5 {
+                // a threshold in the middle of a short range needs every degree
+                assert_eq!(p.degree(), ell);
+                assert_eq!(p.construction(), Construction::Exact);
+                continue;
+            }
+            assert!(
+                p.degree() < ell,
+                "k = {k}, ℓ = {ell}: degree {}",
+                p.degree()
+            );
+            // one degree lower does not reach alpha
+            let lower = SymmetricApprox::lp(&f, p.degree() - 1, &LpOptions::default());
+            assert!(lower.is_ok_and(|q| q.error() > alpha), "k = {k}, ℓ = {ell}");
+        }
+        assert!(SymmetricApprox::threshold(0, 4, 0.1).is_err());
+        assert!(SymmetricApprox::threshold(5, 4, 0.1).is_err());
+        assert!(SymmetricApprox::threshold(2, 4, 1.5).is_err());
     }
 
     #[test]

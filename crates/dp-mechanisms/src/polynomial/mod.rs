@@ -6,7 +6,7 @@
 //! | module | what |
 //! |---|---|
 //! | [`approx`] | univariate approximations of symmetric targets (OR, k-of-ℓ) with certified error: the Chebyshev construction and a minimax linear program |
-//! | [`release`] | the mechanism: monomial counts in one pass over the records, noise on the coefficients, the evaluator; disjunctions, conjunctions, marginals |
+//! | [`release`] | the mechanism: monomial counts in one pass over the records, noise on the coefficients, the evaluator; disjunctions, conjunctions, marginals, k-of-ℓ thresholds |
 //!
 //! The design, the trade-offs between degree, coefficient norm and error, and measured
 //! numbers are in `docs/mechanisms/polynomial.md`.
@@ -16,6 +16,6 @@ pub mod release;
 
 pub use approx::{Construction, LpOptions, SymmetricApprox};
 pub use release::{
-    Approximation, BitSense, MonomialPlan, NoisyPolynomial, PolynomialMechanism, PolynomialNoise,
-    PolynomialParams,
+    Approximation, BitSense, COUNT_STAGE, MonomialPlan, NoisyPolynomial, POLYNOMIAL_CLASSES,
+    PolynomialMechanism, PolynomialNoise, PolynomialParams, envelope,
 };

@@ -48,12 +48,19 @@
 
 use std::time::Instant;
 
-use dp_core::{DiscreteGaussian, DiscreteLaplace, Neighbouring, PrivacyLoss, StreamFamily};
-use dp_queries::{ConjunctionWorkload, Dataset, Literal, MarginalWorkload, QueryKind, Workload};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use dp_core::{
+    DiscreteGaussian, DiscreteLaplace, Neighbouring, PrivacyLoss, ProgressSink, StreamFamily,
+    report_progress,
+};
+use dp_queries::{
+    ConjunctionWorkload, Dataset, Literal, MarginalWorkload, QueryKind, ThresholdWorkload, Workload,
+};
 use rand::CryptoRng;
 use rayon::prelude::*;
 
-use super::approx::{SymmetricApprox, or_target};
+use super::approx::{SymmetricApprox, or_target, threshold_target};
 use crate::sensitivity::{PolynomialSensitivity, polynomial_coefficient_sensitivity};
 use crate::{Diagnostics, Mechanism, MechanismError, PrivacyCertificate, Release, Result};
 
@@ -225,10 +232,10 @@ impl MonomialIndex {
         self.size_coord[s]..self.size_coord[s + 1]
     }
 
-    /// Calls `visit(coordinate)` for every set of 1..=D bits, at most one per position,
-    /// chosen from `bits[p]` (the codes at position `p`), positions ascending, extending
-    /// the set `node` describes.
-    fn for_each_subset(&self, bits: &[&[u32]], node: Node, visit: &mut dyn FnMut(usize)) {
+    /// Calls `visit(coordinate, size)` for every set of 1..=D bits, at most one per
+    /// position, chosen from `bits[p]` (the codes at position `p`), positions ascending,
+    /// extending the set `node` describes.
+    fn for_each_subset(&self, bits: &[&[u32]], node: Node, visit: &mut dyn FnMut(usize, usize)) {
         let Node {
             from,
             size,
@@ -237,7 +244,7 @@ impl MonomialIndex {
             mult,
         } = node;
         if size > 0 {
-            visit(self.offsets[self.size_start[size] + rank] + inner);
+            visit(self.offsets[self.size_start[size] + rank] + inner, size);
         }
         if size == self.degree {
             return;
@@ -254,17 +261,6 @@ impl MonomialIndex {
                 self.for_each_subset(bits, next, visit);
             }
         }
-    }
-
-    /// The coefficients `b_{|S|}·counts[S]` (size 0 left at zero: its term is `b_0·n`).
-    fn coefficients(&self, b: &[f64], counts: &[i64]) -> Vec<f64> {
-        let mut out = vec![0.0; self.len()];
-        for (s, &bs) in b.iter().enumerate().skip(1) {
-            for i in self.size_range(s) {
-                out[i] = bs * counts[i] as f64;
-            }
-        }
-        out
     }
 }
 
@@ -289,14 +285,16 @@ impl Node {
     };
 }
 
-/// A released (or, in tests, exact) polynomial over the attributes it was built on.
+/// A released (or, in tests, exact) polynomial over the attributes it was built on: the
+/// noisy monomial counts `C(S) + Z_S` and one or more approximations (targets) that turn
+/// them into coefficients `b_{|S|}·(C(S) + Z_S)` (module docs).
 #[derive(Clone, Debug)]
 pub struct NoisyPolynomial {
     attrs: Vec<usize>,
     sense: BitSense,
-    approx: SymmetricApprox,
+    approxes: Vec<SymmetricApprox>,
     index: MonomialIndex,
-    coefficients: Vec<f64>,
+    counts: Vec<f64>,
     n: usize,
 }
 
@@ -306,14 +304,29 @@ impl NoisyPolynomial {
         &self.attrs
     }
 
-    /// The approximation used.
+    /// The (first) approximation used.
     pub fn approximation(&self) -> &SymmetricApprox {
-        &self.approx
+        &self.approxes[0]
+    }
+
+    /// Every approximation (target) the released counts serve, in the order given.
+    pub fn approximations(&self) -> &[SymmetricApprox] {
+        &self.approxes
     }
 
     /// The number of coefficients released.
     pub fn num_coefficients(&self) -> usize {
-        self.coefficients.len()
+        self.counts.len()
+    }
+
+    /// Answers one query through approximation `target` (an index into
+    /// [`Self::approximations`]): `p_target(number of the query's bits the record holds)`
+    /// averaged over the records, clamped to `[0, 1]`; for [`BitSense::Fails`], one minus
+    /// that. With a threshold target and [`BitSense::Holds`] this is a k-of-ℓ query.
+    ///
+    /// Errors: as [`Self::answer`], or no such target.
+    pub fn answer_with(&self, target: usize, literals: &[Literal]) -> Result<f64> {
+        Ok(self.raw_answer_with(target, literals)?.clamp(0.0, 1.0))
     }
 
     /// Answers one query: a disjunction of `literals` when the bits are
@@ -324,16 +337,41 @@ impl NoisyPolynomial {
     /// attribute outside [`Self::attributes`] or with a code outside its domain, or two
     /// literals on one attribute.
     pub fn answer(&self, literals: &[Literal]) -> Result<f64> {
-        let raw = self.raw_answer(literals)?;
-        Ok(raw.clamp(0.0, 1.0))
+        self.answer_with(0, literals)
     }
 
+    /// The coefficients `b_{|S|}·counts[S]` of approximation `target` (size 0 left at
+    /// zero: its term is `b_0·n`).
+    #[cfg(test)]
+    fn coefficients_of(&self, target: usize) -> Vec<f64> {
+        let b = self.approxes[target].multilinear();
+        let mut out = vec![0.0; self.counts.len()];
+        for (s, &bs) in b.iter().enumerate().skip(1) {
+            for i in self.index.size_range(s) {
+                out[i] = bs * self.counts[i];
+            }
+        }
+        out
+    }
+
+    #[cfg(test)]
     fn raw_answer(&self, literals: &[Literal]) -> Result<f64> {
+        self.raw_answer_with(0, literals)
+    }
+
+    fn raw_answer_with(&self, target: usize, literals: &[Literal]) -> Result<f64> {
         let bad = |reason: String| MechanismError::Data { reason };
-        if literals.is_empty() || literals.len() > self.approx.ell() {
+        let approx = self.approxes.get(target).ok_or_else(|| {
+            bad(format!(
+                "this release serves {} approximations, not {}",
+                self.approxes.len(),
+                target + 1
+            ))
+        })?;
+        if literals.is_empty() || literals.len() > approx.ell() {
             return Err(bad(format!(
                 "a query needs between 1 and {} literals for this release, found {}",
-                self.approx.ell(),
+                approx.ell(),
                 literals.len()
             )));
         }
@@ -361,11 +399,13 @@ impl NoisyPolynomial {
             codes[p].push(c);
         }
         let bits: Vec<&[u32]> = codes.iter().map(|v| v.as_slice()).collect();
-        let b = self.approx.multilinear();
+        let b = approx.multilinear();
         let mut sum = b[0] * self.n as f64;
         self.index
-            .for_each_subset(&bits, Node::EMPTY, &mut |coord| {
-                sum += self.coefficients[coord]
+            .for_each_subset(&bits, Node::EMPTY, &mut |coord, size| {
+                if let Some(bs) = b.get(size) {
+                    sum += bs * self.counts[coord];
+                }
             });
         let or = sum / self.n as f64;
         Ok(match self.sense {
@@ -375,13 +415,20 @@ impl NoisyPolynomial {
     }
 }
 
-/// The exact counts `C(S)` of every monomial (rayon over contiguous row ranges).
+/// Rows per progress step of the counting pass.
+const COUNT_CHUNK: usize = 1 << 12;
+
+/// The exact counts `C(S)` of every monomial: rayon over `threads` contiguous row ranges,
+/// each counting its rows in chunks of [`COUNT_CHUNK`] and reporting the chunks done to
+/// `progress` (stage "counting monomials"; the total is `⌈n / COUNT_CHUNK⌉`, public under
+/// replace-one neighbours, the only relation this release accepts).
 fn count_monomials(
     data: &Dataset,
     attrs: &[usize],
     index: &MonomialIndex,
     sense: BitSense,
     threads: usize,
+    progress: Option<&ProgressSink>,
 ) -> Vec<i64> {
     let n = data.n();
     let len = index.len();
@@ -389,9 +436,13 @@ fn count_monomials(
     let ranges: Vec<std::ops::Range<usize>> = (0..parts)
         .map(|i| (i * n / parts)..((i + 1) * n / parts))
         .collect();
+    let total_chunks = n.div_ceil(COUNT_CHUNK);
+    let done = AtomicUsize::new(0);
+    report_progress(progress, COUNT_STAGE, 0, total_chunks);
     let count_range = |rows: std::ops::Range<usize>| {
         let mut counts = vec![0i64; len];
         let mut codes: Vec<Vec<u32>> = vec![Vec::new(); attrs.len()];
+        let start = rows.start;
         for r in rows {
             for (p, &a) in attrs.iter().enumerate() {
                 let x = data.column(a)[r];
@@ -403,7 +454,11 @@ fn count_monomials(
                 }
             }
             let bits: Vec<&[u32]> = codes.iter().map(|v| v.as_slice()).collect();
-            index.for_each_subset(&bits, Node::EMPTY, &mut |coord| counts[coord] += 1);
+            index.for_each_subset(&bits, Node::EMPTY, &mut |coord, _| counts[coord] += 1);
+            if progress.is_some() && (r + 1 - start).is_multiple_of(COUNT_CHUNK) {
+                let d = done.fetch_add(1, Ordering::Relaxed) + 1;
+                report_progress(progress, COUNT_STAGE, d.min(total_chunks), total_chunks);
+            }
         }
         counts
     };
@@ -414,8 +469,12 @@ fn count_monomials(
             *t += c;
         }
     }
+    report_progress(progress, COUNT_STAGE, total_chunks, total_chunks);
     total
 }
+
+/// The progress stage of the counting pass.
+pub const COUNT_STAGE: &str = "counting monomials";
 
 /// How the univariate approximation of OR is chosen.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -445,6 +504,8 @@ pub struct PolynomialParams {
     /// Refuse a release whose coefficient vector and counting buffers need more than this
     /// many MiB (default 1024).
     pub max_memory_mib: u64,
+    /// Where the counting pass reports its progress (rows in chunks; default none).
+    pub progress: Option<ProgressSink>,
 }
 
 impl PolynomialParams {
@@ -455,6 +516,7 @@ impl PolynomialParams {
             neighbouring: Neighbouring::ReplaceOne,
             approximation: Approximation::Chebyshev { alpha: 0.05 },
             max_memory_mib: 1024,
+            progress: None,
         }
     }
 
@@ -522,6 +584,7 @@ impl PolynomialParams {
             noise,
             approximation: self.approximation,
             max_memory_mib: self.max_memory_mib,
+            progress: self.progress.clone(),
         })
     }
 }
@@ -539,6 +602,7 @@ pub struct PolynomialMechanism {
     noise: NoiseKind,
     approximation: Approximation,
     max_memory_mib: u64,
+    progress: Option<ProgressSink>,
 }
 
 /// The noise of a release's size-`s` counts, per size (a public function of the parameters,
@@ -609,8 +673,20 @@ impl PolynomialMechanism {
         approx: &SymmetricApprox,
         sense: BitSense,
     ) -> Result<PolynomialNoise> {
-        let b = approx.multilinear();
-        let held = held_sets(sizes, approx.degree(), sense);
+        self.noise_for_weights(sizes, approx.multilinear(), sense)
+    }
+
+    /// [`Self::noise_for`] with the size weights `b` given directly: for a release serving
+    /// several approximations, their envelope `b̄_s = max |b_s|` ([`envelope`]), so that
+    /// every approximation's coefficient `b_s·(C(S) + Z_S)` carries noise of at most the
+    /// envelope's parameter.
+    pub fn noise_for_weights(
+        &self,
+        sizes: &[u32],
+        b: &[f64],
+        sense: BitSense,
+    ) -> Result<PolynomialNoise> {
+        let held = held_sets(sizes, b.len().saturating_sub(1), sense);
         let sensitivity = polynomial_coefficient_sensitivity(b, &held, Neighbouring::ReplaceOne);
         let (coefficient_parameter, per): (f64, fn(f64, f64) -> f64) = match self.noise {
             NoiseKind::Laplace { epsilon } => {
@@ -653,8 +729,32 @@ impl PolynomialMechanism {
         rng: &mut dyn CryptoRng,
     ) -> Result<NoisyPolynomial> {
         let approx = self.approximation_for(width)?;
+        self.release_counts(data, attrs, sense, vec![approx], rng)
+    }
+
+    /// Releases the noisy monomial counts over `attrs` once for several approximations
+    /// (e.g. one k-of-ℓ target per threshold `k`): the counts of size `s` carry noise
+    /// calibrated to the envelope `b̄_s = max over the approximations of |b_s|`
+    /// ([`Self::noise_for_weights`]), so the privacy argument of the module docs holds
+    /// with `b̄` in place of `b`, and each approximation's coefficients carry at most the
+    /// noise of a release for it alone at the envelope's sensitivity.
+    ///
+    /// Errors: as [`Self::release_polynomial`], or no approximation.
+    pub fn release_counts(
+        &self,
+        data: &Dataset,
+        attrs: &[usize],
+        sense: BitSense,
+        approxes: Vec<SymmetricApprox>,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<NoisyPolynomial> {
+        let b = envelope(&approxes).ok_or_else(|| MechanismError::InvalidParameter {
+            name: "approximations",
+            value: "none".into(),
+            reason: "the release needs at least one approximation".into(),
+        })?;
         let (attrs, sizes) = checked_attributes(data, attrs)?;
-        let degree = approx.degree();
+        let degree = b.len() - 1;
         let plan = MonomialPlan::new(&sizes, degree, sense);
         let threads = rayon::current_num_threads();
         let need = plan.bytes(threads);
@@ -678,7 +778,7 @@ impl PolynomialMechanism {
                 reason: "the dataset has no records".into(),
             });
         }
-        let noise = self.noise_for(&sizes, &approx, sense)?;
+        let noise = self.noise_for_weights(&sizes, &b, sense)?;
         enum Sampler {
             L(DiscreteLaplace),
             G(DiscreteGaussian),
@@ -697,7 +797,8 @@ impl PolynomialMechanism {
             })
             .collect::<Result<_>>()?;
         let index = MonomialIndex::new(&sizes, degree);
-        let mut counts = count_monomials(data, &attrs, &index, sense, threads);
+        let mut counts =
+            count_monomials(data, &attrs, &index, sense, threads, self.progress.as_ref());
         // all checks done: draw the noise, size by size, chunks on numbered streams
         let family = StreamFamily::fork(rng);
         const CHUNK: usize = 1 << 16;
@@ -722,15 +823,151 @@ impl PolynomialMechanism {
                     }
                 })?;
         }
-        let coefficients = index.coefficients(approx.multilinear(), &counts);
         Ok(NoisyPolynomial {
             attrs,
             sense,
-            approx,
+            approxes,
             index,
-            coefficients,
+            counts: counts.into_iter().map(|c| c as f64).collect(),
             n: data.n(),
         })
+    }
+
+    /// The approximation of the k-of-ℓ threshold `[t ≥ k]` on `0..=width` this mechanism
+    /// uses: OR's ([`Self::approximation_for`]) for `k = 1`; otherwise the lowest-degree
+    /// linear program within `alpha` ([`SymmetricApprox::threshold`]), the linear program at
+    /// the fixed degree, or exact interpolation.
+    ///
+    /// Errors: `k ∉ 1..=width`, or the constructor's.
+    pub fn threshold_approximation(&self, k: usize, width: usize) -> Result<SymmetricApprox> {
+        if k == 0 || k > width {
+            return Err(MechanismError::InvalidParameter {
+                name: "k",
+                value: k.to_string(),
+                reason: format!("a threshold of a {width}-literal query needs 1 <= k <= {width}"),
+            });
+        }
+        if k == 1 {
+            return self.approximation_for(width);
+        }
+        let target = threshold_target(k, width);
+        match self.approximation {
+            Approximation::Chebyshev { alpha } => SymmetricApprox::threshold(k, width, alpha),
+            Approximation::Degree(d) if d < width => {
+                SymmetricApprox::lp(&target, d, &super::approx::LpOptions::default())
+            }
+            Approximation::Degree(_) | Approximation::Exact => SymmetricApprox::exact(&target),
+        }
+    }
+
+    /// The release for k-of-ℓ thresholds: one set of noisy counts over the touched
+    /// attributes ([`BitSense::Holds`]), one approximation per distinct `k` on
+    /// `0..=ℓ_max` (a query with fewer literals only meets `t ≤ ℓ`, where the target is the
+    /// same), noise calibrated to their envelope ([`Self::release_counts`]).
+    fn release_thresholds(
+        &self,
+        data: &Dataset,
+        workload: &ThresholdWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let start = Instant::now();
+        if data.domain() != workload.domain() {
+            return Err(MechanismError::Data {
+                reason: "the dataset's domain is not the workload's domain".into(),
+            });
+        }
+        let width = workload
+            .queries()
+            .iter()
+            .map(|q| q.literals.len())
+            .max()
+            .unwrap_or(1);
+        let mut ks: Vec<usize> = workload.queries().iter().map(|q| q.k as usize).collect();
+        ks.sort_unstable();
+        ks.dedup();
+        let approxes = ks
+            .iter()
+            .map(|&k| self.threshold_approximation(k, width))
+            .collect::<Result<Vec<_>>>()?;
+        let attrs = Workload::touched_attributes(workload);
+        let poly = self.release_counts(data, &attrs, BitSense::Holds, approxes, rng)?;
+        let answers = workload
+            .queries()
+            .iter()
+            .map(|q| {
+                let target = ks.binary_search(&(q.k as usize)).unwrap_or(0);
+                poly.answer_with(target, &q.literals)
+            })
+            .collect::<Result<Vec<f64>>>()?;
+        let b = envelope(poly.approximations()).unwrap_or_default();
+        let sizes: Vec<u32> = attrs.iter().map(|&a| data.domain().size(a)).collect();
+        let noise = self.noise_for_weights(&sizes, &b, BitSense::Holds)?;
+        let per_k: Vec<String> = ks
+            .iter()
+            .zip(poly.approximations())
+            .map(|(k, a)| {
+                format!(
+                    "k = {k}: degree {} ({}), certified error {:.3e}",
+                    a.degree(),
+                    a.construction(),
+                    a.error()
+                )
+            })
+            .collect();
+        let notes = vec![
+            format!(
+                "thresholds on 0..={width}: {}; {} coefficients over {} attributes",
+                per_k.join("; "),
+                poly.num_coefficients(),
+                attrs.len()
+            ),
+            self.noise_note(&noise),
+            format!(
+                "noise standard deviation of a {width}-literal answer (before clamping to                  [0, 1]): at most about {:.3e}",
+                self.answer_noise_sd(&noise, width, b.len() - 1, data.n())
+            ),
+        ];
+        Ok(Release {
+            answers,
+            synthetic: None,
+            certificate: self.certificate(),
+            diagnostics: Diagnostics {
+                wall_seconds: start.elapsed().as_secs_f64(),
+                notes,
+                ..Diagnostics::default()
+            },
+        })
+    }
+
+    /// The note on the coefficient sensitivity and noise parameter.
+    fn noise_note(&self, noise: &PolynomialNoise) -> String {
+        format!(
+            "coefficient sensitivity: Δ₁ = {:.4e}, Δ₂ = {:.4e}; noise per coefficient: {}              {:.4e}",
+            noise.sensitivity.l1,
+            noise.sensitivity.l2_squared.sqrt(),
+            match self.noise {
+                NoiseKind::Laplace { .. } => "Laplace scale",
+                NoiseKind::Gaussian { .. } => "Gaussian σ²",
+            },
+            noise.coefficient_parameter
+        )
+    }
+
+    /// Standard deviation of the noise of one `width`-literal answer: at most
+    /// `√(Σ_{s=1..D} C(width, s)·Var(coefficient))/n`.
+    fn answer_noise_sd(
+        &self,
+        noise: &PolynomialNoise,
+        width: usize,
+        degree: usize,
+        n: usize,
+    ) -> f64 {
+        let support: f64 = (1..=degree).map(|s| binomial(width, s)).sum::<f64>();
+        let per_coef_var = match self.noise {
+            NoiseKind::Laplace { .. } => 2.0 * noise.coefficient_parameter.powi(2),
+            NoiseKind::Gaussian { .. } => noise.coefficient_parameter,
+        };
+        (support * per_coef_var).sqrt() / n as f64
     }
 
     fn release_literals(
@@ -747,7 +984,7 @@ impl PolynomialMechanism {
                 return Err(MechanismError::UnsupportedQueryClass {
                     mechanism: "polynomial",
                     class: Workload::class(workload),
-                    supported: "marginals, conjunctions, disjunctions".into(),
+                    supported: POLYNOMIAL_CLASSES.into(),
                 });
             }
         };
@@ -813,6 +1050,19 @@ impl PolynomialMechanism {
             },
         })
     }
+}
+
+/// The envelope `b̄_s = max_j |b^{(j)}_s|` of several approximations' multilinear
+/// coefficients, up to the largest degree; `None` for no approximation.
+pub fn envelope(approxes: &[SymmetricApprox]) -> Option<Vec<f64>> {
+    let degree = approxes.iter().map(|a| a.degree()).max()?;
+    let mut b = vec![0.0f64; degree + 1];
+    for a in approxes {
+        for (e, &bs) in b.iter_mut().zip(a.multilinear()) {
+            *e = e.max(bs.abs());
+        }
+    }
+    Some(b)
 }
 
 fn binomial(n: usize, k: usize) -> f64 {
@@ -882,8 +1132,32 @@ impl Mechanism<MarginalWorkload> for PolynomialMechanism {
     }
 }
 
-/// The polynomial release on a workload chosen at run time: marginals, conjunctions and
-/// disjunctions; parities and explicit matrices are refused by name.
+impl Mechanism<ThresholdWorkload> for PolynomialMechanism {
+    fn name(&self) -> &'static str {
+        "polynomial"
+    }
+
+    fn certificate(&self) -> PrivacyCertificate {
+        PolynomialMechanism::certificate(self)
+    }
+
+    /// k-of-ℓ thresholds (seed 002 §4.2): one noisy polynomial per distinct `k` from one
+    /// set of noisy counts.
+    fn release(
+        &self,
+        data: &Dataset,
+        workload: &ThresholdWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        self.release_thresholds(data, workload, rng)
+    }
+}
+
+/// The classes the polynomial release answers, for messages.
+pub const POLYNOMIAL_CLASSES: &str = "marginals, conjunctions, disjunctions, thresholds";
+
+/// The polynomial release on a workload chosen at run time: marginals, conjunctions,
+/// disjunctions and k-of-ℓ thresholds; the other classes are refused by name.
 impl Mechanism<dp_queries::AnyWorkload> for PolynomialMechanism {
     fn name(&self) -> &'static str {
         "polynomial"
@@ -905,10 +1179,11 @@ impl Mechanism<dp_queries::AnyWorkload> for PolynomialMechanism {
             AnyWorkload::Literals(w) if w.kind() != QueryKind::Parity => {
                 Mechanism::<ConjunctionWorkload>::release(self, data, w, rng)
             }
+            AnyWorkload::Thresholds(w) => self.release_thresholds(data, w, rng),
             other => Err(MechanismError::UnsupportedQueryClass {
                 mechanism: "polynomial",
                 class: other.class(),
-                supported: "marginals, conjunctions, disjunctions".into(),
+                supported: POLYNOMIAL_CLASSES.into(),
             }),
         }
     }
@@ -923,16 +1198,27 @@ pub(crate) fn noiseless_polynomial(
     sense: BitSense,
     approx: SymmetricApprox,
 ) -> Result<NoisyPolynomial> {
+    noiseless_polynomial_for(data, attrs, sense, vec![approx])
+}
+
+/// [`noiseless_polynomial`] serving several approximations.
+#[cfg(test)]
+pub(crate) fn noiseless_polynomial_for(
+    data: &Dataset,
+    attrs: &[usize],
+    sense: BitSense,
+    approxes: Vec<SymmetricApprox>,
+) -> Result<NoisyPolynomial> {
     let (attrs, sizes) = checked_attributes(data, attrs)?;
-    let index = MonomialIndex::new(&sizes, approx.degree());
-    let counts = count_monomials(data, &attrs, &index, sense, 3);
-    let coefficients = index.coefficients(approx.multilinear(), &counts);
+    let degree = approxes.iter().map(|a| a.degree()).max().unwrap_or(0);
+    let index = MonomialIndex::new(&sizes, degree);
+    let counts = count_monomials(data, &attrs, &index, sense, 3, None);
     Ok(NoisyPolynomial {
         attrs,
         sense,
-        approx,
+        approxes,
         index,
-        coefficients,
+        counts: counts.into_iter().map(|c| c as f64).collect(),
         n: data.n(),
     })
 }
@@ -941,7 +1227,7 @@ pub(crate) fn noiseless_polynomial(
 mod tests {
     use super::*;
     use crate::polynomial::approx::or_target;
-    use dp_queries::Domain;
+    use dp_queries::{Domain, ThresholdQuery};
     use rand::RngExt;
     use rand::SeedableRng;
     use rand_chacha::ChaCha20Rng;
@@ -1046,7 +1332,7 @@ mod tests {
         let attrs: Vec<usize> = (0..sizes.len()).collect();
         let mut v = noiseless_polynomial(&data, &attrs, sense, approx.clone())
             .unwrap()
-            .coefficients;
+            .coefficients_of(0);
         // add/remove also moves the constant monomial by b_0
         v.push(approx.multilinear()[0]);
         v
@@ -1090,6 +1376,145 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Every k-of-ℓ query of a small domain, for several k, answered by the noiseless
+    /// polynomial within each approximation's certified error, and that error is really
+    /// there.
+    #[test]
+    fn noiseless_thresholds_are_within_the_certified_error() {
+        let sizes = [2u32, 3, 2, 2, 3, 2, 2];
+        let data = random_data(&sizes, 500, 21);
+        let attrs: Vec<usize> = (0..sizes.len()).collect();
+        let width = 6;
+        let queries: Vec<Vec<Literal>> = all_queries(&sizes, width)
+            .into_iter()
+            .filter(|q| q.len() >= 3)
+            .collect();
+        let ks = [1usize, 2, 3];
+        let approxes: Vec<SymmetricApprox> = ks
+            .iter()
+            .map(|&k| SymmetricApprox::threshold(k, width, 0.1).unwrap())
+            .collect();
+        for a in &approxes {
+            assert!(a.error() <= 0.1, "{a:?}");
+        }
+        // k = 1, 2 gain a degree below the width; k = 3 (the middle) needs all of it
+        assert!(approxes[0].degree() < width && approxes[1].degree() < width);
+        let poly =
+            noiseless_polynomial_for(&data, &attrs, BitSense::Holds, approxes.clone()).unwrap();
+        for (t, &k) in ks.iter().enumerate() {
+            let tq: Vec<ThresholdQuery> = queries
+                .iter()
+                .map(|l| ThresholdQuery {
+                    k: k as u32,
+                    literals: l.clone(),
+                })
+                .collect();
+            let w = ThresholdWorkload::new(data.domain(), tq).unwrap();
+            let exact = Workload::count_all(&w, &data).unwrap();
+            let mut worst = 0.0f64;
+            for (q, lits) in queries.iter().enumerate() {
+                let got = poly.raw_answer_with(t, lits).unwrap();
+                worst = worst.max((got - exact[q] as f64 / data.n() as f64).abs());
+            }
+            let err = approxes[t].error();
+            assert!(worst <= err + 1e-9, "k = {k}: {worst} > {err}");
+            if err == 0.0 {
+                assert!(worst < 1e-9, "k = {k}: {worst}");
+            } else {
+                assert!(worst > 1e-4, "k = {k}: the error is really there ({worst})");
+            }
+        }
+    }
+
+    #[test]
+    fn threshold_release_is_close_without_noise_and_noise_follows_the_envelope() {
+        let sizes = [2u32, 2, 3, 2, 2];
+        let data = random_data(&sizes, 3000, 8);
+        let queries: Vec<ThresholdQuery> = all_queries(&sizes, 4)
+            .into_iter()
+            .filter(|q| q.len() >= 2)
+            .flat_map(|l| {
+                (1..=l.len()).map(move |k| ThresholdQuery {
+                    k: k as u32,
+                    literals: l.clone(),
+                })
+            })
+            .collect();
+        let w = ThresholdWorkload::new(data.domain(), queries).unwrap();
+        let mech = PolynomialParams::new(PrivacyLoss::Zcdp { rho: 1e7 })
+            .check()
+            .unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(2);
+        let r = Mechanism::<ThresholdWorkload>::release(&mech, &data, &w, &mut rng).unwrap();
+        let exact = Workload::count_all(&w, &data).unwrap();
+        let alpha = 0.05;
+        let mut worst = 0.0f64;
+        for (a, c) in r.answers.iter().zip(&exact) {
+            worst = worst.max((a - *c as f64 / 3000.0).abs());
+        }
+        assert!(worst < alpha + 0.005, "{worst}");
+        // the exact approximation answers exactly (up to the tiny noise)
+        let exact_mech = PolynomialParams {
+            approximation: Approximation::Exact,
+            ..PolynomialParams::new(PrivacyLoss::Zcdp { rho: 1e9 })
+        }
+        .check()
+        .unwrap();
+        let r = Mechanism::<ThresholdWorkload>::release(&exact_mech, &data, &w, &mut rng).unwrap();
+        for (a, c) in r.answers.iter().zip(&exact) {
+            assert!((a - *c as f64 / 3000.0).abs() < 2e-3);
+        }
+        // the envelope is the coordinate-wise maximum of |b_s|
+        let a1 = SymmetricApprox::exact(&threshold_target(1, 4)).unwrap();
+        let a3 = SymmetricApprox::exact(&threshold_target(3, 4)).unwrap();
+        let e = envelope(&[a1.clone(), a3.clone()]).unwrap();
+        for (s, es) in e.iter().enumerate() {
+            let m = a1.multilinear().get(s).map_or(0.0, |x| x.abs());
+            let n = a3.multilinear().get(s).map_or(0.0, |x| x.abs());
+            assert_eq!(*es, m.max(n));
+        }
+        assert!(envelope(&[]).is_none());
+        // thresholds refused when k exceeds the width
+        assert!(mech.threshold_approximation(5, 4).is_err());
+    }
+
+    #[test]
+    fn counting_reports_progress_in_row_chunks() {
+        use std::sync::{Arc, Mutex};
+        struct Log(Mutex<Vec<(String, u64, u64)>>);
+        impl dp_core::Progress for Log {
+            fn report(&self, stage: &str, done: u64, total: u64) {
+                self.0.lock().unwrap().push((stage.into(), done, total));
+            }
+        }
+        let log = Arc::new(Log(Mutex::new(Vec::new())));
+        let n = 3 * COUNT_CHUNK + 5;
+        let data = random_data(&[2, 2, 2], n, 4);
+        let w = ConjunctionWorkload::new(
+            data.domain(),
+            QueryKind::Disjunction,
+            vec![vec![
+                Literal { attr: 0, value: 1 },
+                Literal { attr: 2, value: 0 },
+            ]],
+        )
+        .unwrap();
+        let mech = PolynomialParams {
+            progress: Some(ProgressSink(log.clone())),
+            ..PolynomialParams::new(PrivacyLoss::Pure { epsilon: 1.0 })
+        }
+        .check()
+        .unwrap();
+        let mut rng = ChaCha20Rng::seed_from_u64(1);
+        Mechanism::<ConjunctionWorkload>::release(&mech, &data, &w, &mut rng).unwrap();
+        let reports = log.0.lock().unwrap().clone();
+        assert!(reports.iter().all(|(s, _, t)| s == COUNT_STAGE && *t == 4));
+        assert_eq!(reports.first().map(|r| r.1), Some(0));
+        assert_eq!(reports.last().map(|r| r.1), Some(4));
+        assert!(reports.windows(2).all(|w| w[0].1 <= w[1].1));
+        assert!(reports.len() >= 3, "{reports:?}");
     }
 
     #[test]
