@@ -950,6 +950,7 @@ fn polynomial(
     if let Some(bytes) = options.memory_bytes {
         p.max_memory_mib = (bytes >> 20).max(1);
     }
+    p.progress = options.progress.clone();
     Ok(p.check()?)
 }
 
@@ -1305,8 +1306,9 @@ pub static MECHANISMS: &[MechanismSpec] = &[
     MechanismSpec {
         name: "polynomial",
         description: "polynomial release (Thaler, Ullman, Vadhan 2012): each record's answers \
-    to every conjunction or disjunction are a low-degree polynomial (a Chebyshev \
-    approximation of OR); the summed coefficients get exact discrete Laplace or \
+    to every conjunction, disjunction or k-of-ℓ threshold are a low-degree polynomial (a \
+    Chebyshev approximation of OR, or a minimax polynomial of the threshold); the summed \
+    coefficients get exact discrete Laplace or \
     Gaussian noise, and any query of the class is answered from them",
         guarantee: "pure ε-differential privacy with --epsilon alone (Laplace noise), or \
     ρ-zCDP with --rho or --epsilon and --delta (Gaussian noise)",
@@ -1323,14 +1325,15 @@ pub static MECHANISMS: &[MechanismSpec] = &[
                 QueryClass::Marginals,
                 QueryClass::Conjunctions,
                 QueryClass::Disjunctions,
+                QueryClass::Thresholds,
             ],
             build: build_polynomial_any,
         },
         settings: &[SettingSpec {
             kind: SettingKind::Alpha,
-            meaning: "the certified error α of the approximation of OR: a smaller α needs a \
-        higher degree (about √(width/2)·ln(2/α)), so more coefficients, each with \
-        more noise",
+            meaning: "the certified error α of the approximation of OR (or of each k-of-ℓ \
+        threshold): a smaller α needs a higher degree (for OR about √(width/2)·ln(2/α)), \
+        so more coefficients, each with more noise",
             default: || match PolynomialParams::new(ANY_BUDGET).approximation {
                 PolynomialApproximation::Chebyshev { alpha } => SettingValue::Real(alpha),
                 _ => SettingValue::Derived("exact (degree = the widest query)"),
