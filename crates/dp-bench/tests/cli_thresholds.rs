@@ -196,7 +196,7 @@ fn decision_list_points_are_released_by_the_baseline_and_refused_by_the_polynomi
         let rec = [i % 7, (i / 7) % 2, (i / 3) % 7, (i / 5) % 2, (i / 2) % 2];
         for p in 0..2 {
             let t = rec[2 * p];
-            if t < 6 && y[(t / 2) as usize] == (t % 2 == 0) {
+            if t < 6 && y[(t / 2) as usize] == t.is_multiple_of(2) {
                 return rec[2 * p + 1] == 1;
             }
         }
