@@ -2,7 +2,8 @@
 //! builds in release mode).
 //!
 //! * `cargo xtask bench [--quick] [--only FAMILY]`: run the benchmark grids (baselines,
-//!   iterative, iterative-scaling — full grid only —, projection), print tables, write JSON
+//!   iterative, iterative-scaling — full grid only —, projection, real tables, polynomial —
+//!   full grid only unless named with `--only` —), print tables, write JSON
 //!   lines and PNG figures under `target/dpqr-bench/`.
 //! * `cargo xtask ci`: the layer check, `cargo fmt --check`, clippy with `-D warnings`, and
 //!   the test suite — what `.ci/run` runs.
@@ -76,6 +77,10 @@ enum Family {
     /// Counting at scale (issue #15): resampled adult tables of 10⁶ and 10⁷ records, streamed
     /// and in memory (full grid only; `--quick` with `--only scale` uses 10⁵ and 10⁶).
     Scale,
+    /// The polynomial release (Thaler, Ullman, Vadhan 2012): all k-way marginals of nltcs
+    /// and acs for k = 2..5 against the Gaussian baseline and projection, thresholds, a
+    /// synthetic decision-list database (full grid only unless `--only polynomial`).
+    Polynomial,
 }
 
 fn root() -> PathBuf {
@@ -104,6 +109,9 @@ fn bench(quick: bool, out: Option<PathBuf>, only: Option<Family>) -> Result<()> 
     }
     if runs(Family::RealTables) {
         bench_real(quick, &out)?;
+    }
+    if runs(Family::Polynomial) && (!quick || only.is_some()) {
+        dp_bench::experiments::polynomial::run_and_report(quick, &out)?;
     }
     if runs(Family::Scale) && (!quick || only.is_some()) {
         bench_scale(quick, &out)?;

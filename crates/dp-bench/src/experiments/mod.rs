@@ -6,6 +6,7 @@
 pub mod iterative;
 #[cfg(feature = "plots")]
 pub mod plots;
+pub mod polynomial;
 pub mod projection;
 pub mod real;
 pub mod scale;
