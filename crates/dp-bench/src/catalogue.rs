@@ -1326,6 +1326,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
                 QueryClass::Conjunctions,
                 QueryClass::Disjunctions,
                 QueryClass::Thresholds,
+                QueryClass::DecisionLists,
             ],
             build: build_polynomial_any,
         },

@@ -590,7 +590,7 @@ impl PolynomialParams {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum NoiseKind {
+pub(crate) enum NoiseKind {
     Laplace { epsilon: f64 },
     Gaussian { rho: f64, delta: Option<f64> },
 }
@@ -620,6 +620,22 @@ pub struct PolynomialNoise {
 }
 
 impl PolynomialMechanism {
+    pub(crate) fn noise_kind(&self) -> NoiseKind {
+        self.noise
+    }
+
+    pub(crate) fn approximation_setting(&self) -> Approximation {
+        self.approximation
+    }
+
+    pub(crate) fn max_memory_mib(&self) -> u64 {
+        self.max_memory_mib
+    }
+
+    pub(crate) fn progress_sink(&self) -> Option<&ProgressSink> {
+        self.progress.as_ref()
+    }
+
     /// The guarantee of every release.
     pub fn certificate(&self) -> PrivacyCertificate {
         let (loss, approx_equivalent) = match self.noise {
@@ -1154,10 +1170,12 @@ impl Mechanism<ThresholdWorkload> for PolynomialMechanism {
 }
 
 /// The classes the polynomial release answers, for messages.
-pub const POLYNOMIAL_CLASSES: &str = "marginals, conjunctions, disjunctions, thresholds";
+pub const POLYNOMIAL_CLASSES: &str =
+    "marginals, conjunctions, disjunctions, thresholds, decision-lists";
 
 /// The polynomial release on a workload chosen at run time: marginals, conjunctions,
-/// disjunctions and k-of-ℓ thresholds; the other classes are refused by name.
+/// disjunctions, k-of-ℓ thresholds and decision-list points ([`super::lists`]); parities
+/// and explicit matrices are refused by name.
 impl Mechanism<dp_queries::AnyWorkload> for PolynomialMechanism {
     fn name(&self) -> &'static str {
         "polynomial"
@@ -1180,6 +1198,7 @@ impl Mechanism<dp_queries::AnyWorkload> for PolynomialMechanism {
                 Mechanism::<ConjunctionWorkload>::release(self, data, w, rng)
             }
             AnyWorkload::Thresholds(w) => self.release_thresholds(data, w, rng),
+            AnyWorkload::DecisionLists(w) => self.release_list_workload(data, w, rng),
             other => Err(MechanismError::UnsupportedQueryClass {
                 mechanism: "polynomial",
                 class: other.class(),
