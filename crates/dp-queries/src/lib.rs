@@ -18,6 +18,7 @@
 //! | [`workload`] | [`MarginalWorkload`]: lists of marginals, all/random `k`-way, specs, parallel counting |
 //! | [`onehot`] | [`BinaryDataset`]: one-hot, bit-packed rows; conjunction and parity counts |
 //! | [`parity`] | [`SignRecords`] (binary records as packed signs), [`ParityQueries`], the exact marginal ↔ parity transform [`MarginalParityTransform`] (seed 000 §2.4) |
+//! | [`threshold`] | [`ThresholdWorkload`] (k-of-ℓ threshold queries, seed 002 §4.2) and [`DecisionListWorkload`] (a database of decision lists queried by points, seed 002 §4.3, with its data format) |
 //! | [`metrics`] | [`ErrorReport`]: max / mean / RMS error and mean per-table ℓ1 |
 //! | [`graphical`] | [`GraphicalModel`]: the Private-PGM estimator (McKenna et al. 2019) — a maximum-entropy graphical model fitted to noisy marginals by mirror descent with junction-tree inference; exact marginals and sampling |
 //! | [`implicit`] | [`MarginalRecordOracle`]: the linear-optimisation oracle over the records of an implicit universe (exact elimination or coordinate ascent), an `AtomOracle` for projections |
