@@ -16,7 +16,12 @@
 
 pub mod client;
 pub mod error;
+pub mod protocol;
 pub mod server;
 
-pub use client::{LocalRandomizer, PointRelease, PointReleaseMessage};
+pub use client::{
+    LocalRandomizer, PointRelease, PointReleaseMessage, SampledTableRelease, TableEncoding,
+    TableMessage,
+};
+pub use protocol::{LocalGuarantee, LocalMechanismKind, LocalProtocol, LocalRelease, LocalSettings};
 pub use error::{LocalError, Result};

@@ -2,9 +2,13 @@
 //! produces the one message that leaves the client; nothing here may depend on
 //! [`crate::server`] (checked by the test `client_code_never_imports_the_server`).
 
+pub mod encoding;
 pub mod point_release;
+pub mod table_sampled;
 
+pub use encoding::{IncrementEncoding, MarginalEncoding, RoundedEncoding};
 pub use point_release::{PointRelease, PointReleaseMessage};
+pub use table_sampled::{SampledTableRelease, TableEncoding, TableMessage};
 
 use rand::CryptoRng;
 
