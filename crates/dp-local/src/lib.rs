@@ -23,5 +23,7 @@ pub use client::{
     LocalRandomizer, PointRelease, PointReleaseMessage, SampledTableRelease, TableEncoding,
     TableMessage,
 };
-pub use protocol::{LocalGuarantee, LocalMechanismKind, LocalProtocol, LocalRelease, LocalSettings};
 pub use error::{LocalError, Result};
+pub use protocol::{
+    LocalGuarantee, LocalMechanismKind, LocalProtocol, LocalRelease, LocalSettings,
+};

@@ -56,7 +56,11 @@ fn check_record(sizes: &[u32], record: &[u32]) -> Result<()> {
     }
     if let Some(i) = record.iter().zip(sizes).position(|(c, s)| c >= s) {
         return Err(LocalError::Input {
-            reason: format!("attribute {} has code {}, above its range", i + 1, record[i]),
+            reason: format!(
+                "attribute {} has code {}, above its range",
+                i + 1,
+                record[i]
+            ),
         });
     }
     Ok(())
@@ -103,9 +107,11 @@ impl UniverseMap {
     }
 
     fn index(&self, record: &[u32]) -> Result<usize> {
-        self.universe.index_of(record).map_err(|_| LocalError::Input {
-            reason: "the record is not in the universe".into(),
-        })
+        self.universe
+            .index_of(record)
+            .map_err(|_| LocalError::Input {
+                reason: "the record is not in the universe".into(),
+            })
     }
 
     fn cell_of_index(&self, index: usize, table: usize) -> Result<usize> {

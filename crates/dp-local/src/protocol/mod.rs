@@ -134,22 +134,30 @@ pub fn simulate_clients<E: TableEncoding>(
 ) -> Result<TableAggregate> {
     let sizes = randomizer.encoding().table_sizes().to_vec();
     let columns = data.columns();
-    (0..data.n())
+    let n = data.n();
+    // fixed chunks summed in a fixed order: the floating-point sum, and so the release, is
+    // the same for every thread count and schedule
+    let chunks: Vec<TableAggregate> = (0..n.div_ceil(CLIENT_CHUNK))
         .into_par_iter()
-        .try_fold(
-            || (TableAggregate::new(&sizes), Vec::with_capacity(columns.len())),
-            |(mut agg, mut record), i| {
+        .map(|c| {
+            let mut agg = TableAggregate::new(&sizes);
+            let mut record = Vec::with_capacity(columns.len());
+            for i in c * CLIENT_CHUNK..((c + 1) * CLIENT_CHUNK).min(n) {
                 record.clear();
-                record.extend(columns.iter().map(|c| c[i]));
+                record.extend(columns.iter().map(|col| col[i]));
                 let mut rng = family.stream(base + i as u64);
-                let message = randomizer.randomize(&record, &mut rng)?;
-                agg.add(&message)?;
-                Ok::<_, LocalError>((agg, record))
-            },
-        )
-        .map(|r| r.map(|(agg, _)| agg))
-        .try_reduce(|| TableAggregate::new(&sizes), |a, b| a.merge(b))
+                agg.add(&randomizer.randomize(&record, &mut rng)?)?;
+            }
+            Ok(agg)
+        })
+        .collect::<Result<_>>()?;
+    chunks
+        .into_iter()
+        .try_fold(TableAggregate::new(&sizes), TableAggregate::merge)
 }
+
+/// Clients per parallel task of [`simulate_clients`].
+const CLIENT_CHUNK: usize = 4096;
 
 /// A local mechanism over marginal workloads (module docs).
 #[derive(Clone, Debug, PartialEq)]
@@ -219,8 +227,8 @@ impl LocalProtocol {
         }
         let universe = Universe::new(workload.domain(), self.settings.max_universe)
             .map_err(dp_mechanisms::MechanismError::from)?;
-        let points =
-            MarginalPoints::new(&universe, workload).map_err(dp_mechanisms::MechanismError::from)?;
+        let points = MarginalPoints::new(&universe, workload)
+            .map_err(dp_mechanisms::MechanismError::from)?;
         match self.kind {
             LocalMechanismKind::Projection => self.run_projection(data, workload, &points, family),
             LocalMechanismKind::Coarse => {
@@ -276,10 +284,8 @@ impl LocalProtocol {
         let map = metric.nearest_point_map_cover(&centers, alpha / 2.0)?;
         let mut server_seconds = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let r = SampledTableRelease::new(
-            self.epsilon,
-            RoundedEncoding::new(workload, universe, map)?,
-        )?;
+        let r =
+            SampledTableRelease::new(self.epsilon, RoundedEncoding::new(workload, universe, map)?)?;
         let y = simulate_clients(&r, data, family, 0)?.estimate(r.unbias_factor())?;
         let client_seconds = t.elapsed().as_secs_f64();
         let t = Instant::now();
@@ -340,7 +346,10 @@ impl LocalProtocol {
         let mut notes = vec![format!(
             "decomposition: {k} levels, |S_l| = {:?} of {} records; {levels} non-trivial \
              level(s) at ε/{levels} = {} each",
-            dec.levels.iter().map(|l| l.centers.len()).collect::<Vec<_>>(),
+            dec.levels
+                .iter()
+                .map(|l| l.centers.len())
+                .collect::<Vec<_>>(),
             universe.len(),
             dp_core::Num(eps_l)
         )];

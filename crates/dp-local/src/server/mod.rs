@@ -59,7 +59,10 @@ impl TableAggregate {
         let t = message.table;
         if t + 1 >= self.offsets.len() {
             return Err(LocalError::Input {
-                reason: format!("a message names table {t}, there are {}", self.offsets.len() - 1),
+                reason: format!(
+                    "a message names table {t}, there are {}",
+                    self.offsets.len() - 1
+                ),
             });
         }
         let (lo, hi) = (self.offsets[t], self.offsets[t + 1]);
