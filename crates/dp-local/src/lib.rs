@@ -6,11 +6,12 @@
 //! | module | side | what |
 //! |---|---|---|
 //! | [`client`] | client | [`LocalRandomizer`] (ε-LDP: any two inputs of one client); [`PointRelease`], the point release `W_x` of seed 004 Definition 5.5 with its constants derived (`b = tanh(ε/2)`, `c = √(π/2)/b`) so that `E[W_x] = x` and the e^ε ratio hold for every ε |
-//! | [`server`] | server | aggregators of messages: [`server::mean_point`] |
+//! | [`client`] | client | [`SampledTableRelease`]: the point release of one uniformly drawn table of the record's encoding ([`client::encoding`]), unbiased after rescaling by `m·R`, with the dense release's per-coordinate variance |
+//! | [`server`] | server | aggregators of messages: [`server::mean_point`], [`server::TableAggregate`] |
+//! | [`protocol`] | both (simulation) | [`LocalProtocol`]: local projection, local coarse projection, local chaining (seed 004 Theorems 5.1 and 1.6), one client per record, in parallel, deterministic from a seed |
 //!
-//! Still to come (issue #14): local projection, local coarse projection and local chaining
-//! (seed 004 Theorems 5.1 and 1.6) on the server side, the frequency-oracle baselines, and
-//! the privacy model in releases and the ledger.
+//! Still to come (issue #14): the frequency-oracle baselines and the privacy model in
+//! releases and the ledger.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
