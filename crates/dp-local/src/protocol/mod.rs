@@ -15,6 +15,10 @@
 //! cover and the decomposition are computed from the public universe, workload and n, never
 //! from data; everything the server does is post-processing of the messages.
 
+pub mod baselines;
+
+pub use baselines::{BaselineKind, run_baseline};
+
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -23,7 +27,7 @@ use crate::client::{
     IncrementEncoding, LocalRandomizer, MarginalEncoding, RoundedEncoding, SampledTableRelease,
     TableEncoding,
 };
-use crate::server::TableAggregate;
+use crate::server::{Aggregate, TableAggregate};
 use crate::{LocalError, Result};
 use dp_core::StreamFamily;
 use dp_geometry::{FrankWolfeResult, FrankWolfeSettings};
@@ -125,22 +129,26 @@ pub struct LocalRelease {
 }
 
 /// Runs every record of `data` through `randomizer` as its own client (client `i` draws
-/// from stream `base + i` of `family`), in parallel, and sums the messages.
-pub fn simulate_clients<E: TableEncoding>(
-    randomizer: &SampledTableRelease<E>,
+/// from stream `base + i` of `family`), in parallel, and sums the messages into `empty()`
+/// aggregates (fixed chunks of clients summed in a fixed order: the result is the same for
+/// every thread count and schedule).
+pub fn simulate<R, A>(
+    randomizer: &R,
     data: &Dataset,
     family: &StreamFamily,
     base: u64,
-) -> Result<TableAggregate> {
-    let sizes = randomizer.encoding().table_sizes().to_vec();
+    empty: impl Fn() -> A + Sync,
+) -> Result<A>
+where
+    R: LocalRandomizer<Input = [u32]>,
+    A: Aggregate<R::Message>,
+{
     let columns = data.columns();
     let n = data.n();
-    // fixed chunks summed in a fixed order: the floating-point sum, and so the release, is
-    // the same for every thread count and schedule
-    let chunks: Vec<TableAggregate> = (0..n.div_ceil(CLIENT_CHUNK))
+    let chunks: Vec<A> = (0..n.div_ceil(CLIENT_CHUNK))
         .into_par_iter()
         .map(|c| {
-            let mut agg = TableAggregate::new(&sizes);
+            let mut agg = empty();
             let mut record = Vec::with_capacity(columns.len());
             for i in c * CLIENT_CHUNK..((c + 1) * CLIENT_CHUNK).min(n) {
                 record.clear();
@@ -151,9 +159,20 @@ pub fn simulate_clients<E: TableEncoding>(
             Ok(agg)
         })
         .collect::<Result<_>>()?;
-    chunks
-        .into_iter()
-        .try_fold(TableAggregate::new(&sizes), TableAggregate::merge)
+    chunks.into_iter().try_fold(empty(), A::merge)
+}
+
+/// [`simulate`] for the table-sampled point release.
+pub fn simulate_clients<E: TableEncoding>(
+    randomizer: &SampledTableRelease<E>,
+    data: &Dataset,
+    family: &StreamFamily,
+    base: u64,
+) -> Result<TableAggregate> {
+    let sizes = randomizer.encoding().table_sizes().to_vec();
+    simulate(randomizer, data, family, base, || {
+        TableAggregate::new(&sizes)
+    })
 }
 
 /// Clients per parallel task of [`simulate_clients`].

@@ -1,7 +1,20 @@
 //! The server side: aggregators of the clients' messages. Nothing here can reach a client's
 //! raw input — only messages ([`crate::client::LocalRandomizer::Message`]) come in.
 
+pub mod baselines;
+
+pub use baselines::{NoisyRecords, OracleAggregate, ParityAggregate};
+
 use crate::client::{PointReleaseMessage, TableMessage};
+
+/// Server-side running sums of one kind of message, mergeable so that clients can be
+/// summed in parallel.
+pub trait Aggregate<M>: Sized + Send {
+    /// Adds one message (refusing one that does not fit).
+    fn add(&mut self, message: &M) -> Result<()>;
+    /// Merges another aggregate of the same shape.
+    fn merge(self, other: Self) -> Result<Self>;
+}
 use crate::{LocalError, Result};
 
 /// The average `W̄ = (1/n) Σ W_{x_i}` of point-release messages (seed 004 Theorem 5.1, step
@@ -55,7 +68,7 @@ impl TableAggregate {
 
     /// Adds one message; a message naming an unknown table or of the wrong length is
     /// refused.
-    pub fn add(&mut self, message: &TableMessage) -> Result<()> {
+    fn add_message(&mut self, message: &TableMessage) -> Result<()> {
         let t = message.table;
         if t + 1 >= self.offsets.len() {
             return Err(LocalError::Input {
@@ -83,7 +96,7 @@ impl TableAggregate {
     }
 
     /// Merges another aggregate over the same tables.
-    pub fn merge(mut self, other: TableAggregate) -> Result<Self> {
+    fn merge_with(mut self, other: TableAggregate) -> Result<Self> {
         if self.offsets != other.offsets {
             return Err(LocalError::Input {
                 reason: "aggregates over different tables cannot be merged".into(),
@@ -111,5 +124,14 @@ impl TableAggregate {
         }
         let scale = factor / self.messages as f64;
         Ok(self.sums.iter().map(|s| s * scale).collect())
+    }
+}
+
+impl Aggregate<TableMessage> for TableAggregate {
+    fn add(&mut self, message: &TableMessage) -> Result<()> {
+        self.add_message(message)
+    }
+    fn merge(self, other: Self) -> Result<Self> {
+        self.merge_with(other)
     }
 }
