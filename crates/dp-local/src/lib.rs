@@ -10,8 +10,9 @@
 //! | [`server`] | server | aggregators of messages: [`server::mean_point`], [`server::TableAggregate`] |
 //! | [`protocol`] | both (simulation) | [`LocalProtocol`]: local projection, local coarse projection, local chaining (seed 004 Theorems 5.1 and 1.6), one client per record, in parallel, deterministic from a seed |
 //!
-//! Still to come (issue #14): the frequency-oracle baselines and the privacy model in
-//! releases and the ledger.
+//! The baselines (per-attribute randomized response, one table through k-ary RR / OLH /
+//! Hadamard response, the Fourier approach of Cormode, Kulkarni, Srivastava 2018) are in
+//! [`client::baselines`], [`server::baselines`] and [`protocol::baselines`].
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
