@@ -73,6 +73,10 @@ enum Family {
     /// Real tables (issue #10): adaptive projection and the implicit projection against the
     /// Gaussian baseline on adult, temporal-match2 and acs.
     RealTables,
+    /// The local model (issue #14): local projection, coarse, chaining against randomized
+    /// response, OLH, Hadamard response and the Fourier approach, error vs n (not in
+    /// `--quick` unless asked with `--only local`).
+    Local,
 }
 
 fn root() -> PathBuf {
@@ -101,6 +105,15 @@ fn bench(quick: bool, out: Option<PathBuf>, only: Option<Family>) -> Result<()> 
     }
     if runs(Family::RealTables) {
         bench_real(quick, &out)?;
+    }
+    if runs(Family::Local) && (!quick || only.is_some()) {
+        use dp_bench::experiments::local::{LocalExperiment, run_and_report};
+        let grid = if quick {
+            LocalExperiment::quick()
+        } else {
+            LocalExperiment::full()
+        };
+        run_and_report(&grid, &out)?;
     }
     Ok(())
 }
