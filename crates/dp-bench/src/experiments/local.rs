@@ -252,31 +252,51 @@ pub fn format_local_table(records: &[LocalRecord]) -> String {
     let mut ns: Vec<usize> = records.iter().map(|r| r.n).collect();
     ns.sort_unstable();
     ns.dedup();
-    for (w, m, e, slope) in &rates {
-        if s.is_empty() || !s.contains(&format!("### {w}, ε = {e}\n")) {
-            s.push_str(&format!("\n### {w}, ε = {e}\n\n| method |"));
-            for n in &ns {
-                s.push_str(&format!(" n = {n} |"));
-            }
-            s.push_str(" slope of log err vs log n |\n|---|");
-            for _ in &ns {
-                s.push_str("---|");
-            }
-            s.push_str("---|\n");
-        }
-        s.push_str(&format!("| {m} |"));
+    let mut groups: Vec<(String, u64)> = rates
+        .iter()
+        .map(|(w, _, e, _)| (w.clone(), e.to_bits()))
+        .collect();
+    groups.sort_by(|a, b| a.0.cmp(&b.0).then(f64::from_bits(a.1).total_cmp(&f64::from_bits(b.1))));
+    groups.dedup();
+    for (w, e) in groups {
+        let e = f64::from_bits(e);
+        s.push_str(&format!("\n### {w}, ε = {e}\n\n| method |"));
         for n in &ns {
-            match records
-                .iter()
-                .find(|r| &r.workload == w && &r.method == m && r.epsilon == *e && r.n == *n)
-            {
-                Some(r) => s.push_str(&format!(" {:.4} |", r.rmse_per_table)),
-                None => s.push_str(" – |"),
-            }
+            s.push_str(&format!(" n = {n} |"));
         }
-        s.push_str(&format!(" {slope:.2} |\n"));
+        s.push_str(" slope of log err vs log n |\n|---|");
+        for _ in &ns {
+            s.push_str("---|");
+        }
+        s.push_str("---|\n");
+        for (_, m, _, slope) in rates.iter().filter(|(w2, _, e2, _)| *w2 == w && *e2 == e) {
+            s.push_str(&format!("| {m} |"));
+            for n in &ns {
+                match records
+                    .iter()
+                    .find(|r| r.workload == w && &r.method == m && r.epsilon == e && r.n == *n)
+                {
+                    Some(r) => s.push_str(&format!(" {:.4} |", r.rmse_per_table)),
+                    None => s.push_str(" – |"),
+                }
+            }
+            s.push_str(&format!(" {slope:.2} |\n"));
+        }
     }
     s
+}
+
+/// The records of a result file written by [`run_and_report`].
+pub fn read_records(path: &std::path::Path) -> Result<Vec<LocalRecord>> {
+    let text = std::fs::read_to_string(path).map_err(crate::io_error(path))?;
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| {
+                crate::BenchError::Usage(format!("{}: line {}: {e}", path.display(), i + 1))
+            })
+        })
+        .collect()
 }
 
 /// Runs `experiments`, writes `<name>.jsonl` per experiment into `out` and prints the
