@@ -81,6 +81,10 @@ enum Family {
     /// and acs for k = 2..5 against the Gaussian baseline and projection, thresholds, a
     /// synthetic decision-list database (full grid only unless `--only polynomial`).
     Polynomial,
+    /// The local model (issue #14): local projection, coarse, chaining against randomized
+    /// response, OLH, Hadamard response and the Fourier approach, error vs n (not in
+    /// `--quick` unless asked with `--only local`).
+    Local,
 }
 
 fn root() -> PathBuf {
@@ -115,6 +119,15 @@ fn bench(quick: bool, out: Option<PathBuf>, only: Option<Family>) -> Result<()> 
     }
     if runs(Family::Scale) && (!quick || only.is_some()) {
         bench_scale(quick, &out)?;
+    }
+    if runs(Family::Local) && (!quick || only.is_some()) {
+        use dp_bench::experiments::local::{LocalExperiment, run_and_report};
+        let grid = if quick {
+            LocalExperiment::quick()
+        } else {
+            LocalExperiment::full()
+        };
+        run_and_report(&grid, &out)?;
     }
     Ok(())
 }

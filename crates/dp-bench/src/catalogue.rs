@@ -513,7 +513,11 @@ pub fn spec(name: &str) -> Result<&'static MechanismSpec> {
 
 /// The error for a mechanism name that is not in [`MECHANISMS`], listing the names.
 pub fn unknown_mechanism(name: &str) -> BenchError {
-    let names: Vec<&str> = MECHANISMS.iter().map(|s| s.name).collect();
+    let names: Vec<&str> = MECHANISMS
+        .iter()
+        .map(|s| s.name)
+        .chain(LOCAL_MECHANISMS.iter().map(|s| s.name))
+        .collect();
     BenchError::Usage(format!(
         "unknown mechanism {}; available: {}",
         quoted(name),
@@ -1379,6 +1383,68 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         },
     },
 ];
+
+/// A mechanism of the **local model**: every client randomizes its own record (one client
+/// per record of the data, simulated), and the guarantee is local ε-DP — for any two
+/// inputs of one client — not a central guarantee under replace-one or add/remove
+/// neighbours. These entries are kept apart from [`MECHANISMS`] because everything there
+/// is stated for a central relation and charged in a central ledger; a local ε is never
+/// composed with central spends (`dpqr release --ledger` refuses a local mechanism; see
+/// docs/privacy.md, "The local model").
+pub struct LocalMechanismSpec {
+    /// The name on the command line, e.g. `local-projection`.
+    pub name: &'static str,
+    /// What it does, in plain words, citing papers by authors and year.
+    pub description: &'static str,
+    /// Which local protocol.
+    pub kind: dp_local::LocalMechanismKind,
+    /// How large a domain it handles, in plain words.
+    pub universe: &'static str,
+}
+
+impl LocalMechanismSpec {
+    /// The guarantee, in plain words.
+    pub const GUARANTEE: &'static str = "local ε-DP (any two inputs of one client)";
+
+    /// The budget flag it accepts.
+    pub const BUDGET_FLAGS: &'static str = "--epsilon alone (local ε per client)";
+}
+
+/// The local-model mechanisms (see [`LocalMechanismSpec`]).
+pub static LOCAL_MECHANISMS: &[LocalMechanismSpec] = &[
+    LocalMechanismSpec {
+        name: "local-projection",
+        description: "Local projection (Błasiok, Bun, Nikolov, Steinke 2019, Theorem 5.1): every \
+                      client sends one randomly chosen table of its record's answer vector through \
+                      the local point release of Duchi, Jordan, Wainwright 2018 (constants derived \
+                      for every ε); the server averages and projects onto the hull of all records' \
+                      answer vectors.",
+        kind: dp_local::LocalMechanismKind::Projection,
+        universe: "the attributes the workload touches must span at most 2^22 records (the projection enumerates them)",
+    },
+    LocalMechanismSpec {
+        name: "local-coarse",
+        description: "Local coarse projection (Błasiok, Bun, Nikolov, Steinke 2019, Theorem 1.6): as \
+                      local projection, but every client first rounds its record to the nearest point \
+                      of a public cover of the universe; the server projects onto the cover's hull.",
+        kind: dp_local::LocalMechanismKind::Coarse,
+        universe: "the attributes the workload touches must span at most 2^22 records (the cover enumerates them)",
+    },
+    LocalMechanismSpec {
+        name: "local-chaining",
+        description: "Local chaining (Błasiok, Bun, Nikolov, Steinke 2019, Theorem 1.6): every client \
+                      sends one message per level of a public multi-scale decomposition of the \
+                      universe (the level's increment, at ε divided by the number of levels); the \
+                      server projects every level onto its hull and adds the levels.",
+        kind: dp_local::LocalMechanismKind::Chaining,
+        universe: "the attributes the workload touches must span at most 2^22 records (the decomposition enumerates them)",
+    },
+];
+
+/// The local-model entry called `name`, if any.
+pub fn find_local(name: &str) -> Option<&'static LocalMechanismSpec> {
+    LOCAL_MECHANISMS.iter().find(|s| s.name == name)
+}
 
 #[cfg(test)]
 mod tests {

@@ -16,6 +16,9 @@ pub enum BenchError {
     /// From `dp-mechanisms`.
     #[error(transparent)]
     Mechanism(#[from] MechanismError),
+    /// From `dp-local` (the local-model mechanisms).
+    #[error(transparent)]
+    Local(#[from] dp_local::LocalError),
     /// Reading or writing a file.
     #[error("{path}: {source}")]
     Io {

@@ -8,6 +8,9 @@ pub enum LocalError {
     /// A sampling or accounting error from `dp-core`.
     #[error(transparent)]
     Core(#[from] CoreError),
+    /// An error of the central geometry (universe, covers, projection) reused by the server.
+    #[error(transparent)]
+    Mechanism(#[from] dp_mechanisms::MechanismError),
     /// A parameter that cannot be used (checked before any randomness is drawn).
     #[error("invalid parameter {name} = {value}: {reason}")]
     InvalidParameter {

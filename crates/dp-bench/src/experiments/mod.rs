@@ -4,6 +4,7 @@
 //! seeded randomness. Each run yields one [`ResultRecord`], written as a JSON line.
 
 pub mod iterative;
+pub mod local;
 #[cfg(feature = "plots")]
 pub mod plots;
 pub mod polynomial;

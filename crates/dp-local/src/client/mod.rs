@@ -2,9 +2,18 @@
 //! produces the one message that leaves the client; nothing here may depend on
 //! [`crate::server`] (checked by the test `client_code_never_imports_the_server`).
 
+pub mod baselines;
+pub mod encoding;
 pub mod point_release;
+pub mod table_sampled;
 
+pub use baselines::{
+    ExactDistribution, FourierParity, FrequencyOracle, OracleMessage, OracleReport, ParityMessage,
+    PerAttributeRr, SampledTableOracle,
+};
+pub use encoding::{IncrementEncoding, MarginalEncoding, RoundedEncoding};
 pub use point_release::{PointRelease, PointReleaseMessage};
+pub use table_sampled::{SampledTableRelease, TableEncoding, TableMessage};
 
 use rand::CryptoRng;
 

@@ -110,14 +110,7 @@ impl PointRelease {
 
     /// Exactly a coin that agrees (`true`) with probability `1/(1 + e^{−ε})`.
     fn agree<R: Rng + CryptoRng + ?Sized>(&self, rng: &mut R) -> Result<bool> {
-        loop {
-            if sample_uniform_below(rng, 2)? == 0 {
-                return Ok(true);
-            }
-            if sample_bernoulli_exp(rng, &self.gamma)? {
-                return Ok(false);
-            }
-        }
+        exact_agree(&self.gamma, rng)
     }
 
     /// The message for `x` with an explicit Gaussian vector `z` and side `u_sign` (+1: `U =
@@ -135,6 +128,23 @@ impl PointRelease {
         let sign = if dot * side >= 0.0 { 1.0 } else { -1.0 };
         let s = if agree { sign } else { -sign };
         z.into_iter().map(|v| self.scale * s * v).collect()
+    }
+}
+
+/// Exactly a coin that agrees (`true`) with probability `1/(1 + e^{−γ})`: a fair proposal,
+/// "disagree" accepted with an exact Bernoulli(e^{−γ}), repeated until accepted. Shared by
+/// every randomizer of this crate that sends a `W`.
+pub(crate) fn exact_agree<R: Rng + CryptoRng + ?Sized>(
+    gamma: &BigRational,
+    rng: &mut R,
+) -> Result<bool> {
+    loop {
+        if sample_uniform_below(rng, 2)? == 0 {
+            return Ok(true);
+        }
+        if sample_bernoulli_exp(rng, gamma)? {
+            return Ok(false);
+        }
     }
 }
 

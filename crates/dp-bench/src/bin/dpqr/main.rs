@@ -27,6 +27,7 @@ mod ledger;
 mod mechanisms;
 mod progress;
 mod release;
+mod release_local;
 mod schema;
 mod settings_args;
 mod synthetic;

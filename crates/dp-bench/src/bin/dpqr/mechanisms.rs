@@ -1,6 +1,8 @@
 //! `dpqr mechanisms`: the catalogue in plain words or JSON.
 
-use dp_bench::catalogue::{BudgetKind, MECHANISMS, MechanismSpec, neighbouring_flag};
+use dp_bench::catalogue::{
+    BudgetKind, LOCAL_MECHANISMS, LocalMechanismSpec, MECHANISMS, MechanismSpec, neighbouring_flag,
+};
 use dp_bench::{BenchError, Result};
 
 /// One catalogue entry for `dpqr mechanisms --json`.
@@ -32,10 +34,32 @@ pub(crate) fn mechanism_json(spec: &MechanismSpec) -> serde_json::Value {
     })
 }
 
+/// One local-model entry for `dpqr mechanisms --json`.
+fn local_json(spec: &LocalMechanismSpec) -> serde_json::Value {
+    serde_json::json!({
+        "name": spec.name,
+        "model": "local",
+        "description": spec.description,
+        "guarantee": LocalMechanismSpec::GUARANTEE,
+        "budget_kinds": ["pure"],
+        "budget_flags": [LocalMechanismSpec::BUDGET_FLAGS],
+        "neighbouring": ["local"],
+        "neighbouring_note": "any two inputs of one client; not a central relation, never \
+                              recorded in a ledger of central spends",
+        "synthetic_data": false,
+        "universe": spec.universe,
+        "settings": [],
+    })
+}
+
 /// `dpqr mechanisms`: every catalogue entry in plain words, or as JSON.
 pub(crate) fn mechanisms(json: bool) -> Result<()> {
     if json {
-        let list: Vec<serde_json::Value> = MECHANISMS.iter().map(mechanism_json).collect();
+        let list: Vec<serde_json::Value> = MECHANISMS
+            .iter()
+            .map(mechanism_json)
+            .chain(LOCAL_MECHANISMS.iter().map(local_json))
+            .collect();
         let text = serde_json::to_string_pretty(&list)
             .map_err(|e| BenchError::Usage(format!("cannot encode the list: {e}")))?;
         println!("{text}");
@@ -90,6 +114,20 @@ pub(crate) fn mechanisms(json: bool) -> Result<()> {
                 s.unit
             );
         }
+    }
+    for spec in LOCAL_MECHANISMS {
+        println!();
+        println!("{}", spec.name);
+        println!("  what:           {}", spec.description);
+        println!("  guarantee:      {}", LocalMechanismSpec::GUARANTEE);
+        println!("  budget flags:   {}", LocalMechanismSpec::BUDGET_FLAGS);
+        println!(
+            "  neighbours:     local — any two inputs of one client (one simulated client per \
+             record); not a central relation, so --neighbouring and --ledger are refused"
+        );
+        println!("  synthetic data: no, answers only");
+        println!("  domain:         {}", spec.universe);
+        println!("  settings:       none");
     }
     let kinds: Vec<String> = BudgetKind::ALL
         .iter()

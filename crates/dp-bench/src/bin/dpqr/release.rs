@@ -202,6 +202,9 @@ pub(crate) fn release_inputs(args: &ReleaseArgs) -> Vec<(&'static str, PathBuf)>
 }
 
 pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
+    if let Some(local) = catalogue::find_local(&args.mechanism) {
+        return crate::release_local::release_local(args, local);
+    }
     // validate every argument before touching the data, the ledger or the noise
     let spec = catalogue::spec(&args.mechanism)?;
     let settings = args.settings.settings();
