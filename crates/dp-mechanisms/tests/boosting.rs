@@ -312,3 +312,54 @@ fn refusals_are_clear() {
         .to_string();
     assert!(msg.contains("colour"), "{msg}");
 }
+
+/// The JL step (seed 000 §5.2): the stored vectors reproduce Frank–Wolfe's iterate exactly,
+/// a map to at least the concatenated dimension keeps them, and a compression to a few
+/// hundred dimensions keeps every parity within the JL distortion (polarisation with norms
+/// ≤ 2: |error| ≤ γ·2 for a γ whose union bound holds with high probability).
+#[test]
+fn the_jl_synopsis_reproduces_the_projection_and_compresses_it() {
+    use dp_geometry::{FrankWolfeSettings, frank_wolfe_project};
+    use dp_mechanisms::relaxed::jl::VectorParityBody;
+    use dp_queries::ParityQueries;
+    let parities = ParityQueries::all_up_to(6, 2).unwrap();
+    let body =
+        VectorParityBody::new(&parities, dp_mechanisms::RelaxedSettings::default().oracle).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(9);
+    let mut y = vec![1.0];
+    y.extend((0..parities.len()).map(|_| rng.random::<f64>() * 1.6 - 0.8));
+    let fw = FrankWolfeSettings {
+        max_iterations: 40,
+        ..FrankWolfeSettings::default()
+    };
+    let result = frank_wolfe_project(&body, &y, &fw).unwrap();
+    assert!(!result.atoms.is_empty());
+    let exact = body.exact_point(&result.atoms).unwrap();
+    for (a, b) in exact.iter().zip(&result.point) {
+        assert!((a - b).abs() < 1e-9, "{a} vs {b}");
+    }
+    let (_, _, total) = body.concatenated(&result.atoms).unwrap();
+    let kept = body.compress(&result.atoms, total, &mut rng).unwrap();
+    assert_eq!(kept.dim, total);
+    for (a, b) in body.answers(&kept).iter().zip(&result.point[1..]) {
+        assert!((a - b).abs() < 1e-9);
+    }
+    let small = body.compress(&result.atoms, 400, &mut rng).unwrap();
+    assert_eq!(small.dim, 400.min(total));
+    let worst = body
+        .answers(&small)
+        .iter()
+        .zip(&result.point[1..])
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(worst < 0.4, "JL distortion {worst}");
+    // and a badly compressed one (D = 1) is visibly different: the test can see compression
+    let one = body.compress(&result.atoms, 1, &mut rng).unwrap();
+    let worst1 = body
+        .answers(&one)
+        .iter()
+        .zip(&result.point[1..])
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(worst1 > worst, "{worst1} vs {worst}");
+}

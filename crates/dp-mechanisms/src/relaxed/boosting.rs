@@ -74,7 +74,8 @@ use dp_geometry::{FrankWolfeSettings, frank_wolfe_project};
 use dp_queries::{Dataset, MarginalParityTransform, MarginalWorkload, SignRecords};
 use rand::{CryptoRng, RngExt};
 
-use super::{ParityBody, RelaxedSettings};
+use super::RelaxedSettings;
+use super::jl::VectorParityBody;
 use crate::sensitivity::{boosting_score_sensitivity, parity_odd_count_sensitivity};
 use crate::{
     Diagnostics, Mechanism, MechanismError, NoiseDescription, NoiseDistribution,
@@ -98,6 +99,9 @@ pub struct BoostingSettings {
     pub lambda_sigmas: f64,
     /// The base generator's Frank–Wolfe settings (its `max_iterations` default here: 60).
     pub projection: RelaxedSettings,
+    /// Dimension `D` of the JL-compressed synopsis (seed 000 §5.2, [`super::jl`]); 0 keeps
+    /// each round's synopsis uncompressed. Default 64.
+    pub jl_dimension: usize,
 }
 
 impl Default for BoostingSettings {
@@ -112,6 +116,7 @@ impl Default for BoostingSettings {
                 max_iterations: 60,
                 ..RelaxedSettings::default()
             },
+            jl_dimension: 64,
         }
     }
 }
@@ -513,7 +518,7 @@ impl Mechanism<MarginalWorkload> for BoostingForQueries {
         let body = if num == 0 {
             None
         } else {
-            Some(ParityBody::new(
+            Some(VectorParityBody::new(
                 transform.parities(),
                 self.settings.projection.oracle.clone(),
             )?)
@@ -554,6 +559,8 @@ impl Mechanism<MarginalWorkload> for BoostingForQueries {
                 let mut cumulative = vec![0.0; num];
                 let mut synopses: Vec<Vec<f64>> = Vec::with_capacity(self.settings.rounds);
                 let mut iterations = 0usize;
+                let mut calls = 0usize;
+                let mut compressed_dims = 0usize;
                 let mut last_sigma2 = 0.0;
                 for round in 1..=self.settings.rounds {
                     let sampled = self.sample_queries(round, &cumulative, rng)?;
@@ -575,9 +582,17 @@ impl Mechanism<MarginalWorkload> for BoostingForQueries {
                         weights: Some(w),
                         ..FrankWolfeSettings::default()
                     };
+                    body.clear();
                     let result = frank_wolfe_project(body, &y, &fw)?;
                     iterations += result.iterations;
-                    let synopsis = result.point[1..].to_vec();
+                    calls += result.oracle_calls;
+                    let synopsis = if self.settings.jl_dimension > 0 && !result.atoms.is_empty() {
+                        let c = body.compress(&result.atoms, self.settings.jl_dimension, rng)?;
+                        compressed_dims = compressed_dims.max(c.dim);
+                        body.answers(&c)
+                    } else {
+                        result.point[1..].to_vec()
+                    };
                     let lambda = self.lambda(m.sampled.len());
                     for (c, a) in cumulative.iter_mut().zip(self.reweighting(
                         &odd_counts,
@@ -589,13 +604,21 @@ impl Mechanism<MarginalWorkload> for BoostingForQueries {
                     }
                     synopses.push(synopsis);
                 }
-                let (calls, cycles, _) = body.work();
                 notes.push(format!(
                     "base generator: {iterations} Frank–Wolfe steps over the {} rounds \
-                     (cap {} per round), {calls} Grothendieck solves, {cycles} mixing-method \
-                     cycles",
+                     (cap {} per round), {calls} Grothendieck solves",
                     self.settings.rounds, self.settings.projection.max_iterations
                 ));
+                notes.push(if self.settings.jl_dimension > 0 {
+                    format!(
+                        "each round's synopsis JL-compressed to {} dimensions per vector \
+                         (Dwork, Nikolov, Talwar 2015, section 5.2; at most {compressed_dims} \
+                         used)",
+                        self.settings.jl_dimension
+                    )
+                } else {
+                    "synopses kept uncompressed".to_string()
+                });
                 diagnostics.iterations = Some(iterations);
                 diagnostics.oracle_calls = Some(calls);
                 diagnostics.noise = Some(NoiseDescription::new(

@@ -44,6 +44,7 @@
 
 mod body;
 pub mod boosting;
+pub mod jl;
 
 pub use body::ParityBody;
 pub use boosting::{BoostingAccounting, BoostingForQueries, BoostingParams, BoostingSettings};
