@@ -445,6 +445,78 @@ impl BoostingForQueries {
         })
     }
 
+    /// The `T` rounds (steps 1–3 of the module docs) on the true odd counts, recording what
+    /// each round produced.
+    fn run_rounds(
+        &self,
+        body: &VectorParityBody,
+        odd_counts: &[u64],
+        n: usize,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Rounds> {
+        let num = odd_counts.len();
+        let mut samples = Vec::with_capacity(self.settings.rounds);
+        let mut cumulative = vec![0.0; num];
+        let mut synopses: Vec<Vec<f64>> = Vec::with_capacity(self.settings.rounds);
+        let mut lambdas = Vec::with_capacity(self.settings.rounds);
+        let mut iterations = 0usize;
+        let mut calls = 0usize;
+        let mut compressed_dims = 0usize;
+        let mut last_sigma2 = 0.0;
+        for round in 1..=self.settings.rounds {
+            let sampled = self.sample_queries(round, &cumulative, rng)?;
+            samples.push(sampled.clone());
+            let m = self.base_measurement(&odd_counts, sampled, rng)?;
+            last_sigma2 = m.sigma2;
+            let tiny = 1e-6 / num as f64;
+            let mut y = vec![0.0; num + 1];
+            let mut w = vec![tiny; num + 1];
+            y[0] = 1.0;
+            w[0] = 1.0;
+            let k = self.settings.samples as f64;
+            for (&(q, mult), &o) in m.sampled.iter().zip(&m.noisy_odd_counts) {
+                y[q + 1] = 1.0 - 2.0 * o as f64 / n as f64;
+                w[q + 1] = mult as f64 / k;
+            }
+            let fw = FrankWolfeSettings {
+                max_iterations: self.settings.projection.max_iterations,
+                relative_gap_tolerance: 1e-4,
+                weights: Some(w),
+                ..FrankWolfeSettings::default()
+            };
+            body.clear();
+            let result = frank_wolfe_project(body, &y, &fw)?;
+            iterations += result.iterations;
+            calls += result.oracle_calls;
+            let synopsis = if self.settings.jl_dimension > 0 && !result.atoms.is_empty() {
+                let c = body.compress(&result.atoms, self.settings.jl_dimension, rng)?;
+                compressed_dims = compressed_dims.max(c.dim);
+                body.answers(&c)
+            } else {
+                result.point[1..].to_vec()
+            };
+            let lambda = self.lambda(m.sampled.len());
+            lambdas.push(lambda);
+            for (c, a) in
+                cumulative
+                    .iter_mut()
+                    .zip(self.reweighting(&odd_counts, &synopsis, n, lambda))
+            {
+                *c += a;
+            }
+            synopses.push(synopsis);
+        }
+        Ok(Rounds {
+            synopses,
+            lambdas,
+            samples,
+            iterations,
+            calls,
+            compressed_dims,
+            last_sigma2,
+        })
+    }
+
     /// Step 3: DRV's `a_{t,q}` for every query, from the true odd counts, the synopsis'
     /// parities and `n` (errors in counts), with gap `μ` and threshold `lambda`.
     pub fn reweighting(
@@ -456,6 +528,17 @@ impl BoostingForQueries {
     ) -> Vec<f64> {
         drv_update(odd_counts, synopsis, n, lambda, self.accounting.mu)
     }
+}
+
+/// What [`BoostingForQueries::run_rounds`] records.
+struct Rounds {
+    synopses: Vec<Vec<f64>>,
+    lambdas: Vec<f64>,
+    samples: Vec<Vec<(usize, usize)>>,
+    iterations: usize,
+    calls: usize,
+    compressed_dims: usize,
+    last_sigma2: f64,
 }
 
 /// DRV's `a_{t,q}` (module docs) with gap `mu`.
@@ -502,6 +585,10 @@ impl Mechanism<MarginalWorkload> for BoostingForQueries {
 
     fn certificate(&self) -> PrivacyCertificate {
         BoostingForQueries::certificate(self)
+    }
+
+    fn step_audited(&self) -> Option<&dyn crate::StepAudited> {
+        Some(self)
     }
 
     fn release(
@@ -556,54 +643,14 @@ impl Mechanism<MarginalWorkload> for BoostingForQueries {
         let parities = match &body {
             None => Vec::new(),
             Some(body) => {
-                let mut cumulative = vec![0.0; num];
-                let mut synopses: Vec<Vec<f64>> = Vec::with_capacity(self.settings.rounds);
-                let mut iterations = 0usize;
-                let mut calls = 0usize;
-                let mut compressed_dims = 0usize;
-                let mut last_sigma2 = 0.0;
-                for round in 1..=self.settings.rounds {
-                    let sampled = self.sample_queries(round, &cumulative, rng)?;
-                    let m = self.base_measurement(&odd_counts, sampled, rng)?;
-                    last_sigma2 = m.sigma2;
-                    let tiny = 1e-6 / num as f64;
-                    let mut y = vec![0.0; num + 1];
-                    let mut w = vec![tiny; num + 1];
-                    y[0] = 1.0;
-                    w[0] = 1.0;
-                    let k = self.settings.samples as f64;
-                    for (&(q, mult), &o) in m.sampled.iter().zip(&m.noisy_odd_counts) {
-                        y[q + 1] = 1.0 - 2.0 * o as f64 / n as f64;
-                        w[q + 1] = mult as f64 / k;
-                    }
-                    let fw = FrankWolfeSettings {
-                        max_iterations: self.settings.projection.max_iterations,
-                        relative_gap_tolerance: 1e-4,
-                        weights: Some(w),
-                        ..FrankWolfeSettings::default()
-                    };
-                    body.clear();
-                    let result = frank_wolfe_project(body, &y, &fw)?;
-                    iterations += result.iterations;
-                    calls += result.oracle_calls;
-                    let synopsis = if self.settings.jl_dimension > 0 && !result.atoms.is_empty() {
-                        let c = body.compress(&result.atoms, self.settings.jl_dimension, rng)?;
-                        compressed_dims = compressed_dims.max(c.dim);
-                        body.answers(&c)
-                    } else {
-                        result.point[1..].to_vec()
-                    };
-                    let lambda = self.lambda(m.sampled.len());
-                    for (c, a) in cumulative.iter_mut().zip(self.reweighting(
-                        &odd_counts,
-                        &synopsis,
-                        n,
-                        lambda,
-                    )) {
-                        *c += a;
-                    }
-                    synopses.push(synopsis);
-                }
+                let Rounds {
+                    synopses,
+                    iterations,
+                    calls,
+                    compressed_dims,
+                    last_sigma2,
+                    ..
+                } = self.run_rounds(body, &odd_counts, n, rng)?;
                 notes.push(format!(
                     "base generator: {iterations} Frank–Wolfe steps over the {} rounds \
                      (cap {} per round), {calls} Grothendieck solves",
@@ -651,6 +698,127 @@ impl Mechanism<MarginalWorkload> for BoostingForQueries {
             synthetic: None,
             certificate: self.certificate(),
             diagnostics,
+        })
+    }
+}
+
+impl crate::StepAudited for BoostingForQueries {
+    /// The steps of a reference run on `reference` (seed `request.seed`): round 1's base
+    /// measurement of its (uniformly drawn) sample, claimed `ρ_base`-zCDP, and the last
+    /// round's query draw with the earlier rounds' synopses and thresholds fixed, claimed
+    /// pure `ε_T` and accounted `ε_T²/8`-zCDP. The whole run: `k` draws in each round
+    /// `t ≥ 2` and `T` base measurements, zCDP composition, against the certificate.
+    fn step_decomposition(
+        &self,
+        reference: &Dataset,
+        workload: &MarginalWorkload,
+        _request: &crate::StepRequest,
+    ) -> Result<crate::StepDecomposition> {
+        use crate::{AuditedStep, StepComposition, StepDecomposition, StepLoss};
+        use std::sync::Arc;
+        let touched = workload.touched_attributes();
+        let transform = MarginalParityTransform::new(&workload.on_attributes(&touched)?)?;
+        let num = transform.parities().len();
+        if num == 0 {
+            return Err(MechanismError::Data {
+                reason: "the workload needs no parity: nothing to audit".into(),
+            });
+        }
+        let body = VectorParityBody::new(
+            transform.parities(),
+            self.settings.projection.oracle.clone(),
+        )?;
+        let names: Vec<String> = touched
+            .iter()
+            .map(|&a| reference.domain().name(a).to_string())
+            .collect();
+        let parities = transform.parities().clone();
+        let counts_of = Arc::new(move |data: &Dataset| -> Result<Vec<u64>> {
+            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            let records = SignRecords::from_dataset(&data.select_attributes(&refs)?)?;
+            Ok(parities.odd_counts(&records)?)
+        });
+        let n = reference.n();
+        let mut rng = dp_core::seeded_rng(_request.seed);
+        let reference_counts = counts_of(reference)?;
+        let rounds = self.run_rounds(&body, &reference_counts, n, &mut rng)?;
+        let acc = &self.accounting;
+        let base = PrivacyLoss::Zcdp { rho: acc.rho_base };
+        let t_last = self.settings.rounds;
+        let sample = rounds.samples[0].clone();
+        let outputs: Vec<String> = sample.iter().map(|(q, _)| format!("parity {q}")).collect();
+        let measure = {
+            let (me, counts_of, workload) = (self.clone(), counts_of.clone(), workload.clone());
+            AuditedStep::new(
+                format!(
+                    "boosting round 1: discrete Gaussian measurement of {} sampled parities",
+                    sample.len()
+                ),
+                base,
+                base,
+                outputs,
+                Box::new(move |data: &Dataset, rng: &mut dyn CryptoRng| {
+                    crate::steps::check_step_data(data, &workload, n)?;
+                    let m = me.base_measurement(&counts_of(data)?, sample.clone(), rng)?;
+                    Ok(m.noisy_odd_counts.iter().map(|&x| x as f64).collect())
+                }),
+            )
+        };
+        let mut steps = vec![measure];
+        let mut audited = vec![1];
+        if let Some(Some(em)) = acc.draws.get(t_last.wrapping_sub(1)) {
+            let em = em.clone();
+            let synopses = rounds.synopses[..t_last - 1].to_vec();
+            let lambdas = rounds.lambdas[..t_last - 1].to_vec();
+            let mu = acc.mu;
+            let claimed = em.privacy();
+            let accounted = em.zcdp_privacy();
+            let workload = workload.clone();
+            steps.push(AuditedStep::new(
+                format!("boosting round {t_last}: exponential-mechanism draw of a query"),
+                claimed,
+                accounted,
+                (0..num).map(|q| format!("parity {q} drawn")).collect(),
+                Box::new(move |data: &Dataset, rng: &mut dyn CryptoRng| {
+                    crate::steps::check_step_data(data, &workload, n)?;
+                    let counts = counts_of(data)?;
+                    let mut cumulative = vec![0.0; counts.len()];
+                    for (synopsis, &lambda) in synopses.iter().zip(&lambdas) {
+                        for (c, a) in cumulative
+                            .iter_mut()
+                            .zip(drv_update(&counts, synopsis, n, lambda, mu))
+                        {
+                            *c += a;
+                        }
+                    }
+                    let scores: Vec<f64> = cumulative.iter().map(|a| -a).collect();
+                    let i = em.select(&scores, rng)?;
+                    Ok(crate::steps::one_hot(i, scores.len()))
+                }),
+            ));
+            audited.push(t_last);
+        }
+        let mut losses = Vec::new();
+        for (t, em) in acc.draws.iter().enumerate() {
+            if let Some(em) = em {
+                losses.push(StepLoss {
+                    what: format!("query draws, round {}", t + 1),
+                    count: self.settings.samples as u64,
+                    loss: em.zcdp_privacy(),
+                });
+            }
+        }
+        losses.push(StepLoss {
+            what: "base measurements, every round".into(),
+            count: t_last as u64,
+            loss: base,
+        });
+        Ok(StepDecomposition {
+            rounds: audited,
+            steps,
+            losses,
+            composition: StepComposition::Basic,
+            accounting: acc.total,
         })
     }
 }
