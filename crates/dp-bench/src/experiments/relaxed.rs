@@ -15,7 +15,7 @@ use dp_core::{PrivacyLoss, seeded_rng};
 use dp_geometry::{LinearOracle, Parallelism};
 use dp_mechanisms::relaxed::ParityBody;
 use dp_mechanisms::{
-    BoostingParams, GaussianParams, Mechanism, MechanismError, PostProcessing,
+    BoostingParams, BoostingSettings, GaussianParams, Mechanism, MechanismError, PostProcessing,
     RelaxedProjectionParams, RelaxedSettings,
 };
 use dp_queries::{ErrorReport, MarginalParityTransform, MarginalWorkload};
@@ -49,6 +49,9 @@ pub struct RelaxedRecord {
     /// direction), for the projection mechanisms.
     pub oracle_seconds: Option<f64>,
 }
+
+/// Dimension of the JL-compressed synopsis in the grid's second boosting row.
+pub const JL_DIMENSION: usize = 64;
 
 /// δ of every (ε, δ) budget of the grid.
 pub const DELTA: f64 = 1e-9;
@@ -97,10 +100,18 @@ pub fn run_block(
             .check()?;
         let relaxed = RelaxedProjectionParams::new(budget).check()?;
         let boosting = BoostingParams::new(budget).check()?;
-        let mechanisms: [(&str, &dyn Mechanism, bool); 3] = [
+        let boosting_jl = BoostingParams::new(budget)
+            .settings(BoostingSettings {
+                jl_dimension: JL_DIMENSION,
+                ..BoostingSettings::default()
+            })
+            .check()?;
+        let jl_label = format!("boosting, JL synopsis D = {JL_DIMENSION}");
+        let mechanisms: [(&str, &dyn Mechanism, bool); 4] = [
             ("gaussian + simplex per table", &simplex, false),
             ("relaxed-projection", &relaxed, true),
             ("boosting", &boosting, true),
+            (&jl_label, &boosting_jl, true),
         ];
         for (name, mech, projects) in mechanisms {
             let start = Instant::now();
