@@ -300,7 +300,7 @@ impl BoostingParams {
         }
         let accounting =
             BoostingAccounting::new(rho, s.rounds, s.samples, s.eta, s.sampling_share)?;
-        if !(accounting.rho() <= rho) {
+        if accounting.rho().is_nan() || accounting.rho() > rho {
             return Err(MechanismError::Numerical {
                 what: format!(
                     "boosting's composed cost {} exceeds the budget ρ = {}",
@@ -464,11 +464,13 @@ impl BoostingForQueries {
         let mut calls = 0usize;
         let mut compressed_dims = 0usize;
         let mut last_sigma2 = 0.0;
+        let mut last_distinct = 0;
         for round in 1..=self.settings.rounds {
             let sampled = self.sample_queries(round, &cumulative, rng)?;
             samples.push(sampled.clone());
-            let m = self.base_measurement(&odd_counts, sampled, rng)?;
+            let m = self.base_measurement(odd_counts, sampled, rng)?;
             last_sigma2 = m.sigma2;
+            last_distinct = m.sampled.len();
             let tiny = 1e-6 / num as f64;
             let mut y = vec![0.0; num + 1];
             let mut w = vec![tiny; num + 1];
@@ -498,10 +500,9 @@ impl BoostingForQueries {
             };
             let lambda = self.lambda(m.sampled.len());
             lambdas.push(lambda);
-            for (c, a) in
-                cumulative
-                    .iter_mut()
-                    .zip(self.reweighting(&odd_counts, &synopsis, n, lambda))
+            for (c, a) in cumulative
+                .iter_mut()
+                .zip(self.reweighting(odd_counts, &synopsis, n, lambda))
             {
                 *c += a;
             }
@@ -515,6 +516,7 @@ impl BoostingForQueries {
             calls,
             compressed_dims,
             last_sigma2,
+            last_distinct,
         })
     }
 
@@ -540,6 +542,7 @@ struct Rounds {
     calls: usize,
     compressed_dims: usize,
     last_sigma2: f64,
+    last_distinct: usize,
 }
 
 /// DRV's `a_{t,q}` (module docs) with gap `mu`.
@@ -629,15 +632,16 @@ impl Mechanism<MarginalWorkload> for BoostingForQueries {
             short(acc.alpha),
             short(acc.mu),
             Num(self.rho),
-            Num(acc
-                .sampling
-                .iter()
-                .map(|l| match l {
-                    PrivacyLoss::Zcdp { rho } => *rho,
-                    _ => 0.0,
-                })
-                .sum::<f64>()),
-            Num(acc.rho_base),
+            four(
+                acc.sampling
+                    .iter()
+                    .map(|l| match l {
+                        PrivacyLoss::Zcdp { rho } => *rho,
+                        _ => 0.0,
+                    })
+                    .sum::<f64>()
+            ),
+            four(acc.rho_base),
             ((num.max(2) as f64).ln() / (self.settings.eta * self.settings.eta)).ceil()
         )];
         let mut diagnostics = Diagnostics::default();
@@ -650,6 +654,7 @@ impl Mechanism<MarginalWorkload> for BoostingForQueries {
                     calls,
                     compressed_dims,
                     last_sigma2,
+                    last_distinct,
                     ..
                 } = self.run_rounds(body, &odd_counts, n, rng)?;
                 notes.push(format!(
@@ -672,7 +677,7 @@ impl Mechanism<MarginalWorkload> for BoostingForQueries {
                 diagnostics.noise = Some(NoiseDescription::new(
                     NoiseDistribution::DiscreteGaussian,
                     last_sigma2,
-                    parity_odd_count_sensitivity(self.settings.samples.min(num)).l2(),
+                    parity_odd_count_sensitivity(last_distinct).l2(),
                     n,
                 ));
                 let mut column = vec![0.0; synopses.len()];
@@ -822,6 +827,11 @@ impl crate::StepAudited for BoostingForQueries {
             accounting: acc.total,
         })
     }
+}
+
+/// Four significant digits, for the budget split in the notes (the certificate states ρ).
+fn four(x: f64) -> String {
+    format!("{}", Num(format!("{x:.4e}").parse::<f64>().unwrap_or(x)))
 }
 
 /// Three significant digits, for diagnostics that are not privacy parameters.
