@@ -2,8 +2,8 @@
 //! builds in release mode).
 //!
 //! * `cargo xtask bench [--quick] [--only FAMILY]`: run the benchmark grids (baselines,
-//!   iterative, iterative-scaling — full grid only —, projection, real tables, polynomial —
-//!   full grid only unless named with `--only` —), print tables, write JSON
+//!   iterative, iterative-scaling and relaxed — full grid only —, projection, real tables,
+//!   polynomial — full grid only unless named with `--only` —), print tables, write JSON
 //!   lines and PNG figures under `target/dpqr-bench/`.
 //! * `cargo xtask ci`: the layer check, `cargo fmt --check`, clippy with `-D warnings`, and
 //!   the test suite — what `.ci/run` runs.
@@ -85,6 +85,10 @@ enum Family {
     /// response, OLH, Hadamard response and the Fourier approach, error vs n (not in
     /// `--quick` unless asked with `--only local`).
     Local,
+    /// The relaxed projection and boosting for queries (Dwork, Nikolov, Talwar 2015) against
+    /// the Gaussian baseline with simplex post-processing on nltcs and acs (full grid only:
+    /// minutes, not part of `--quick`).
+    Relaxed,
 }
 
 fn root() -> PathBuf {
@@ -113,6 +117,9 @@ fn bench(quick: bool, out: Option<PathBuf>, only: Option<Family>) -> Result<()> 
     }
     if runs(Family::RealTables) {
         bench_real(quick, &out)?;
+    }
+    if runs(Family::Relaxed) && (!quick || only.is_some()) {
+        dp_bench::experiments::relaxed::run_and_report(&out)?;
     }
     if runs(Family::Polynomial) && (!quick || only.is_some()) {
         dp_bench::experiments::polynomial::run_and_report(quick, &out)?;

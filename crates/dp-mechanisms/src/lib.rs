@@ -67,7 +67,10 @@ pub use projection::{
     ChainingMechanism, ChainingParams, CoarseProjectionMechanism, CoarseProjectionParams,
     ProjectionMechanism, ProjectionParams, ProjectionSettings, UniverseChoice,
 };
-pub use relaxed::{RelaxedProjection, RelaxedProjectionParams, RelaxedSettings};
+pub use relaxed::{
+    BoostingForQueries, BoostingParams, BoostingSettings, RelaxedProjection,
+    RelaxedProjectionParams, RelaxedSettings,
+};
 pub use release::{
     Diagnostics, NoiseDescription, NoiseDistribution, Normaliser, PrivacyCertificate, Release,
     SyntheticData,

@@ -229,6 +229,20 @@ pub fn parity_odd_count_sensitivity(num_parities: usize) -> CountSensitivity {
     }
 }
 
+/// Sensitivity of the score of a query draw in round `t` of Boosting for Queries (Dwork,
+/// Rothblum and Vadhan 2010; [`crate::relaxed::boosting`]): the score is `−Σ_{j<t} a_{j,q}`
+/// where `a_{j,q}` is a function of the error `e = |o_q(x) − c_{j,q}|` of a count `o_q`
+/// (sensitivity 1) against the fixed synopsis value `c_{j,q}`, constant outside `[λ, λ + μ]`
+/// and of slope `2/μ` inside. A neighbour moves `e` by at most 1, hence each `a_{j,q}` by at
+/// most `2/μ` and the score by at most `Δ_t = 2(t − 1)/μ` (0 in round 1, whose
+/// distribution is uniform). Infinite for `μ ≤ 0` or non-finite.
+pub fn boosting_score_sensitivity(t: usize, mu: f64) -> f64 {
+    if !(mu > 0.0 && mu.is_finite()) {
+        return f64::INFINITY;
+    }
+    2.0 * t.saturating_sub(1) as f64 / mu
+}
+
 /// Sensitivity of DualQuery's sampling score in round `t` (seed 003 Thm 4.2 proof):
 /// `r(D, q) = Σ_{i<t} (q(D) − q(xⁱ))` with normalised `q(D)`, replace-one: each of the
 /// `t − 1` terms moves by at most `1/n`, so `Δ = (t − 1)/n` (0 in round 1).

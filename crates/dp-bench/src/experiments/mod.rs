@@ -10,6 +10,7 @@ pub mod plots;
 pub mod polynomial;
 pub mod projection;
 pub mod real;
+pub mod relaxed;
 pub mod scale;
 
 use crate::Result;

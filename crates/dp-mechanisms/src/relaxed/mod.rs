@@ -43,8 +43,11 @@
 //! is ρ-zCDP under **replace-one** neighbours (public `n`); add/remove is refused.
 
 mod body;
+pub mod boosting;
+pub mod jl;
 
 pub use body::ParityBody;
+pub use boosting::{BoostingAccounting, BoostingForQueries, BoostingParams, BoostingSettings};
 
 use std::time::Instant;
 
