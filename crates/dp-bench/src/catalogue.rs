@@ -1477,7 +1477,7 @@ impl LocalMechanismSpec {
     pub const GUARANTEE: &'static str = "local ε-DP (any two inputs of one client)";
 
     /// The budget flag it accepts.
-    pub const BUDGET_FLAGS: &'static str = "--epsilon alone (local ε per client)";
+    pub const BUDGET_FLAGS: &'static str = "--epsilon alone";
 }
 
 /// The local-model mechanisms (see [`LocalMechanismSpec`]).

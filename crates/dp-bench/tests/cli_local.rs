@@ -86,6 +86,10 @@ fn the_central_options_are_refused_before_anything_is_written() {
             vec!["--epsilon", "1", "--neighbouring", "add-remove"],
             "any two inputs of one client",
         ),
+        (
+            vec!["--epsilon", "1", "--neighbouring", "replace-one"],
+            "drop --neighbouring",
+        ),
         (vec!["--epsilon", "0"], "ε"),
     ] {
         let o = release(&out, "local-projection", &extra);

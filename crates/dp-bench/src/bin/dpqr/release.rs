@@ -54,9 +54,10 @@ pub(crate) struct ReleaseArgs {
     /// ρ > 0 of ρ-zCDP, instead of --epsilon/--delta.
     #[arg(long, allow_hyphen_values = true)]
     pub(crate) rho: Option<f64>,
-    /// Neighbouring relation of the guarantee.
-    #[arg(long, value_enum, default_value = "replace-one")]
-    pub(crate) neighbouring: NeighbouringArg,
+    /// Neighbouring relation of the guarantee [default: replace-one]. Refused by the
+    /// local-model mechanisms, whose guarantee is for any two inputs of one client.
+    #[arg(long, value_enum)]
+    pub(crate) neighbouring: Option<NeighbouringArg>,
     #[command(flatten)]
     pub(crate) settings: SettingsArgs,
     /// Post-processing: simplex projects each table onto the probability simplex.
@@ -216,7 +217,7 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
         rho: args.rho,
     }
     .to_loss(&args.mechanism)?;
-    let neighbouring = match args.neighbouring {
+    let neighbouring = match args.neighbouring.unwrap_or(NeighbouringArg::ReplaceOne) {
         NeighbouringArg::ReplaceOne => Neighbouring::ReplaceOne,
         NeighbouringArg::AddRemove => Neighbouring::AddRemove,
     };

@@ -8,14 +8,13 @@
 use dp_bench::catalogue::LocalMechanismSpec;
 use dp_bench::io::answers::write_answers;
 use dp_bench::io::output::{self, AtomicFile};
-use dp_bench::registry::check_budget_is_meaningful;
+use dp_bench::registry::{BudgetArgs, check_budget_is_meaningful};
 use dp_bench::{BenchError, Result, io_error, quoted};
 use dp_core::{PrivacyLoss, StreamFamily, os_seeded_rng, seeded_rng};
 use dp_local::{LocalProtocol, LocalSettings};
 use dp_queries::{AnyWorkload, Workload};
 use std::path::Path;
 
-use crate::NeighbouringArg;
 use crate::release::{PostArg, ReleaseArgs, release_inputs, release_outputs};
 
 fn refuse(name: &str, what: &str) -> BenchError {
@@ -28,6 +27,13 @@ fn refuse(name: &str, what: &str) -> BenchError {
 /// `dpqr release --mechanism local-…`.
 pub(crate) fn release_local(args: &ReleaseArgs, spec: &LocalMechanismSpec) -> Result<()> {
     let name = spec.name;
+    // out-of-range values are reported as for every mechanism (ε = 0, negative, too large)
+    BudgetArgs {
+        epsilon: args.epsilon,
+        delta: args.delta,
+        rho: args.rho,
+    }
+    .check_values()?;
     if args.delta.is_some() || args.rho.is_some() {
         return Err(refuse(name, "--delta or --rho (give --epsilon alone)"));
     }
@@ -38,11 +44,11 @@ pub(crate) fn release_local(args: &ReleaseArgs, spec: &LocalMechanismSpec) -> Re
         )));
     };
     check_budget_is_meaningful(&PrivacyLoss::Pure { epsilon })?;
-    if matches!(args.neighbouring, NeighbouringArg::AddRemove) {
+    if args.neighbouring.is_some() {
         return Err(refuse(
             name,
             "--neighbouring (its guarantee is for any two inputs of one client, not for \
-             neighbouring datasets)",
+             neighbouring datasets): drop --neighbouring",
         ));
     }
     if args.ledger.is_some() {
