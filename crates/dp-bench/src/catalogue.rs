@@ -1330,7 +1330,8 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         name: "polynomial",
         description: "polynomial release (Thaler, Ullman, Vadhan 2012): each record's answers \
     to every conjunction, disjunction or k-of-ℓ threshold are a low-degree polynomial (a \
-    Chebyshev approximation of OR, or a minimax polynomial of the threshold); the summed \
+    Chebyshev approximation of OR, or a minimax polynomial of the threshold), and so is a \
+    decision list's output at every point (a database of decision lists); the summed \
     coefficients get exact discrete Laplace or \
     Gaussian noise, and any query of the class is answered from them",
         guarantee: "pure ε-differential privacy with --epsilon alone (Laplace noise), or \
@@ -1356,7 +1357,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         settings: &[SettingSpec {
             kind: SettingKind::Alpha,
             meaning: "the certified error α of the approximation of OR (or of each k-of-ℓ \
-        threshold): a smaller α needs a higher degree (for OR about √(width/2)·ln(2/α)), \
+        threshold, or of every decision list's output): a smaller α needs a higher degree (for OR about √(width/2)·ln(2/α)), \
         so more coefficients, each with more noise",
             default: || match PolynomialParams::new(ANY_BUDGET).approximation {
                 PolynomialApproximation::Chebyshev { alpha } => SettingValue::Real(alpha),
