@@ -710,7 +710,8 @@ impl Mechanism<MarginalWorkload> for BoostingForQueries {
 
 impl crate::StepAudited for BoostingForQueries {
     /// The steps of a reference run on `reference` (seed `request.seed`): round 1's base
-    /// measurement with the sample fixed to the first parity drawn `k` times, claimed
+    /// measurement with the sample fixed to the first one-attribute parity drawn `k` times,
+    /// claimed
     /// `ρ_base`-zCDP, and the last
     /// round's query draw with the earlier rounds' synopses and thresholds fixed, claimed
     /// pure `ε_T` and accounted `ε_T²/8`-zCDP. The whole run: `k` draws in each round
@@ -752,11 +753,18 @@ impl crate::StepAudited for BoostingForQueries {
         let acc = &self.accounting;
         let base = PrivacyLoss::Zcdp { rho: acc.rho_base };
         let t_last = self.settings.rounds;
-        // Round 1's measurement with the history "every draw was the first parity": a
+        // Round 1's measurement with the history "every draw was the first one-attribute
+        // parity" (the step pair's records differ in every single attribute): a
         // possible sample (any fixed sample is a valid history), one output scalar, so the
         // audit's events have power; σ² = 1/(2ρ_base) through the release's own code.
         let _reference_sample = &rounds.samples[0];
-        let sample = vec![(0usize, self.settings.samples)];
+        let first_single = transform
+            .parities()
+            .sets()
+            .iter()
+            .position(|t| t.len() == 1)
+            .unwrap_or(0);
+        let sample = vec![(first_single, self.settings.samples)];
         let outputs: Vec<String> = sample.iter().map(|(q, _)| format!("parity {q}")).collect();
         let measure = {
             let (me, counts_of, workload) = (self.clone(), counts_of.clone(), workload.clone());
