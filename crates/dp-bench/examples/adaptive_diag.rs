@@ -1,0 +1,100 @@
+//! Diagnostic run of `adaptive-projection` on the bundled adult with a benchmark workload:
+//! prints the twelve worst-fitted tables (largest cell error, ℓ1 error, whether the table or
+//! its sub-tables were measured), then avgL1, max, rounds, annealings, seconds and the
+//! measured tables in order. Used to choose the defaults (docs/mechanisms/adaptive.md,
+//! "Max-error rounds").
+//!
+//! `cargo run --release -p dp-bench --example adaptive_diag -- [WORKLOAD.json] [EPSILON]
+//! [SEED] [MAX_ERROR_EVERY]` (defaults adult_w64.json, 1, 1 and the library's; add/remove, δ = 1e-9); the
+//! environment variables `MC`, `RI`, `FI` (default: the library's) set the model cap and the round / final
+//! mirror-descent steps. Seeded noise: an experiment, not a release.
+use dp_core::{Neighbouring, PrivacyLoss};
+use dp_mechanisms::adaptive::{AdaptiveProjectionParams, EstimatorChoice};
+use dp_queries::MarginalWorkload;
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let wl = args.get(1).cloned().unwrap_or("adult_w64.json".into());
+    let eps: f64 = args.get(2).map(|s| s.parse().unwrap()).unwrap_or(1.0);
+    let seed: u64 = args.get(3).map(|s| s.parse().unwrap()).unwrap_or(1);
+    let data = dp_bench::io::datasets::bundled("adult")
+        .unwrap()
+        .load()
+        .unwrap();
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../data/workloads")
+        .join(&wl);
+    let w = MarginalWorkload::from_json_file(data.domain(), &path).unwrap();
+    let truth = w.answers(&data).unwrap();
+    let budget = PrivacyLoss::approx(eps, 1e-9).unwrap();
+    let env = |k: &str, d: f64| -> f64 {
+        std::env::var(k)
+            .ok()
+            .map(|v| v.parse().unwrap())
+            .unwrap_or(d)
+    };
+    let mut params = AdaptiveProjectionParams::new(budget);
+    let every: usize = args
+        .get(4)
+        .map(|s| s.parse().unwrap())
+        .unwrap_or(params.max_error_every);
+    params.max_model_cells = env("MC", params.max_model_cells);
+    let (ri, fi) = match params.estimator {
+        EstimatorChoice::GraphicalModel {
+            round_iterations,
+            final_iterations,
+        } => (round_iterations, final_iterations),
+        EstimatorChoice::Independent => (100, 500),
+    };
+    let mech = params
+        .estimator(EstimatorChoice::GraphicalModel {
+            round_iterations: env("RI", ri as f64) as usize,
+            final_iterations: env("FI", fi as f64) as usize,
+        })
+        .neighbouring(Neighbouring::AddRemove)
+        .max_error_every(every)
+        .check()
+        .unwrap();
+    let mut rng = dp_core::seeded_rng(seed);
+    let t = std::time::Instant::now();
+    let run = mech.run(&data, &w, &mut rng).unwrap();
+    let secs = t.elapsed().as_secs_f64();
+    let measured: Vec<Vec<usize>> = run.rounds.iter().map(|r| r.selected.clone()).collect();
+    let mut rows = vec![];
+    for j in 0..w.len() {
+        let r = w.offset(j)..w.offset(j + 1);
+        let (mut l1, mut mx, mut big) = (0.0f64, 0.0f64, 0.0f64);
+        for (a, b) in run.release.answers[r.clone()].iter().zip(&truth[r]) {
+            l1 += (a - b).abs();
+            if (a - b).abs() > mx {
+                mx = (a - b).abs();
+                big = *b;
+            }
+        }
+        let mut at = w.marginals()[j].attrs().to_vec();
+        at.sort();
+        let exact = measured.contains(&at);
+        let sub = measured
+            .iter()
+            .filter(|m| m.len() >= 2 && m.iter().all(|x| at.contains(x)))
+            .count();
+        rows.push((mx, l1, j, at, exact, sub, big, w.marginals()[j].num_cells()));
+    }
+    rows.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap());
+    for r in rows.iter().take(12) {
+        println!(
+            "max {:.4} l1 {:.4} t{} {:?} exact={} subs={} truecell={:.3} cells={}",
+            r.0, r.1, r.2, r.3, r.4, r.5, r.6, r.7
+        );
+    }
+    let avg: f64 = rows.iter().map(|r| r.1).sum::<f64>() / rows.len() as f64;
+    println!(
+        "avgL1 {avg:.4} max {:.4} rounds {} annealed {} secs {secs:.1}",
+        rows[0].0,
+        run.rounds.len(),
+        run.rounds.iter().filter(|r| r.annealed).count()
+    );
+    for r in &run.rounds {
+        print!("{:?}{} ", r.selected, if r.annealed { "*" } else { "" });
+    }
+    println!();
+}
