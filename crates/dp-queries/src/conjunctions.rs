@@ -60,8 +60,9 @@ pub struct ConjunctionWorkload {
     starts: Vec<usize>,
 }
 
-/// Checks one query: non-empty, attributes in range and distinct, codes in range.
-fn check_query(domain: &Domain, q: &[Literal], index: usize) -> Result<()> {
+/// Checks one query: non-empty, attributes in range and distinct, codes in range (shared by
+/// the threshold queries of [`crate::threshold`]).
+pub(crate) fn check_query(domain: &Domain, q: &[Literal], index: usize) -> Result<()> {
     if q.is_empty() {
         return Err(QueryError::BadWorkload {
             reason: format!("query #{index} has no literals"),

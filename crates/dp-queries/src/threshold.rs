@@ -37,8 +37,6 @@
 //! default 0). For thresholds they are upper bounds, attained when one record satisfies
 //! every query and another none (which a given workload need not allow).
 
-use std::collections::HashSet;
-
 use crate::conjunctions::Literal;
 use crate::domain::Domain;
 use crate::error::{QueryError, Result};
@@ -71,7 +69,7 @@ impl ThresholdWorkload {
             });
         }
         for (i, q) in queries.iter().enumerate() {
-            check_literals(domain, &q.literals, i)?;
+            crate::conjunctions::check_query(domain, &q.literals, i)?;
             if q.k == 0 || q.k as usize > q.literals.len() {
                 return Err(QueryError::BadWorkload {
                     reason: format!(
@@ -117,44 +115,6 @@ impl ThresholdWorkload {
     pub fn evaluate(&self, q: usize, record: &[u32]) -> u8 {
         u8::from(self.holding(q, record) >= self.queries[q].k as usize)
     }
-}
-
-/// Checks one list of literals: non-empty, attributes in range and distinct, codes in range.
-fn check_literals(domain: &Domain, lits: &[Literal], index: usize) -> Result<()> {
-    if lits.is_empty() {
-        return Err(QueryError::BadWorkload {
-            reason: format!("query #{index} has no literals"),
-        });
-    }
-    let mut seen = HashSet::with_capacity(lits.len());
-    for lit in lits {
-        let a = lit.attr as usize;
-        if a >= domain.len() {
-            return Err(QueryError::AttributeOutOfRange {
-                index: a,
-                len: domain.len(),
-            });
-        }
-        if lit.value >= domain.size(a) {
-            return Err(QueryError::BadWorkload {
-                reason: format!(
-                    "query #{index}: code {} of attribute '{}' is outside 0..{}",
-                    lit.value,
-                    domain.name(a),
-                    domain.size(a)
-                ),
-            });
-        }
-        if !seen.insert(a) {
-            return Err(QueryError::BadWorkload {
-                reason: format!(
-                    "query #{index}: attribute '{}' appears twice",
-                    domain.name(a)
-                ),
-            });
-        }
-    }
-    Ok(())
 }
 
 /// 0/1 queries: the bounds of the module docs.
