@@ -40,7 +40,43 @@ pub struct ParityBody {
 }
 
 /// No coordinate.
-const NONE: usize = usize::MAX;
+pub(crate) const NONE: usize = usize::MAX;
+
+/// The relaxation for `parities` and the map from its entries to parity coordinates
+/// (`0`: the constant, `q + 1`: parity `q`, [`NONE`]: a parity the workload does not use),
+/// with the number of entries of each coordinate; fails when a coordinate has no entry.
+/// Shared by [`ParityBody`] and [`super::jl::VectorParityBody`].
+pub(crate) fn entry_map(
+    parities: &ParityQueries,
+    settings: GrothendieckSettings,
+) -> Result<(ParityRelaxation, Vec<usize>, Vec<usize>), GeometryError> {
+    let relaxation = ParityRelaxation::new(parities.d(), parities.degree(), settings)?;
+    let rows = relaxation.row_sets().len();
+    let cols = relaxation.col_sets().len();
+    let mut entry_coordinate = Vec::with_capacity(rows * cols);
+    let mut replicas = vec![0usize; parities.len() + 1];
+    for r in 0..rows {
+        for c in 0..cols {
+            let set = relaxation.entry_parity(r, c)?;
+            let j = if set.is_empty() {
+                0
+            } else {
+                parities.position(&set).map_or(NONE, |q| q + 1)
+            };
+            if j != NONE {
+                replicas[j] += 1;
+            }
+            entry_coordinate.push(j);
+        }
+    }
+    if let Some(j) = replicas.iter().position(|&r| r == 0) {
+        return Err(GeometryError::InvalidParameter {
+            name: "parities",
+            reason: format!("parity number {j} has no entry in the relaxation"),
+        });
+    }
+    Ok((relaxation, entry_coordinate, replicas))
+}
 
 impl ParityBody {
     /// The body for `parities` over their `d` attributes, degree `k = parities.degree()`
@@ -51,31 +87,7 @@ impl ParityBody {
         parities: &ParityQueries,
         settings: GrothendieckSettings,
     ) -> Result<Self, GeometryError> {
-        let relaxation = ParityRelaxation::new(parities.d(), parities.degree(), settings)?;
-        let rows = relaxation.row_sets().len();
-        let cols = relaxation.col_sets().len();
-        let mut entry_coordinate = Vec::with_capacity(rows * cols);
-        let mut replicas = vec![0usize; parities.len() + 1];
-        for r in 0..rows {
-            for c in 0..cols {
-                let set = relaxation.entry_parity(r, c)?;
-                let j = if set.is_empty() {
-                    0
-                } else {
-                    parities.position(&set).map_or(NONE, |q| q + 1)
-                };
-                if j != NONE {
-                    replicas[j] += 1;
-                }
-                entry_coordinate.push(j);
-            }
-        }
-        if let Some(j) = replicas.iter().position(|&r| r == 0) {
-            return Err(GeometryError::InvalidParameter {
-                name: "parities",
-                reason: format!("parity number {j} has no entry in the relaxation"),
-            });
-        }
+        let (relaxation, entry_coordinate, replicas) = entry_map(parities, settings)?;
         Ok(Self {
             relaxation,
             entry_coordinate,

@@ -25,8 +25,7 @@ use dp_geometry::{
 use dp_queries::ParityQueries;
 use rand::Rng;
 
-/// No coordinate.
-const NONE: usize = usize::MAX;
+use super::body::NONE;
 
 /// [`super::ParityBody`] keeping the Grothendieck vectors of every answer (module docs).
 pub struct VectorParityBody {
@@ -56,31 +55,7 @@ impl VectorParityBody {
         parities: &ParityQueries,
         settings: GrothendieckSettings,
     ) -> Result<Self, GeometryError> {
-        let relaxation = ParityRelaxation::new(parities.d(), parities.degree(), settings)?;
-        let rows = relaxation.row_sets().len();
-        let cols = relaxation.col_sets().len();
-        let mut entry_coordinate = Vec::with_capacity(rows * cols);
-        let mut replicas = vec![0usize; parities.len() + 1];
-        for r in 0..rows {
-            for c in 0..cols {
-                let set = relaxation.entry_parity(r, c)?;
-                let j = if set.is_empty() {
-                    0
-                } else {
-                    parities.position(&set).map_or(NONE, |q| q + 1)
-                };
-                if j != NONE {
-                    replicas[j] += 1;
-                }
-                entry_coordinate.push(j);
-            }
-        }
-        if let Some(j) = replicas.iter().position(|&r| r == 0) {
-            return Err(GeometryError::InvalidParameter {
-                name: "parities",
-                reason: format!("parity number {j} has no entry in the relaxation"),
-            });
-        }
+        let (relaxation, entry_coordinate, replicas) = super::body::entry_map(parities, settings)?;
         Ok(Self {
             relaxation,
             entry_coordinate,
