@@ -132,18 +132,16 @@ impl Loaded {
         }
     }
 
-    /// Run `mech` on this input.
+    /// Run `mech` on this input (consumed: the counts move into the mechanism).
     fn release(
-        &self,
+        self,
         mech: &dyn Mechanism<AnyWorkload>,
         workload: &AnyWorkload,
         rng: &mut dyn rand::CryptoRng,
     ) -> dp_mechanisms::Result<dp_mechanisms::Release> {
         match self {
-            Loaded::Records(d) => mech.release(d, workload, rng),
-            Loaded::Counts { counts, rows } => {
-                mech.release_counts(counts.clone(), *rows, workload, rng)
-            }
+            Loaded::Records(d) => mech.release(&d, workload, rng),
+            Loaded::Counts { counts, rows } => mech.release_counts(counts, rows, workload, rng),
         }
     }
 }
@@ -344,6 +342,8 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
         // n is public under replace-one: δ is compared with 1/n
         check_delta(args, Some(data.n()))?;
     }
+    // private under add/remove neighbours: used below only where n is public (replace-one)
+    let n = data.n();
     attribute_names
         .set(workload.domain().names().map(str::to_string).collect())
         .ok();
@@ -432,7 +432,7 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
         Neighbouring::ReplaceOne => format!(
             "n = {} records, treated as public under replace-one neighbours (the guarantee \
              protects which records are in the data, not how many)",
-            data.n()
+            n
         ),
         Neighbouring::AddRemove => "n is private under add/remove neighbours: it is not \
              reported, and the answers are normalised by the mean noisy table total"
@@ -470,7 +470,7 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
             if neighbouring == Neighbouring::ReplaceOne
                 && let Some(r) = report.as_object_mut()
             {
-                r.insert("n".into(), data.n().into());
+                r.insert("n".into(), n.into());
             }
             Some(
                 serde_json::to_string_pretty(&report)
