@@ -18,10 +18,10 @@ use dp_mechanisms::polynomial::{
     Approximation as PolynomialApproximation, PolynomialMechanism, PolynomialParams,
 };
 use dp_mechanisms::{
-    AdaptiveProjectionParams, AdaptiveRound, ChainingParams, ChainingWorstCaseParams,
-    CoarseProjectionParams, DualQuery, DualQueryParams, ForQueryClasses, GaussianMechanism,
-    GaussianParams, IcParams, LaplaceMechanism, LaplaceParams, Mechanism, MwemParams,
-    OnWorkloadAttributes, PostProcessing, ProjectionParams, ProjectionSettings,
+    AdaptiveProjectionParams, AdaptiveRound, BoostingParams, BoostingSettings, ChainingParams,
+    ChainingWorstCaseParams, CoarseProjectionParams, DualQuery, DualQueryParams, ForQueryClasses,
+    GaussianMechanism, GaussianParams, IcParams, LaplaceMechanism, LaplaceParams, Mechanism,
+    MwemParams, OnWorkloadAttributes, PostProcessing, ProjectionParams, ProjectionSettings,
     RelaxedProjectionParams, RelaxedSettings,
 };
 use dp_queries::{AnyWorkload, QueryClass};
@@ -941,6 +941,25 @@ fn build_relaxed_projection(
     ))
 }
 
+fn build_boosting(
+    budget: PrivacyLoss,
+    relation: Neighbouring,
+    _: PostProcessing,
+    options: &BuildOptions,
+) -> Result<Box<dyn Mechanism>> {
+    replace_one_only("boosting", relation)?;
+    let mut settings = BoostingSettings::default();
+    if let Some(t) = options.settings.rounds {
+        settings.rounds = t;
+    }
+    if let Some(m) = options.settings.max_iterations {
+        settings.projection.max_iterations = m;
+    }
+    Ok(Box::new(
+        BoostingParams::new(budget).settings(settings).check()?,
+    ))
+}
+
 fn polynomial(
     budget: PrivacyLoss,
     relation: Neighbouring,
@@ -1377,6 +1396,47 @@ pub static MECHANISMS: &[MechanismSpec] = &[
             unit: "",
         }],
         builder: build_relaxed_projection,
+        audit: AuditSettings {
+            ci_runs: 20_000,
+            audit_kway: 1,
+            ..AUDIT_GAUSSIAN
+        },
+    },
+    MechanismSpec {
+        name: "boosting",
+        description: "boosting for queries (Dwork, Rothblum, Vadhan 2010) over the relaxed \
+            projection, for worst-case error (Dwork, Nikolov, Talwar 2015, section 5): each \
+            round privately samples parities from a distribution that favours the badly \
+            answered ones, measures the sample with discrete Gaussian noise and projects it \
+            onto the Grothendieck relaxation; each answer is the median over the rounds",
+        guarantee: ZCDP_GUARANTEE,
+        budgets: ZCDP_BUDGETS,
+        relations: REPLACE_ONE,
+        relations_note: "its analysis treats the number of records n as public",
+        synthetic: false,
+        post_processing: false,
+        universe: "binary attributes only (others are refused by name: one-hot encode them \
+            first); it never enumerates records, its cost grows with the number of parities \
+            of degree at most the workload's width times the rounds",
+        query_classes: QueryClasses::MarginalsOnly,
+        settings: &[
+            SettingSpec {
+                kind: SettingKind::Rounds,
+                meaning: "boosting rounds T: each samples queries and runs the base generator \
+                    on them with its share (1 − 0.3)·ρ/T of the budget",
+                default: || SettingValue::Count(BoostingSettings::default().rounds),
+                unit: "",
+            },
+            SettingSpec {
+                kind: SettingKind::MaxIterations,
+                meaning: "cap on the Frank–Wolfe steps of the base generator in each round",
+                default: || {
+                    SettingValue::Count(BoostingSettings::default().projection.max_iterations)
+                },
+                unit: " per round",
+            },
+        ],
+        builder: build_boosting,
         audit: AuditSettings {
             ci_runs: 20_000,
             audit_kway: 1,
