@@ -1438,9 +1438,16 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         ],
         builder: build_boosting,
         audit: AuditSettings {
-            ci_runs: 20_000,
             audit_kway: 1,
-            ..AUDIT_GAUSSIAN
+            ..audit_composed(
+                PrivacyLoss::Zcdp { rho: 0.125 },
+                step_audit(
+                    PrivacyLoss::Zcdp {
+                        rho: 0.125 * 9.0 / 0.7,
+                    },
+                    StepCanary::ScaledBudget,
+                ),
+            )
         },
     },
 ];

@@ -16,8 +16,10 @@
 //!    of the answers onto the direction `u = q(D1) − q(D2)` the record moves them, and the
 //!    answers of the cells that move most up and most down.
 //! 3. **Event selection on held-out runs.** The first half of each run set picks the event
-//!    — a threshold on one statistic, `{s ≥ t}` (for `D1` against `D2`) or `{s ≤ t}` (for
-//!    `D2` against `D1`) — that maximises the bound below.
+//!    — a threshold on one statistic, `{s ≥ t}` or `{s ≤ t}`, favouring either dataset (all
+//!    four orientations: the privacy inequality holds both ways, and which dataset moves a
+//!    statistic up depends on the mechanism's encoding — a parity's odd count falls where a
+//!    cell count rises) — that maximises the bound below.
 //! 4. **Clopper–Pearson on the other half.** With `k_A` of `N` runs on the favoured dataset
 //!    and `k_B` of `N` on the other in the event, (ε, δ)-DP implies
 //!    `P_A(E) ≤ e^ε P_B(E) + δ`, so with confidence `1 − α`
@@ -34,7 +36,8 @@
 //!
 //! ## Step audit (white box, composed mechanisms)
 //!
-//! MWEM, IC-MW, DualQuery and chaining-worst-case compose many small steps; their
+//! MWEM, IC-MW, DualQuery, chaining-worst-case, adaptive-projection and boosting compose
+//! many small steps; their
 //! end-to-end accounting is far from tight, so the black-box audit cannot catch their
 //! canary. [`audit_steps`] audits their steps one by one through
 //! [`dp_mechanisms::StepAudited`]:
@@ -428,6 +431,7 @@ pub fn audit_with(
 }
 
 /// The statistical core shared by the black-box and the step audit.
+#[derive(Debug)]
 struct Outcome {
     epsilon_lower: f64,
     event: String,
@@ -481,10 +485,16 @@ where
         sel1.sort_by(f64::total_cmp);
         sel2.sort_by(f64::total_cmp);
         for t in candidate_thresholds(&sel1, &sel2) {
-            for upper in [true, false] {
-                let event = Event { stat, t, upper };
+            for (upper, favours_d1) in [(true, true), (false, true), (true, false), (false, false)]
+            {
+                let event = Event {
+                    stat,
+                    t,
+                    upper,
+                    favours_d1,
+                };
                 let (k1, k2) = (event.count_sorted(&sel1), event.count_sorted(&sel2));
-                let (ka, kb) = if upper { (k1, k2) } else { (k2, k1) };
+                let (ka, kb) = if favours_d1 { (k1, k2) } else { (k2, k1) };
                 let score = epsilon_lower(ka, half as u64, kb, half as u64, delta, a)?;
                 // prefer the bound; among events with no evidence, the point estimate
                 let point = ((ka as f64 + 0.5) / (kb as f64 + 0.5)).ln() * 1e-9;
@@ -503,7 +513,7 @@ where
     let eval2: Vec<f64> = s2[half..].iter().map(|s| s[event.stat]).collect();
     let n_eval = (runs - half) as u64;
     let (k1, k2) = (event.count(&eval1), event.count(&eval2));
-    let (ka, kb) = if event.upper { (k1, k2) } else { (k2, k1) };
+    let (ka, kb) = if event.favours_d1 { (k1, k2) } else { (k2, k1) };
     Ok(Outcome {
         epsilon_lower: epsilon_lower(ka, n_eval, kb, n_eval, delta, a)?,
         event: event.describe(&names[event.stat]),
@@ -823,8 +833,11 @@ pub fn epsilon_lower(ka: u64, na: u64, kb: u64, nb: u64, delta: f64, a: f64) -> 
 struct Event {
     stat: usize,
     t: f64,
-    /// `{s ≥ t}` favouring D1 when true, `{s ≤ t}` favouring D2 when false.
+    /// `{s ≥ t}` when true, `{s ≤ t}` when false.
     upper: bool,
+    /// Whether the event is tested as more likely under D1 (`P_1(E) ≤ e^ε P_2(E) + δ`) or
+    /// under D2 (the reverse inequality).
+    favours_d1: bool,
 }
 
 impl Event {
@@ -844,11 +857,9 @@ impl Event {
         }
     }
     fn describe(&self, name: &str) -> String {
-        if self.upper {
-            format!("{name} ≥ {:.6e} (favours D1)", self.t)
-        } else {
-            format!("{name} ≤ {:.6e} (favours D2)", self.t)
-        }
+        let op = if self.upper { "≥" } else { "≤" };
+        let favoured = if self.favours_d1 { "D1" } else { "D2" };
+        format!("{name} {op} {:.6e} (favours {favoured})", self.t)
     }
 }
 
@@ -874,6 +885,29 @@ fn candidate_thresholds(a: &[f64], b: &[f64]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn events_favouring_either_dataset_in_either_direction_are_found() {
+        // A statistic that D1 moves *down* (as a parity's odd count does): the events
+        // {s ≤ t} for D1 and {s ≥ t} for D2 are the informative ones. Each run's value is its
+        // dataset's mean plus a draw of a fixed three-point law, so the two laws have
+        // disjoint supports and the bound must be far above 0 (a one-orientation event
+        // family finds nothing here: every {s ≥ t} favours D2, every {s ≤ t} D1).
+        let names = vec!["s".to_string()];
+        for d1_mean in [0.0, 10.0] {
+            let d2_mean = 10.0 - d1_mean;
+            let out = run_and_bound(2_000, 1e-6, 0.0, &names, |on_d1, stream| {
+                let mean = if on_d1 { d1_mean } else { d2_mean };
+                Ok(vec![mean + (stream % 3) as f64])
+            })
+            .unwrap();
+            // 1000 evaluation runs in and 0 out: ln(P_lower / P_upper) with Clopper–Pearson
+            // at α/2 = 5e-7 is ln((1 − 1.4e-2) / 1.4e-2) ≈ 4.2 (stats.rs closed forms).
+            assert!(out.epsilon_lower > 4.0, "{d1_mean}: {out:?}");
+            assert_eq!(out.favoured, (1_000, 1_000), "{out:?}");
+            assert_eq!(out.other.0, 0, "{out:?}");
+        }
+    }
 
     #[test]
     fn scale_budget_halves_noise() {
