@@ -16,7 +16,7 @@
 //! | [`stream`] | [`count_csv_streaming`]: a workload's exact counts over a CSV file in one pass, in bounded memory, equal to the in-memory counts |
 //! | [`marginal`] | [`Marginal`]: one contingency table, row-major cells, one-pass counting |
 //! | [`workload`] | [`MarginalWorkload`]: lists of marginals, all/random `k`-way, specs, parallel counting |
-//! | [`onehot`] | [`BinaryDataset`]: one-hot, bit-packed rows; conjunction and parity counts |
+//! | [`onehot`] | [`BinaryDataset`]: one-hot, bit-packed rows; conjunction and parity counts; [`OneHotMarginals`]: a categorical marginal workload as binary bit tables |
 //! | [`parity`] | [`SignRecords`] (binary records as packed signs), [`ParityQueries`], the exact marginal ↔ parity transform [`MarginalParityTransform`] (seed 000 §2.4) |
 //! | [`threshold`] | [`ThresholdWorkload`] (k-of-ℓ threshold queries, seed 002 §4.2) and [`DecisionListWorkload`] (a database of decision lists queried by points, seed 002 §4.3, with its data format) |
 //! | [`metrics`] | [`ErrorReport`]: max / mean / RMS error and mean per-table ℓ1 |
@@ -66,7 +66,7 @@ pub use linear::{
 };
 pub use marginal::Marginal;
 pub use metrics::ErrorReport;
-pub use onehot::BinaryDataset;
+pub use onehot::{BinaryDataset, MAX_BIT_TABLES, OneHotMarginals};
 pub use parity::{MarginalParityTransform, ParityQueries, SignRecords};
 pub use schema::{AttributeSchema, DraftSettings, Encoding, Schema, draft_schema};
 pub use stream::{StreamSettings, StreamedCounts, count_csv_streaming};

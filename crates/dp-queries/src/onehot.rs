@@ -8,6 +8,10 @@
 use std::ops::Range;
 
 use crate::dataset::Dataset;
+use crate::domain::Domain;
+use crate::error::{QueryError, Result};
+use crate::marginal::Marginal;
+use crate::workload::MarginalWorkload;
 
 /// A dataset in one-hot binary encoding: record `i` is a row of `words_per_row()` `u64` words.
 ///
@@ -142,5 +146,248 @@ impl BinaryDataset {
                     == 1
             })
             .count() as u64
+    }
+}
+
+/// Largest number of bit tables a [`OneHotMarginals`] plan may have (`2^20`): each needs
+/// `2^k − 1` parities of degree `≤ k` downstream, so larger plans are refused before anything
+/// is encoded.
+pub const MAX_BIT_TABLES: usize = 1 << 20;
+
+/// How one touched attribute of the source domain is encoded in [`OneHotMarginals`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum BitEncoding {
+    /// A binary attribute kept as one bit (its code is the bit).
+    Binary { bit: usize },
+    /// An attribute of `size ≠ 2` codes as `size` bits, bit `first + c` set for code `c`.
+    OneHot { first: usize, size: u32 },
+}
+
+/// A marginal workload over categorical attributes rewritten as a marginal workload over
+/// binary attributes (seed 000, Dwork, Nikolov and Talwar 2014, §1: "one-hot encode" the
+/// records so that a marginal cell is a conjunction of bits), for mechanisms that work on
+/// binary attributes only (parities, the Grothendieck relaxation).
+///
+/// Every attribute the workload touches that is not binary becomes `s` bits named
+/// `"name=code"`; a binary attribute stays one bit with its own name. A table `S` over the
+/// source attributes becomes one **bit table** for each combination of values of its
+/// non-binary attributes: the bits of those values plus the binary attributes of `S`, in
+/// `S`'s order. Source cell `(c_a)_{a∈S}` is the cell of its bit table whose one-hot bits are
+/// 1 and whose binary attributes equal `c_a` — the fraction of records in that cell is the
+/// same, so [`Self::read_back`] answers the source workload exactly from exact bit-table
+/// answers. (The bit tables also have cells that are not source cells — "neither of these two
+/// values" — which mechanisms answer too and the read-back drops.)
+///
+/// The encoding is record by record: a dataset and its encoding have the same number of
+/// records, and datasets that differ in one record (added, removed or replaced) encode to
+/// datasets that differ in that record. So a mechanism's guarantee on the encoded data holds
+/// on the source data with the same parameters and neighbouring relation.
+#[derive(Clone, Debug)]
+pub struct OneHotMarginals {
+    source: Domain,
+    touched: Vec<usize>,
+    encodings: Vec<BitEncoding>,
+    bit_workload: MarginalWorkload,
+    /// For each source query (workload order), its index among the bit workload's queries.
+    read_back: Vec<usize>,
+}
+
+impl OneHotMarginals {
+    /// The plan for `workload` (public: it reads no data).
+    ///
+    /// Errors: more than [`MAX_BIT_TABLES`] bit tables ([`QueryError::TooLarge`], naming the
+    /// count: a coarser discretisation of the widest attributes shrinks it); a bit name that
+    /// collides with an attribute's name ([`QueryError::BadDomain`]).
+    pub fn new(workload: &MarginalWorkload) -> Result<Self> {
+        let source = workload.domain().clone();
+        let touched = workload.touched_attributes();
+        let mut bit_attrs: Vec<(String, u32)> = Vec::new();
+        let mut encodings = Vec::with_capacity(touched.len());
+        for &a in &touched {
+            let (name, size) = (source.name(a), source.size(a));
+            if size == 2 {
+                encodings.push(BitEncoding::Binary {
+                    bit: bit_attrs.len(),
+                });
+                bit_attrs.push((name.to_string(), 2));
+            } else {
+                encodings.push(BitEncoding::OneHot {
+                    first: bit_attrs.len(),
+                    size,
+                });
+                for c in 0..size {
+                    bit_attrs.push((format!("{name}={c}"), 2));
+                }
+            }
+        }
+        // the number of bit tables, before building any
+        let mut tables: u128 = 0;
+        for m in workload.marginals() {
+            let per: u128 = m
+                .attrs()
+                .iter()
+                .zip(m.sizes())
+                .filter(|&(_, &s)| s != 2)
+                .map(|(_, &s)| u128::from(s))
+                .product();
+            tables = tables.saturating_add(per);
+        }
+        if tables > MAX_BIT_TABLES as u128 {
+            return Err(QueryError::TooLarge {
+                what: "the one-hot encoding of the workload".into(),
+                estimate: format!(
+                    "{tables} bit tables over {} bits (at most {MAX_BIT_TABLES}: each needs its \
+                     own parities; use a coarser discretisation of the widest attributes or \
+                     fewer tables)",
+                    bit_attrs.len()
+                ),
+            });
+        }
+        let bit_domain = Domain::new(bit_attrs)?;
+        let position = |a: usize| touched.iter().position(|&t| t == a);
+        let mut bit_tables = Vec::with_capacity(tables as usize);
+        let mut read_back = Vec::with_capacity(workload.num_queries());
+        let mut bit_offset = 0usize;
+        for m in workload.marginals() {
+            let enc: Vec<&BitEncoding> = m
+                .attrs()
+                .iter()
+                .map(|&a| position(a).map(|p| &encodings[p]))
+                .collect::<Option<_>>()
+                .ok_or_else(|| QueryError::BadWorkload {
+                    reason: "a table reads an attribute the workload does not touch".into(),
+                })?;
+            // the non-binary attributes of the table (positions in the table) and sizes
+            let wide: Vec<(usize, u32)> = enc
+                .iter()
+                .enumerate()
+                .filter_map(|(i, e)| match e {
+                    BitEncoding::OneHot { size, .. } => Some((i, *size)),
+                    BitEncoding::Binary { .. } => None,
+                })
+                .collect();
+            let combos: usize = wide.iter().map(|&(_, s)| s as usize).product();
+            let first_table = bit_tables.len();
+            let mut values = vec![0u32; wide.len()];
+            for _ in 0..combos {
+                let mut attrs = Vec::with_capacity(enc.len());
+                let mut w = 0;
+                for e in &enc {
+                    match e {
+                        BitEncoding::Binary { bit } => attrs.push(*bit),
+                        BitEncoding::OneHot { first, .. } => {
+                            attrs.push(first + values[w] as usize);
+                            w += 1;
+                        }
+                    }
+                }
+                bit_tables.push(Marginal::new(&bit_domain, attrs)?);
+                // next combination, row-major (last wide attribute fastest)
+                for i in (0..values.len()).rev() {
+                    values[i] += 1;
+                    if values[i] < wide[i].1 {
+                        break;
+                    }
+                    values[i] = 0;
+                }
+            }
+            // source cells in row-major order → (bit table, bit cell)
+            let k = enc.len();
+            let mut bit_codes = vec![0u32; k];
+            for cell in 0..m.num_cells() {
+                let codes = m.cell_codes(cell);
+                let mut table = 0usize;
+                for &(i, s) in &wide {
+                    table = table * s as usize + codes[i] as usize;
+                }
+                for (i, e) in enc.iter().enumerate() {
+                    bit_codes[i] = match e {
+                        BitEncoding::Binary { .. } => codes[i],
+                        BitEncoding::OneHot { .. } => 1,
+                    };
+                }
+                let bit_table = &bit_tables[first_table + table];
+                // each bit table has 2^k cells; the bit workload's offsets are cumulative
+                read_back.push(
+                    bit_offset + table * (1usize << k) + bit_table.cell_index(&bit_codes),
+                );
+            }
+            bit_offset += combos * (1usize << k);
+        }
+        let bit_workload = MarginalWorkload::new(&bit_domain, bit_tables)?;
+        Ok(OneHotMarginals {
+            source,
+            touched,
+            encodings,
+            bit_workload,
+            read_back,
+        })
+    }
+
+    /// Whether the encoding changes nothing: every touched attribute is binary (then the bit
+    /// workload is the source workload restricted to its touched attributes).
+    pub fn is_binary(&self) -> bool {
+        self.encodings
+            .iter()
+            .all(|e| matches!(e, BitEncoding::Binary { .. }))
+    }
+
+    /// The marginal workload over the bits.
+    pub fn bit_workload(&self) -> &MarginalWorkload {
+        &self.bit_workload
+    }
+
+    /// The binary domain of the bits.
+    pub fn bit_domain(&self) -> &Domain {
+        self.bit_workload.domain()
+    }
+
+    /// The number of bits.
+    pub fn bits(&self) -> usize {
+        self.bit_domain().len()
+    }
+
+    /// The encoded dataset over [`Self::bit_domain`] (one record per source record).
+    ///
+    /// Errors: `data` is not over the workload's domain ([`QueryError::DomainMismatch`]).
+    pub fn encode(&self, data: &Dataset) -> Result<Dataset> {
+        if data.domain() != &self.source {
+            return Err(QueryError::DomainMismatch {
+                reason: "the data is not over the domain the one-hot plan was made for".into(),
+            });
+        }
+        let n = data.n();
+        let mut columns: Vec<Vec<u32>> = Vec::with_capacity(self.bits());
+        for (&a, e) in self.touched.iter().zip(&self.encodings) {
+            let source = data.column(a);
+            match e {
+                BitEncoding::Binary { .. } => columns.push(source.to_vec()),
+                BitEncoding::OneHot { size, .. } => {
+                    let first = columns.len();
+                    columns.extend((0..*size).map(|_| vec![0u32; n]));
+                    for (r, &c) in source.iter().enumerate() {
+                        columns[first + c as usize][r] = 1;
+                    }
+                }
+            }
+        }
+        Dataset::from_columns(self.bit_domain().clone(), columns)
+    }
+
+    /// The source workload's answers (workload order) from answers to the bit workload.
+    ///
+    /// Errors: `bit_answers` does not have the bit workload's length
+    /// ([`QueryError::BadWorkload`]).
+    pub fn read_back(&self, bit_answers: &[f64]) -> Result<Vec<f64>> {
+        if bit_answers.len() != self.bit_workload.num_queries() {
+            return Err(QueryError::BadWorkload {
+                reason: format!(
+                    "{} answers given for a one-hot workload of {} cells",
+                    bit_answers.len(),
+                    self.bit_workload.num_queries()
+                ),
+            });
+        }
+        Ok(self.read_back.iter().map(|&i| bit_answers[i]).collect())
     }
 }
