@@ -21,8 +21,8 @@ use dp_mechanisms::{
     AdaptiveProjectionParams, AdaptiveRound, BoostingParams, BoostingSettings, ChainingParams,
     ChainingWorstCaseParams, CoarseProjectionParams, DualQuery, DualQueryParams, ForQueryClasses,
     GaussianMechanism, GaussianParams, IcParams, LaplaceMechanism, LaplaceParams, Mechanism,
-    MwemParams, OnWorkloadAttributes, PostProcessing, ProjectionParams, ProjectionSettings,
-    RelaxedProjectionParams, RelaxedSettings,
+    MwemParams, OnWorkloadAttributes, OneHotEncoded, PostProcessing, ProjectionParams,
+    ProjectionSettings, RelaxedProjectionParams, RelaxedSettings,
 };
 use dp_queries::{AnyWorkload, QueryClass};
 
@@ -934,11 +934,11 @@ fn build_relaxed_projection(
     if let Some(m) = options.settings.max_iterations {
         settings.max_iterations = m;
     }
-    Ok(Box::new(
+    Ok(Box::new(OneHotEncoded::new(
         RelaxedProjectionParams::new(budget)
             .settings(settings)
             .check()?,
-    ))
+    )))
 }
 
 fn build_boosting(
@@ -955,9 +955,9 @@ fn build_boosting(
     if let Some(m) = options.settings.max_iterations {
         settings.projection.max_iterations = m;
     }
-    Ok(Box::new(
+    Ok(Box::new(OneHotEncoded::new(
         BoostingParams::new(budget).settings(settings).check()?,
-    ))
+    )))
 }
 
 fn polynomial(
@@ -1384,9 +1384,10 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations_note: "its analysis treats the number of records n as public",
         synthetic: false,
         post_processing: false,
-        universe: "binary attributes only (others are refused by name: one-hot encode them \
-            first); it never enumerates records, its cost grows with the number of parities \
-            of degree at most the workload's width",
+        universe: "binary attributes; categorical ones are one-hot encoded (each table \
+            becomes one bit table per combination of its non-binary attributes' values, at \
+            most 2^20 of them); it never enumerates records, its cost grows with the number of \
+            parities of degree at most the workload's width",
         query_classes: QueryClasses::MarginalsOnly,
         settings: &[SettingSpec {
             kind: SettingKind::MaxIterations,
@@ -1415,9 +1416,9 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations_note: "its analysis treats the number of records n as public",
         synthetic: false,
         post_processing: false,
-        universe: "binary attributes only (others are refused by name: one-hot encode them \
-            first); it never enumerates records, its cost grows with the number of parities \
-            of degree at most the workload's width times the rounds",
+        universe: "binary attributes; categorical ones are one-hot encoded as for the \
+            relaxed projection; it never enumerates records, its cost grows with the number of \
+            parities of degree at most the workload's width times the rounds",
         query_classes: QueryClasses::MarginalsOnly,
         settings: &[
             SettingSpec {

@@ -73,6 +73,7 @@ use rand_chacha::ChaCha20Rng;
 
 use crate::error::{GeometryError, Result, check_finite};
 use crate::gaussian::fill_standard_normal;
+use crate::parallel::Parallelism;
 
 /// Settings of [`solve_grothendieck`]; validated by [`GrothendieckSettings::check`].
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -234,15 +235,21 @@ pub(crate) fn check_cost(c: &[f64], rows: usize, cols: usize) -> Result<()> {
     check_finite(c, "Grothendieck cost matrix")
 }
 
-/// `g_σ = Σ_τ C_στ v_τ` for every row, into `out` (`rows × r`).
-fn row_fields(c: &[f64], rows: usize, cols: usize, r: usize, v: &[f64], out: &mut [f64]) {
+/// Work (multiply-adds) below which the fields are computed on the calling thread even
+/// under [`Parallelism::Rayon`].
+const PARALLEL_FIELD_WORK: usize = 1 << 20;
+
+/// Rows per rayon task in the parallel fields.
+const FIELD_ROWS_PER_TASK: usize = 32;
+
+/// `g_σ = Σ_τ C_στ v_τ` for the rows `first..first + out.len()/r`, into `out`.
+fn row_fields_block(c: &[f64], first: usize, cols: usize, r: usize, v: &[f64], out: &mut [f64]) {
     out.iter_mut().for_each(|x| *x = 0.0);
-    for s in 0..rows {
-        let g = &mut out[s * r..(s + 1) * r];
-        for t in 0..cols {
-            let w = c[s * cols + t];
-            if w != 0.0 {
-                for (gk, vk) in g.iter_mut().zip(&v[t * r..(t + 1) * r]) {
+    for (i, g) in out.chunks_exact_mut(r).enumerate() {
+        let row = &c[(first + i) * cols..(first + i + 1) * cols];
+        for (w, vt) in row.iter().zip(v.chunks_exact(r)) {
+            if *w != 0.0 {
+                for (gk, vk) in g.iter_mut().zip(vt) {
                     *gk += w * vk;
                 }
             }
@@ -250,19 +257,64 @@ fn row_fields(c: &[f64], rows: usize, cols: usize, r: usize, v: &[f64], out: &mu
     }
 }
 
-/// `h_τ = Σ_σ C_στ u_σ` for every column, into `out` (`cols × r`).
-fn col_fields(c: &[f64], rows: usize, cols: usize, r: usize, u: &[f64], out: &mut [f64]) {
-    out.iter_mut().for_each(|x| *x = 0.0);
-    for s in 0..rows {
-        let us = &u[s * r..(s + 1) * r];
-        for t in 0..cols {
-            let w = c[s * cols + t];
-            if w != 0.0 {
-                for (hk, uk) in out[t * r..(t + 1) * r].iter_mut().zip(us) {
-                    *hk += w * uk;
+/// `g_σ = Σ_τ C_στ v_τ` for every row, into `out` (`rows × r`); rows split over the rayon
+/// pool under [`Parallelism::Rayon`] (each row's sum in the same order: the result does not
+/// depend on the thread count).
+fn row_fields(
+    c: &[f64],
+    rows: usize,
+    cols: usize,
+    r: usize,
+    v: &[f64],
+    out: &mut [f64],
+    par: Parallelism,
+) {
+    if par == Parallelism::Rayon && rows * cols * r >= PARALLEL_FIELD_WORK {
+        use rayon::prelude::*;
+        out.par_chunks_mut(FIELD_ROWS_PER_TASK * r)
+            .enumerate()
+            .for_each(|(task, block)| {
+                row_fields_block(c, task * FIELD_ROWS_PER_TASK, cols, r, v, block)
+            });
+    } else {
+        row_fields_block(c, 0, cols, r, v, &mut out[..rows * r]);
+    }
+}
+
+/// `h_τ = Σ_σ C_στ u_σ` for every column, into `out` (`cols × r`). Under
+/// [`Parallelism::Rayon`] the columns are split over the pool, each task reading its
+/// columns of every row (the sum over σ in the same order: the result does not depend on the
+/// thread count).
+fn col_fields(
+    c: &[f64],
+    rows: usize,
+    cols: usize,
+    r: usize,
+    u: &[f64],
+    out: &mut [f64],
+    par: Parallelism,
+) {
+    let block = |first: usize, out: &mut [f64]| {
+        out.iter_mut().for_each(|x| *x = 0.0);
+        let width = out.len() / r;
+        for (s, us) in u.chunks_exact(r).enumerate().take(rows) {
+            let row = &c[s * cols + first..s * cols + first + width];
+            for (w, h) in row.iter().zip(out.chunks_exact_mut(r)) {
+                if *w != 0.0 {
+                    for (hk, uk) in h.iter_mut().zip(us) {
+                        *hk += w * uk;
+                    }
                 }
             }
         }
+    };
+    if par == Parallelism::Rayon && rows * cols * r >= PARALLEL_FIELD_WORK {
+        use rayon::prelude::*;
+        out.par_chunks_mut(FIELD_ROWS_PER_TASK * r)
+            .enumerate()
+            .for_each(|(task, out)| block(task * FIELD_ROWS_PER_TASK, out));
+    } else {
+        block(0, &mut out[..cols * r]);
     }
 }
 
@@ -309,13 +361,36 @@ pub fn solve_grothendieck(
     cols: usize,
     settings: &GrothendieckSettings,
 ) -> Result<GrothendieckSolution> {
+    solve_grothendieck_from(c, rows, cols, settings, None, Parallelism::None)
+}
+
+/// [`solve_grothendieck`] started from the vectors of `start` (a warm start: a solution for
+/// a nearby cost matrix of the same shape and rank, e.g. the previous Frank–Wolfe step's)
+/// instead of random ones, with the field computations split over the rayon pool under
+/// [`Parallelism::Rayon`]. A `start` of another shape or rank is ignored (random start). The
+/// certificate does not depend on the start: the bound is valid for any vectors. Results do
+/// not depend on the thread count.
+pub fn solve_grothendieck_from(
+    c: &[f64],
+    rows: usize,
+    cols: usize,
+    settings: &GrothendieckSettings,
+    start: Option<&GrothendieckSolution>,
+    par: Parallelism,
+) -> Result<GrothendieckSolution> {
     settings.check()?;
     check_cost(c, rows, cols)?;
     let n_vec = rows + cols;
     let r = settings.rank_for(n_vec);
-    let mut rng = ChaCha20Rng::seed_from_u64(settings.seed);
-    let mut u = random_unit_vectors(&mut rng, rows, r);
-    let mut v = random_unit_vectors(&mut rng, cols, r);
+    let (mut u, mut v) = match start {
+        Some(s) if s.rows == rows && s.cols == cols && s.rank == r => (s.u.clone(), s.v.clone()),
+        _ => {
+            let mut rng = ChaCha20Rng::seed_from_u64(settings.seed);
+            let u = random_unit_vectors(&mut rng, rows, r);
+            let v = random_unit_vectors(&mut rng, cols, r);
+            (u, v)
+        }
+    };
     let mut g = vec![0.0; rows * r];
     let mut h = vec![0.0; cols * r];
 
@@ -324,9 +399,9 @@ pub fn solve_grothendieck(
     let mut status = GrothendieckStatus::MaxCycles;
     while cycles < settings.max_cycles {
         cycles += 1;
-        row_fields(c, rows, cols, r, &v, &mut g);
+        row_fields(c, rows, cols, r, &v, &mut g, par);
         normalize_into(&g, r, &mut u);
-        col_fields(c, rows, cols, r, &u, &mut h);
+        col_fields(c, rows, cols, r, &u, &mut h, par);
         let new_value = normalize_into(&h, r, &mut v);
         let improvement = new_value - value;
         value = new_value;
@@ -336,14 +411,14 @@ pub fn solve_grothendieck(
         }
     }
     // Value of the returned vectors, recomputed (h was computed from the final u).
-    col_fields(c, rows, cols, r, &u, &mut h);
+    col_fields(c, rows, cols, r, &u, &mut h, par);
     let value: f64 = h
         .chunks_exact(r)
         .zip(v.chunks_exact(r))
         .map(|(hb, vb)| dot(hb, vb))
         .sum();
     // Dual candidate: half the field norms at the final vectors.
-    row_fields(c, rows, cols, r, &v, &mut g);
+    row_fields(c, rows, cols, r, &v, &mut g, par);
     let lambda: Vec<f64> = g.chunks_exact(r).map(|b| 0.5 * norm(b)).collect();
     let mu: Vec<f64> = h.chunks_exact(r).map(|b| 0.5 * norm(b)).collect();
     let dual_sum: f64 = lambda.iter().sum::<f64>() + mu.iter().sum::<f64>();
@@ -351,7 +426,7 @@ pub fn solve_grothendieck(
     let gersh = gershgorin_bound(c, rows, cols, &lambda, &mu);
     let (ell, certificate) = if n_vec <= settings.dense_certificate_limit {
         let s = slack_matrix(c, rows, cols, &lambda, &mu);
-        match dense_certified_min_eigenvalue(&s, n_vec, settings.seed) {
+        match dense_certified_min_eigenvalue(&s, n_vec, settings.seed, par) {
             Some(l) if l >= gersh => (l, CertificateMethod::Cholesky),
             _ => (gersh, CertificateMethod::Gershgorin),
         }
@@ -419,8 +494,11 @@ fn slack_matrix(c: &[f64], rows: usize, cols: usize, lambda: &[f64], mu: &[f64])
     s
 }
 
-/// Whether the Cholesky factorization of `a − shift·I` (`n × n`) succeeds.
-fn cholesky_succeeds(a: &[f64], n: usize, shift: f64) -> bool {
+/// Whether the Cholesky factorization of `a − shift·I` (`n × n`) succeeds. Under
+/// [`Parallelism::Rayon`] the entries below the diagonal of each column are split over the
+/// pool; every entry is computed by the same operations, so the outcome does not depend on
+/// the thread count.
+fn cholesky_succeeds(a: &[f64], n: usize, shift: f64, par: Parallelism) -> bool {
     let mut l = vec![0.0; n * n];
     for j in 0..n {
         let mut d = a[j * n + j] - shift;
@@ -432,11 +510,21 @@ fn cholesky_succeeds(a: &[f64], n: usize, shift: f64) -> bool {
         }
         let djj = d.sqrt();
         l[j * n + j] = djj;
-        for i in j + 1..n {
-            let mut x = a[i * n + j];
-            let (li, lj) = (&l[i * n..i * n + j], &l[j * n..j * n + j]);
-            x -= dot(li, lj);
-            l[i * n + j] = x / djj;
+        let (head, tail) = l.split_at_mut((j + 1) * n);
+        let lj = &head[j * n..j * n + j];
+        let entry = |i: usize, row: &mut [f64]| {
+            let x = a[i * n + j] - dot(&row[..j], lj);
+            row[j] = x / djj;
+        };
+        if par == Parallelism::Rayon && (n - j - 1) * j >= PARALLEL_FIELD_WORK / 16 {
+            use rayon::prelude::*;
+            tail.par_chunks_mut(n)
+                .enumerate()
+                .for_each(|(k, row)| entry(j + 1 + k, row));
+        } else {
+            for (k, row) in tail.chunks_mut(n).enumerate() {
+                entry(j + 1 + k, row);
+            }
         }
     }
     true
@@ -483,18 +571,28 @@ fn tridiagonal_min_eigenvalue(a: &[f64], b: &[f64]) -> f64 {
     lo
 }
 
+/// Most Lanczos steps of the certificate's eigenvalue estimate.
+const LANCZOS_STEPS: usize = 300;
+
 /// Lanczos estimate of `λ_min` of the dense symmetric `s` (`n × n`), full
-/// reorthogonalization, at most 100 steps; seeded start.
-fn lanczos_min_eigenvalue(s: &[f64], n: usize, seed: u64) -> f64 {
-    let steps = n.min(100);
+/// reorthogonalization, at most [`LANCZOS_STEPS`] steps; seeded start.
+fn lanczos_min_eigenvalue(s: &[f64], n: usize, seed: u64, par: Parallelism) -> f64 {
+    let steps = n.min(LANCZOS_STEPS);
     let mut rng = ChaCha20Rng::seed_from_u64(seed ^ 0x5eed_1a2c);
     let mut q = random_unit_vectors(&mut rng, 1, n);
     let mut basis: Vec<Vec<f64>> = Vec::with_capacity(steps);
     let (mut alpha, mut beta) = (Vec::with_capacity(steps), Vec::with_capacity(steps));
     let mut w = vec![0.0; n];
     for _ in 0..steps {
-        for (i, wi) in w.iter_mut().enumerate() {
-            *wi = dot(&s[i * n..(i + 1) * n], &q);
+        if par == Parallelism::Rayon && n * n >= PARALLEL_FIELD_WORK {
+            use rayon::prelude::*;
+            w.par_iter_mut()
+                .enumerate()
+                .for_each(|(i, wi)| *wi = dot(&s[i * n..(i + 1) * n], &q));
+        } else {
+            for (i, wi) in w.iter_mut().enumerate() {
+                *wi = dot(&s[i * n..(i + 1) * n], &q);
+            }
         }
         let a = dot(&w, &q);
         alpha.push(a);
@@ -519,15 +617,15 @@ fn lanczos_min_eigenvalue(s: &[f64], n: usize, seed: u64) -> f64 {
 
 /// A certified lower bound on `λ_min(s)` (module docs), or `None` if no Cholesky check
 /// succeeded.
-fn dense_certified_min_eigenvalue(s: &[f64], n: usize, seed: u64) -> Option<f64> {
-    let estimate = lanczos_min_eigenvalue(s, n, seed);
+fn dense_certified_min_eigenvalue(s: &[f64], n: usize, seed: u64, par: Parallelism) -> Option<f64> {
+    let estimate = lanczos_min_eigenvalue(s, n, seed, par);
     let abs_trace: f64 = (0..n).map(|i| s[i * n + i].abs()).sum();
     let scale = abs_trace.max(f64::MIN_POSITIVE);
     let rounding = 4.0 * (n as f64 + 2.0) * f64::EPSILON * scale;
-    let mut margin = 1e-9 * (estimate.abs() + scale / n as f64);
+    let mut margin = 1e-7 * (estimate.abs() + scale / n as f64);
     for _ in 0..12 {
         let ell = estimate - margin;
-        if cholesky_succeeds(s, n, ell + rounding) {
+        if cholesky_succeeds(s, n, ell + rounding, par) {
             return Some(ell);
         }
         margin *= 10.0;

@@ -49,7 +49,7 @@ pub use frank_wolfe::{
 pub use gaussian::{fill_standard_normal, gaussian_mean_width};
 pub use grothendieck::{
     CertificateMethod, GrothendieckSettings, GrothendieckSolution, GrothendieckStatus,
-    SignAssignment, bilinear_value, round_to_signs, solve_grothendieck,
+    SignAssignment, bilinear_value, round_to_signs, solve_grothendieck, solve_grothendieck_from,
 };
 pub use jl::{JlEntries, JohnsonLindenstrauss};
 pub use min_norm_point::min_norm_point_project_generated;

@@ -228,6 +228,27 @@ impl ParityRelaxation {
         check_finite(c, "relaxation direction")?;
         solve_grothendieck(c, self.row_sets.len(), self.col_sets.len(), &self.settings)
     }
+
+    /// [`Self::solve`] warm-started from `start` (a solution for a nearby direction, e.g. the
+    /// previous Frank–Wolfe step's) with the fields split over the rayon pool under
+    /// [`Parallelism::Rayon`] ([`crate::solve_grothendieck_from`]).
+    pub fn solve_from(
+        &self,
+        c: &[f64],
+        start: Option<&GrothendieckSolution>,
+        par: Parallelism,
+    ) -> Result<GrothendieckSolution> {
+        check_dim("relaxation direction", self.dim(), c.len())?;
+        check_finite(c, "relaxation direction")?;
+        crate::grothendieck::solve_grothendieck_from(
+            c,
+            self.row_sets.len(),
+            self.col_sets.len(),
+            &self.settings,
+            start,
+            par,
+        )
+    }
 }
 
 impl LinearOracle for ParityRelaxation {

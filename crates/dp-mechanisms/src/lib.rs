@@ -68,7 +68,7 @@ pub use projection::{
     ProjectionMechanism, ProjectionParams, ProjectionSettings, UniverseChoice,
 };
 pub use relaxed::{
-    BoostingForQueries, BoostingParams, BoostingSettings, RelaxedProjection,
+    BoostingForQueries, BoostingParams, BoostingSettings, OneHotEncoded, RelaxedProjection,
     RelaxedProjectionParams, RelaxedSettings,
 };
 pub use release::{

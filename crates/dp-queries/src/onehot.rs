@@ -308,9 +308,8 @@ impl OneHotMarginals {
                 }
                 let bit_table = &bit_tables[first_table + table];
                 // each bit table has 2^k cells; the bit workload's offsets are cumulative
-                read_back.push(
-                    bit_offset + table * (1usize << k) + bit_table.cell_index(&bit_codes),
-                );
+                read_back
+                    .push(bit_offset + table * (1usize << k) + bit_table.cell_index(&bit_codes));
             }
             bit_offset += combos * (1usize << k);
         }

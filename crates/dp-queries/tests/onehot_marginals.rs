@@ -19,7 +19,13 @@ fn check_exact(domain: &Domain, workload: &MarginalWorkload, data: &Dataset) {
     assert_eq!(back.len(), want.len());
     for (i, (b, w)) in back.iter().zip(&want).enumerate() {
         // both are count / n of the same count: equal to the last bit
-        assert_eq!(b, w, "query {i} of {} on {:?}", workload.len(), domain.sizes());
+        assert_eq!(
+            b,
+            w,
+            "query {i} of {} on {:?}",
+            workload.len(),
+            domain.sizes()
+        );
     }
 }
 

@@ -41,6 +41,31 @@ fn odd_counts_match_the_definition() {
 }
 
 #[test]
+fn batch_odd_counts_equal_the_record_scan() {
+    // 70 attributes (two words per record) and 300 records (a partial last column word):
+    // the column-wise batch counts must equal the per-record scan for every set, including
+    // sets across the word boundary of the rows
+    let data = binary_data(70, 300, 9);
+    let records = SignRecords::from_dataset(&data).unwrap();
+    let mut rng = ChaCha20Rng::seed_from_u64(4);
+    let mut sets: Vec<Vec<usize>> = vec![vec![0], vec![63, 64], vec![69], vec![1, 2, 69]];
+    while sets.len() < 60 {
+        let k = rng.random_range(1..=4);
+        let mut s: Vec<usize> = (0..k).map(|_| rng.random_range(0..70)).collect();
+        s.sort_unstable();
+        s.dedup();
+        if !sets.contains(&s) {
+            sets.push(s);
+        }
+    }
+    let q = ParityQueries::new(70, sets.clone()).unwrap();
+    let batch = q.odd_counts(&records).unwrap();
+    for (set, got) in sets.iter().zip(&batch) {
+        assert_eq!(*got, records.odd_count(set).unwrap(), "{set:?}");
+    }
+}
+
+#[test]
 fn non_binary_attributes_are_refused_with_their_name() {
     let domain = Domain::new(vec![("a".into(), 2), ("colour".into(), 3)]).unwrap();
     let data = Dataset::from_columns(domain.clone(), vec![vec![0, 1], vec![2, 0]]).unwrap();

@@ -37,6 +37,9 @@ pub struct ParityBody {
     replicas: Vec<usize>,
     /// Running totals of the oracle's work: (calls, SDP cycles, largest gap).
     work: Mutex<(usize, usize, f64)>,
+    /// The last solve, the warm start of the next (Frank–Wolfe's directions change little
+    /// from one step to the next).
+    last: Mutex<Option<dp_geometry::GrothendieckSolution>>,
 }
 
 /// No coordinate.
@@ -93,6 +96,7 @@ impl ParityBody {
             entry_coordinate,
             replicas,
             work: Mutex::new((0, 0, 0.0)),
+            last: Mutex::new(None),
         })
     }
 
@@ -117,7 +121,7 @@ impl LinearOracle for ParityBody {
         self.replicas.len()
     }
 
-    fn linear_max(&self, c: &[f64], _par: Parallelism) -> Result<OracleAnswer, GeometryError> {
+    fn linear_max(&self, c: &[f64], par: Parallelism) -> Result<OracleAnswer, GeometryError> {
         if c.len() != self.dim() {
             return Err(GeometryError::DimensionMismatch {
                 what: "direction in parity coordinates",
@@ -136,7 +140,8 @@ impl LinearOracle for ParityBody {
                 }
             })
             .collect();
-        let sol = self.relaxation.solve(&cost)?;
+        let start = self.last.lock().ok().and_then(|mut l| l.take());
+        let sol = self.relaxation.solve_from(&cost, start.as_ref(), par)?;
         let gram = sol.gram_matrix();
         let mut point = vec![0.0; self.dim()];
         for (&j, g) in self.entry_coordinate.iter().zip(&gram) {
@@ -153,6 +158,9 @@ impl LinearOracle for ParityBody {
             w.0 += 1;
             w.1 += sol.cycles;
             w.2 = w.2.max(slack);
+        }
+        if let Ok(mut l) = self.last.lock() {
+            *l = Some(sol);
         }
         Ok(OracleAnswer {
             point,
