@@ -384,7 +384,12 @@ fn warm_start_and_parallel_solves_agree_with_the_cold_serial_solve() {
     let cold = solve_grothendieck_from(&c2, n, n, &settings, None, Parallelism::Rayon).unwrap();
     let warm =
         solve_grothendieck_from(&c2, n, n, &settings, Some(&serial), Parallelism::Rayon).unwrap();
-    assert!(warm.cycles < cold.cycles, "{} vs {}", warm.cycles, cold.cycles);
+    assert!(
+        warm.cycles < cold.cycles,
+        "{} vs {}",
+        warm.cycles,
+        cold.cycles
+    );
     // both within 1e-3 relative of each other (each stops when a cycle gains < 1e-6
     // relative; the mixing method's values at such points agree far closer than this)
     assert!(
@@ -399,7 +404,11 @@ fn warm_start_and_parallel_solves_agree_with_the_cold_serial_solve() {
         assert!(sol.upper_bound >= signs.value - 1e-9 * signs.value.abs());
         // the dense certificate stays far below the trivial bound Σ|C|
         let trivial: f64 = c2.iter().map(|x| x.abs()).sum();
-        assert!(sol.upper_bound < 0.2 * trivial, "{} vs {trivial}", sol.upper_bound);
+        assert!(
+            sol.upper_bound < 0.2 * trivial,
+            "{} vs {trivial}",
+            sol.upper_bound
+        );
     }
     // a start of another shape is ignored (random start: the cold solve)
     let small = solve_grothendieck(&c[..4 * 4], 4, 4, &settings).unwrap();

@@ -485,6 +485,7 @@ impl BoostingForQueries {
                 max_iterations: self.settings.projection.max_iterations,
                 relative_gap_tolerance: 1e-4,
                 weights: Some(w),
+                parallelism: dp_geometry::Parallelism::Rayon,
                 ..FrankWolfeSettings::default()
             };
             body.clear();

@@ -192,7 +192,9 @@ impl LinearOracle for VectorParityBody {
         self.replicas.len()
     }
 
-    fn linear_max(&self, c: &[f64], _par: Parallelism) -> Result<OracleAnswer, GeometryError> {
+    /// Warm-started from the previous answer of the same projection (as
+    /// [`super::ParityBody`]'s oracle).
+    fn linear_max(&self, c: &[f64], par: Parallelism) -> Result<OracleAnswer, GeometryError> {
         if c.len() != self.dim() {
             return Err(GeometryError::DimensionMismatch {
                 what: "direction in parity coordinates",
@@ -211,14 +213,14 @@ impl LinearOracle for VectorParityBody {
                 }
             })
             .collect();
-        let sol = self.relaxation.solve(&cost)?;
-        let point = self.read_back(&sol.u, &sol.v, sol.rank.max(1));
-        let value: f64 = point.iter().zip(c).map(|(p, ci)| p * ci).sum();
-        let slack = (sol.upper_bound - value).max(0.0);
         let mut sols = self
             .solutions
             .lock()
             .map_err(|_| GeometryError::Oracle("the stored answers are unavailable".into()))?;
+        let sol = self.relaxation.solve_from(&cost, sols.last(), par)?;
+        let point = self.read_back(&sol.u, &sol.v, sol.rank.max(1));
+        let value: f64 = point.iter().zip(c).map(|(p, ci)| p * ci).sum();
+        let slack = (sol.upper_bound - value).max(0.0);
         sols.push(sol);
         Ok(OracleAnswer {
             point,
