@@ -86,7 +86,7 @@ enum Family {
     /// `--quick` unless asked with `--only local`).
     Local,
     /// The relaxed projection and boosting for queries (Dwork, Nikolov, Talwar 2015) against
-    /// the Gaussian baseline with simplex post-processing on nltcs and acs (full grid only:
+    /// the Gaussian baseline with simplex post-processing on nltcs, acs and adult one-hot (full grid only:
     /// minutes, not part of `--quick`).
     Relaxed,
 }

@@ -4,10 +4,12 @@
 //! binary datasets, all 2-way and all 3-way marginals, ε ∈ {0.1, 0.5, 1} with δ = 1e-9
 //! converted to ρ-zCDP, replace-one neighbours.
 //!
-//! Datasets: nltcs (16 binary attributes) for 2- and 3-way and acs (23 binary attributes) for
-//! 2-way. Both mechanisms need binary attributes; adult one-hot (d = 588) gives a relaxation
-//! far beyond the size cap for 3-way and minutes per 2-way release in a debug build on 2 shared
-//! cores, so it is left out of the bench (docs/benchmarks.md).
+//! Datasets: nltcs (16 binary attributes) for 2- and 3-way, acs (23 binary attributes) for
+//! 2-way, and adult through the one-hot encoding ([`dp_mechanisms::OneHotEncoded`]): all
+//! 2-way on the full table (586 bits: its 3-way plan is far beyond the size cap) and all
+//! 3-way on the coarser variant "adult7" — the seven attributes with at most 16 values
+//! (sex, race, relationship, marital-status, workclass, income>50K, education-num; 47 bits).
+//! Boosting costs minutes per release on adult, so it runs there at ε = 1 only.
 
 use std::time::Instant;
 
@@ -15,8 +17,8 @@ use dp_core::{PrivacyLoss, seeded_rng};
 use dp_geometry::{LinearOracle, Parallelism};
 use dp_mechanisms::relaxed::ParityBody;
 use dp_mechanisms::{
-    BoostingParams, BoostingSettings, GaussianParams, Mechanism, MechanismError, PostProcessing,
-    RelaxedProjectionParams, RelaxedSettings,
+    BoostingParams, BoostingSettings, GaussianParams, Mechanism, MechanismError, OneHotEncoded,
+    PostProcessing, RelaxedProjectionParams, RelaxedSettings,
 };
 use dp_queries::{ErrorReport, MarginalParityTransform, MarginalWorkload};
 use serde::{Deserialize, Serialize};
@@ -56,10 +58,50 @@ pub const JL_DIMENSION: usize = 64;
 /// δ of every (ε, δ) budget of the grid.
 pub const DELTA: f64 = 1e-9;
 
-/// The grid: (dataset, k) pairs and the ε values.
-pub fn grid() -> (Vec<(&'static str, usize)>, Vec<f64>) {
+/// The attributes of the "adult7" variant: adult's attributes with at most 16 values.
+pub const ADULT7: [&str; 7] = [
+    "sex",
+    "race",
+    "relationship",
+    "marital-status",
+    "workclass",
+    "income>50K",
+    "education-num",
+];
+
+/// One block of the grid: a bundled table (optionally restricted to some attributes) and
+/// the width of its all-k-way workload.
+#[derive(Clone, Copy, Debug)]
+pub struct Block {
+    /// Label in the results.
+    pub label: &'static str,
+    /// Bundled dataset.
+    pub dataset: &'static str,
+    /// Attributes kept (all when `None`).
+    pub attributes: Option<&'static [&'static str]>,
+    /// All k-way marginals.
+    pub k: usize,
+    /// Whether boosting runs at every ε (else at the largest only: minutes per release).
+    pub boosting_everywhere: bool,
+}
+
+/// The grid: the blocks and the ε values.
+pub fn grid() -> (Vec<Block>, Vec<f64>) {
+    let block = |label, dataset, attributes, k, boosting_everywhere| Block {
+        label,
+        dataset,
+        attributes,
+        k,
+        boosting_everywhere,
+    };
     (
-        vec![("nltcs", 2), ("nltcs", 3), ("acs", 2)],
+        vec![
+            block("nltcs", "nltcs", None, 2, true),
+            block("nltcs", "nltcs", None, 3, true),
+            block("acs", "acs", None, 2, true),
+            block("adult (one-hot)", "adult", None, 2, false),
+            block("adult7 (one-hot)", "adult", Some(&ADULT7[..]), 3, false),
+        ],
         vec![0.1, 0.5, 1.0],
     )
 }
@@ -67,16 +109,21 @@ pub fn grid() -> (Vec<(&'static str, usize)>, Vec<f64>) {
 /// Runs one (dataset, k) block over `epsilons`, calling `each` per record; seed 1 for every
 /// mechanism.
 pub fn run_block(
-    dataset: &str,
-    k: usize,
+    block: &Block,
     epsilons: &[f64],
     mut each: impl FnMut(&RelaxedRecord),
 ) -> Result<Vec<RelaxedRecord>> {
-    let data = datasets::bundled(dataset)?.load()?;
+    let k = block.k;
+    let mut data = datasets::bundled(block.dataset)?.load()?;
+    if let Some(attrs) = block.attributes {
+        data = data.select_attributes(attrs)?;
+    }
     let workload = MarginalWorkload::all_kway(data.domain(), k)?;
     let truth = workload.answers(&data)?;
-    // one oracle call on a fixed direction, for the oracle-time column
-    let transform = MarginalParityTransform::new(&workload)?;
+    // one oracle call on a fixed direction (cold start, split over the rayon pool as in the
+    // releases), for the oracle-time column
+    let plan = dp_queries::OneHotMarginals::new(&workload)?;
+    let transform = MarginalParityTransform::new(plan.bit_workload())?;
     let body = ParityBody::new(
         transform.parities(),
         RelaxedSettings::default().oracle.clone(),
@@ -86,7 +133,7 @@ pub fn run_block(
         .map(|j| ((j * 7919) % 13) as f64 - 6.0)
         .collect();
     let start = Instant::now();
-    body.linear_max(&direction, Parallelism::None)
+    body.linear_max(&direction, Parallelism::Rayon)
         .map_err(MechanismError::from)?;
     let oracle_seconds = start.elapsed().as_secs_f64();
     let mut out = Vec::new();
@@ -98,28 +145,36 @@ pub fn run_block(
         let simplex = GaussianParams::new(budget)
             .post_processing(PostProcessing::SimplexProjection)
             .check()?;
-        let relaxed = RelaxedProjectionParams::new(budget).check()?;
-        let boosting = BoostingParams::new(budget).check()?;
-        let boosting_jl = BoostingParams::new(budget)
-            .settings(BoostingSettings {
-                jl_dimension: JL_DIMENSION,
-                ..BoostingSettings::default()
-            })
-            .check()?;
+        let relaxed = OneHotEncoded::new(RelaxedProjectionParams::new(budget).check()?);
+        let boosting = OneHotEncoded::new(BoostingParams::new(budget).check()?);
+        let boosting_jl = OneHotEncoded::new(
+            BoostingParams::new(budget)
+                .settings(BoostingSettings {
+                    jl_dimension: JL_DIMENSION,
+                    ..BoostingSettings::default()
+                })
+                .check()?,
+        );
         let jl_label = format!("boosting, JL synopsis D = {JL_DIMENSION}");
-        let mechanisms: [(&str, &dyn Mechanism, bool); 4] = [
+        let largest = epsilons.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let boosts = block.boosting_everywhere || epsilon == largest;
+        let mut mechanisms: Vec<(&str, &dyn Mechanism, bool)> = vec![
             ("gaussian + simplex per table", &simplex, false),
             ("relaxed-projection", &relaxed, true),
-            ("boosting", &boosting, true),
-            (&jl_label, &boosting_jl, true),
         ];
+        if boosts {
+            mechanisms.push(("boosting", &boosting, true));
+        }
+        if block.boosting_everywhere {
+            mechanisms.push((&jl_label, &boosting_jl, true));
+        }
         for (name, mech, projects) in mechanisms {
             let start = Instant::now();
             let release = mech.release(&data, &workload, &mut seeded_rng(1))?;
             let seconds = start.elapsed().as_secs_f64();
             let report = ErrorReport::compute(&workload, &release.answers, &truth)?;
             let record = RelaxedRecord {
-                dataset: dataset.to_string(),
+                dataset: block.label.to_string(),
                 k,
                 epsilon,
                 mechanism: name.to_string(),
@@ -170,8 +225,8 @@ pub fn run_and_report(out: &std::path::Path) -> Result<()> {
     let (blocks, epsilons) = grid();
     let mut all = Vec::new();
     let mut write_error = None;
-    for (dataset, k) in blocks {
-        let records = run_block(dataset, k, &epsilons, |r| {
+    for block in blocks {
+        let records = run_block(&block, &epsilons, |r| {
             if let Ok(line) = serde_json::to_string(r)
                 && let Err(e) = writeln!(file, "{line}")
             {
