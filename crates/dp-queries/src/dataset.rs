@@ -73,6 +73,20 @@ impl Dataset {
         }
     }
 
+    /// A dataset from columns whose codes a decoder has already checked (one column per
+    /// attribute, equal lengths, every code `< size`; `n = 0` allowed): no second pass
+    /// over the codes. Debug builds check the claim.
+    pub(crate) fn from_validated_columns(domain: Domain, columns: Vec<Vec<u32>>) -> Self {
+        debug_assert!(Self::build(domain.clone(), columns.clone(), true).is_ok());
+        let n = columns.first().map_or(0, Vec::len);
+        Dataset { domain, columns, n }
+    }
+
+    /// The columns of codes, in domain order (the dataset consumed).
+    pub fn into_columns(self) -> Vec<Vec<u32>> {
+        self.columns
+    }
+
     fn build(domain: Domain, columns: Vec<Vec<u32>>, allow_empty: bool) -> Result<Self> {
         if columns.len() != domain.len() {
             return Err(QueryError::LengthMismatch {
@@ -116,6 +130,51 @@ impl Dataset {
     /// add/remove neighbours, where the empty dataset must be releasable.
     pub fn load_csv_allowing_empty(csv_path: &Path, domain_path: &Path) -> Result<Self> {
         Self::load(csv_path, domain_path, true)
+    }
+
+    /// Loads `path` against the domain or schema in `domain_path`: a Parquet file (by
+    /// [`is_parquet`]; read with the cargo feature `parquet`, see
+    /// [`crate::parquet_input`]), else CSV ([`Dataset::load_csv`]).
+    ///
+    /// Errors: those of the CSV or Parquet loader; [`QueryError::ParquetUnsupported`] for a
+    /// Parquet file in a build without the feature.
+    pub fn load_file(path: &Path, domain_path: &Path) -> Result<Self> {
+        Self::load_any(path, domain_path, false)
+    }
+
+    /// [`Dataset::load_file`], except that a file with no records gives the empty dataset
+    /// (`n = 0`), as [`Dataset::load_csv_allowing_empty`] does.
+    pub fn load_file_allowing_empty(path: &Path, domain_path: &Path) -> Result<Self> {
+        Self::load_any(path, domain_path, true)
+    }
+
+    fn load_any(path: &Path, domain_path: &Path, allow_empty: bool) -> Result<Self> {
+        if !is_parquet(path) {
+            return Self::load(path, domain_path, allow_empty);
+        }
+        let schema = Schema::from_json_file(domain_path)?;
+        Self::from_parquet(path, &schema, allow_empty)
+    }
+
+    /// Loads the Parquet file `path` against `schema` ([`crate::parquet_input`]: columns
+    /// matched by name, the CSV loader's validation, errors located by row group, row and
+    /// column). With `allow_empty` a file with no rows is the empty dataset, else
+    /// [`QueryError::NoRecords`].
+    ///
+    /// Errors: without the cargo feature `parquet`, always
+    /// [`QueryError::ParquetUnsupported`].
+    pub fn from_parquet(path: &Path, schema: &Schema, allow_empty: bool) -> Result<Self> {
+        #[cfg(feature = "parquet")]
+        {
+            crate::parquet_input::load_parquet(path, schema, allow_empty)
+        }
+        #[cfg(not(feature = "parquet"))]
+        {
+            let _ = (schema, allow_empty);
+            Err(QueryError::ParquetUnsupported {
+                file: path.display().to_string(),
+            })
+        }
     }
 
     fn load(csv_path: &Path, domain_path: &Path, allow_empty: bool) -> Result<Self> {
@@ -288,7 +347,21 @@ impl Dataset {
     }
 }
 
-/// The error for a field that is not a valid code.
+/// Whether `path` names a Parquet file: its name ends in `.parquet` (any case), or its
+/// first four bytes are the Parquet magic `PAR1` (a file that cannot be read is not).
+pub fn is_parquet(path: &Path) -> bool {
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
+    {
+        return true;
+    }
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok_and(|()| &magic == b"PAR1")
+}
+
 /// The header mapping and record decoding of the CSV loaders (module docs), shared by
 /// [`Dataset`]'s loaders and the streaming counter ([`crate::stream`]) so both accept and
 /// refuse exactly the same input with the same errors.

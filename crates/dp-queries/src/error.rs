@@ -2,7 +2,8 @@
 //!
 //! Every loader error names the file (as given by the caller, e.g. the path), the 1-based
 //! physical line where the offending record starts (the header is line 1) and the column
-//! *name* where one applies, so that a user can find the problem with an editor.
+//! *name* where one applies, so that a user can find the problem with an editor; a Parquet
+//! error names the row group and the row within it instead of the line.
 
 use std::path::PathBuf;
 
@@ -117,6 +118,51 @@ pub enum QueryError {
         file: String,
         /// 1-based line where the record starts.
         line: u64,
+    },
+    /// A file could not be read as Parquet (not a Parquet file, damaged, or using a feature
+    /// this reader lacks).
+    #[error("{file}: cannot read it as a Parquet file: {message}")]
+    ParquetRead {
+        /// The file.
+        file: String,
+        /// The Parquet reader's message.
+        message: String,
+    },
+    /// The columns of a Parquet file do not match the domain: a missing, extra or repeated
+    /// column, or a column type that cannot hold the attribute's values.
+    #[error("{file}: column '{column}': {reason}")]
+    ParquetColumn {
+        /// The file.
+        file: String,
+        /// The column (or the missing attribute's) name.
+        column: String,
+        /// What is wrong and what to do, in plain words.
+        reason: String,
+    },
+    /// A value of a Parquet file is missing (null), outside its attribute's codes or outside
+    /// the schema.
+    #[error("{file}: row group {row_group}, row {row} (both counted from 0): column '{column}': {problem}")]
+    ParquetValue {
+        /// The file.
+        file: String,
+        /// The row group (0-based).
+        row_group: usize,
+        /// The row within the row group (0-based).
+        row: u64,
+        /// The column name.
+        column: String,
+        /// What is wrong with the value, in plain words.
+        problem: String,
+    },
+    /// A Parquet file was given to a build without Parquet support.
+    #[error(
+        "{file} is a Parquet file, and this build reads CSV only: rebuild with the cargo \
+         feature `parquet` of dp-queries (the dpqr program has it by default), or convert the \
+         file to CSV"
+    )]
+    ParquetUnsupported {
+        /// The file.
+        file: String,
     },
     /// A JSON document could not be parsed into the expected shape.
     #[error("{file}: invalid JSON: {message}")]

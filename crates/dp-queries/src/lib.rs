@@ -11,9 +11,10 @@
 //! | [`error`] | [`QueryError`], the crate's single error type, and [`Result`] |
 //! | [`conjunctions`] | [`ConjunctionWorkload`]: sensible k-way conjunctions / parities of one-hot bits (seed 003 §5–§7); [`BitColumns`] for fast counts |
 //! | [`domain`] | [`Domain`]: ordered named attributes with sizes; the `NAME-domain.json` format |
-//! | [`dataset`] | [`Dataset`]: column-major integer codes; validating CSV loader |
+//! | [`dataset`] | [`Dataset`]: column-major integer codes; validating CSV loader; [`Dataset::load_file`] picks CSV or Parquet ([`is_parquet`]) |
 //! | [`schema`] | [`Schema`]: a public domain file with category labels or numeric bins per attribute, to load raw CSV values; [`draft_schema`], a NON-PRIVATE drafting helper |
-//! | [`stream`] | [`count_csv_streaming`]: a workload's exact counts over a CSV file in one pass, in bounded memory, equal to the in-memory counts |
+//! | [`stream`] | [`count_csv_streaming`]: a workload's exact counts over a CSV file in one pass, in bounded memory, batches decoded and counted in parallel, equal to the in-memory counts |
+//! | `parquet_input` (cargo feature `parquet`, off by default) | Parquet input: `Dataset::from_parquet` / [`Dataset::load_file`], `count_parquet_streaming` (row groups in parallel), `ParquetCodesWriter` |
 //! | [`marginal`] | [`Marginal`]: one contingency table, row-major cells, one-pass counting |
 //! | [`workload`] | [`MarginalWorkload`]: lists of marginals, all/random `k`-way, specs, parallel counting |
 //! | [`onehot`] | [`BinaryDataset`]: one-hot, bit-packed rows; conjunction and parity counts; [`OneHotMarginals`]: a categorical marginal workload as binary bit tables |
@@ -46,6 +47,8 @@ pub mod linear;
 pub mod marginal;
 pub mod metrics;
 pub mod onehot;
+#[cfg(feature = "parquet")]
+pub mod parquet_input;
 pub mod parity;
 pub mod schema;
 pub mod stream;
@@ -54,7 +57,7 @@ pub mod universe;
 pub mod workload;
 
 pub use conjunctions::{BitColumns, ConjunctionWorkload, Literal, QueryKind};
-pub use dataset::{Dataset, IN_MEMORY};
+pub use dataset::{Dataset, IN_MEMORY, is_parquet};
 pub use domain::Domain;
 pub use error::{QueryError, Result};
 pub use graphical::{
@@ -69,6 +72,8 @@ pub use metrics::ErrorReport;
 pub use onehot::{BinaryDataset, MAX_BIT_TABLES, OneHotMarginals};
 pub use parity::{MarginalParityTransform, ParityQueries, SignRecords};
 pub use schema::{AttributeSchema, DraftSettings, Encoding, Schema, draft_schema};
+#[cfg(feature = "parquet")]
+pub use parquet_input::{ParquetCodesWriter, count_parquet_streaming};
 pub use stream::{StreamSettings, StreamedCounts, count_csv_streaming};
 pub use threshold::{DecisionListShape, DecisionListWorkload, ThresholdQuery, ThresholdWorkload};
 pub use universe::{MAX_UNIVERSE, MarginalPoints, Universe};

@@ -1,34 +1,53 @@
-//! Counting a workload over a CSV file in one streaming pass, in bounded memory.
+//! Counting a workload over a file in one streaming pass, in bounded memory, with batches
+//! counted in parallel.
 //!
 //! Every mechanism touches the private rows only to count them; the answer-perturbation
-//! baselines need nothing else. [`count_csv_streaming`] reads the file line by line,
-//! decodes each record with exactly the loader's rules and errors ([`crate::dataset`]: same
-//! header checks, same line numbers, same messages), collects `batch_rows` records, counts
-//! the batch with the workload's own exact counter ([`Workload::count_all_with`], parallel
-//! within the batch under [`Parallelism::Rayon`]) and adds the integer counts to the totals.
+//! baselines need nothing else. [`count_csv_streaming`] (and, with the cargo feature
+//! `parquet`, [`crate::parquet_input::count_parquet_streaming`]) runs one pass:
 //!
-//! **Equal to the in-memory counts, bit for bit**: counts are integers and addition of
-//! integers does not depend on the batch boundaries or the thread count (tested against
-//! [`Workload::count_all`] on the whole file for several batch sizes).
+//! * **one reader** (the calling thread) cuts the input into *units* in file order — for CSV
+//!   a block of `batch_rows` records as raw bytes (only line ends are looked for here), for
+//!   Parquet one row group — and hands them to
+//! * **workers** (as many as rayon's thread count under [`Parallelism::Rayon`], one under
+//!   [`Parallelism::None`]), each of which decodes a unit with exactly the loader's rules and
+//!   errors ([`crate::dataset`]: same header checks, same line numbers, same messages) into
+//!   its own reused code columns, counts each batch of at most `batch_rows` records with the
+//!   workload's exact counter ([`Workload::count_all_with`], serial inside the batch: the
+//!   parallelism is across batches) and adds the integer counts to its own totals. Decoded
+//!   codes are not validated a second time.
 //!
-//! **Memory**: one batch of codes (`batch_rows × d` u32), the workload's count vector and,
-//! inside the counter, its per-batch buffers — independent of the number of rows.
+//! **Equal to the in-memory counts, bit for bit, whatever the batch size and thread
+//! count**: counts are integers, accumulated exactly (128-bit per worker, summed at the end
+//! and checked to fit 64 bits) and integer addition does not depend on the order (tested
+//! against [`Workload::count_all`] on the whole file for several batch sizes and thread
+//! counts).
+//!
+//! **Errors are deterministic too**: when units fail, the error reported is the one of the
+//! earliest unit in file order (every earlier unit has been handed out and is finished
+//! before the pass ends), and inside a unit the first bad record — the loader's error.
+//!
+//! **Memory**: at most `2 × workers + 1` units in flight (a bounded queue of `workers`
+//! units, one per worker, one being read), one batch of codes per worker (`batch_rows × d`
+//! u32) and the workers' count vectors — independent of the number of rows.
 
-use std::borrow::Cow;
 use std::io::BufRead;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, mpsc};
 
 use crate::dataset::{CsvDecoder, Dataset};
+use crate::domain::Domain;
 use crate::error::{QueryError, Result};
 use crate::linear::Workload;
 use crate::schema::Schema;
 use crate::workload::Parallelism;
 
-/// Settings of [`count_csv_streaming`].
+/// Settings of the streaming counters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StreamSettings {
     /// Records per batch (≥ 1). Default 65 536.
     pub batch_rows: usize,
-    /// Parallelism of each batch's count. Default [`Parallelism::Rayon`].
+    /// [`Parallelism::Rayon`] (the default): as many workers as rayon's current thread count
+    /// (`RAYON_NUM_THREADS`, or the pool the call runs in); [`Parallelism::None`]: one.
     pub parallelism: Parallelism,
 }
 
@@ -66,21 +85,11 @@ pub fn count_csv_streaming<R: BufRead, W: Workload + ?Sized>(
     workload: &W,
     settings: &StreamSettings,
 ) -> Result<StreamedCounts> {
-    if workload.domain() != schema.domain() {
-        return Err(QueryError::DomainMismatch {
-            reason: "the workload is over another domain than the file's schema".into(),
-        });
-    }
-    if settings.batch_rows == 0 {
-        return Err(QueryError::BadWorkload {
-            reason: "batch_rows must be at least 1".into(),
-        });
-    }
+    check_settings(schema.domain(), workload, settings)?;
     let io = |source| QueryError::Io {
         path: file.into(),
         source,
     };
-    let domain = schema.domain().clone();
     let mut buf: Vec<u8> = Vec::new();
     let mut line_no: u64 = 0;
     // the header: the first non-blank line (a UTF-8 byte-order mark before it is ignored)
@@ -101,51 +110,210 @@ pub fn count_csv_streaming<R: BufRead, W: Workload + ?Sized>(
             break CsvDecoder::new(text, line_no, file, schema)?;
         }
     };
-    let mut totals = vec![0i64; workload.num_queries()];
-    let mut columns: Vec<Vec<u32>> = vec![Vec::with_capacity(settings.batch_rows); domain.len()];
-    let (mut rows, mut batches) = (0u64, 0u64);
-    let mut flush = |columns: &mut Vec<Vec<u32>>, totals: &mut [i64]| -> Result<()> {
-        if columns.first().is_none_or(Vec::is_empty) {
+    // a unit: the 1-based line of its first byte and whole lines holding `batch_rows` records
+    // (or fewer at the end of the file)
+    let batch_rows = settings.batch_rows;
+    let produce = || -> Result<Option<(u64, Vec<u8>)>> {
+        let start = line_no + 1;
+        let mut bytes = Vec::new();
+        let mut records = 0usize;
+        while records < batch_rows {
+            let before = bytes.len();
+            if reader.read_until(b'\n', &mut bytes).map_err(io)? == 0 {
+                break;
+            }
+            line_no += 1;
+            if !trim_line_end(&bytes[before..]).is_empty() {
+                records += 1;
+            }
+        }
+        Ok((records > 0).then_some((start, bytes)))
+    };
+    let process = |(start, bytes): (u64, Vec<u8>), counter: &mut BatchCounter<'_, W>| {
+        let mut fields = Vec::with_capacity(counter.columns.len());
+        for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+            let text = trim_line_end(line);
+            if text.is_empty() {
+                continue;
+            }
+            decoder.push_record(start + i as u64, text, &mut fields, &mut counter.columns)?;
+        }
+        counter.count_batch()
+    };
+    run_pipeline(schema.domain(), workload, settings, produce, process)
+}
+
+/// The checks every streaming counter makes before reading: the workload is over the
+/// data's domain and `batch_rows ≥ 1`.
+pub(crate) fn check_settings<W: Workload + ?Sized>(
+    domain: &Domain,
+    workload: &W,
+    settings: &StreamSettings,
+) -> Result<()> {
+    if workload.domain() != domain {
+        return Err(QueryError::DomainMismatch {
+            reason: "the workload is over another domain than the file's schema".into(),
+        });
+    }
+    if settings.batch_rows == 0 {
+        return Err(QueryError::BadWorkload {
+            reason: "batch_rows must be at least 1".into(),
+        });
+    }
+    Ok(())
+}
+
+/// A worker's state: reused code columns (one per domain attribute) and exact totals.
+pub(crate) struct BatchCounter<'w, W: ?Sized> {
+    workload: &'w W,
+    domain: Domain,
+    /// The codes of the batch being decoded, in domain order, already validated by the
+    /// decoder that filled them.
+    pub(crate) columns: Vec<Vec<u32>>,
+    totals: Vec<i128>,
+    rows: u64,
+    batches: u64,
+}
+
+impl<W: Workload + ?Sized> BatchCounter<'_, W> {
+    /// Counts the batch in `columns` (if it is not empty), adds it to the totals and empties
+    /// the columns, keeping their memory.
+    pub(crate) fn count_batch(&mut self) -> Result<()> {
+        let n = self.columns.first().map_or(0, Vec::len);
+        if n == 0 {
             return Ok(());
         }
-        let batch = Dataset::from_columns(
-            domain.clone(),
-            std::mem::replace(
-                columns,
-                vec![Vec::with_capacity(settings.batch_rows); domain.len()],
-            ),
-        )?;
-        let counts = workload.count_all_with(&batch, settings.parallelism)?;
-        for (t, c) in totals.iter_mut().zip(counts) {
-            *t = t.checked_add(c).ok_or_else(|| QueryError::TooLarge {
+        let columns = std::mem::take(&mut self.columns);
+        let batch = Dataset::from_validated_columns(self.domain.clone(), columns);
+        let counts = self.workload.count_all_with(&batch, Parallelism::None);
+        self.columns = batch.into_columns();
+        for c in &mut self.columns {
+            c.clear();
+        }
+        for (t, c) in self.totals.iter_mut().zip(counts?) {
+            *t += i128::from(c);
+        }
+        self.rows += n as u64;
+        self.batches += 1;
+        Ok(())
+    }
+}
+
+/// Runs one pass (module docs): `produce` (on the calling thread) yields units in file order
+/// until `None`; `process` decodes and counts one unit with a worker's [`BatchCounter`]
+/// (calling [`BatchCounter::count_batch`] at least once at its end). The error of the
+/// earliest failing unit wins.
+pub(crate) fn run_pipeline<U, W, P, C>(
+    domain: &Domain,
+    workload: &W,
+    settings: &StreamSettings,
+    mut produce: P,
+    process: C,
+) -> Result<StreamedCounts>
+where
+    U: Send,
+    W: Workload + ?Sized,
+    P: FnMut() -> Result<Option<U>>,
+    C: Fn(U, &mut BatchCounter<'_, W>) -> Result<()> + Sync,
+{
+    let new_counter = || BatchCounter {
+        workload,
+        domain: domain.clone(),
+        columns: vec![Vec::with_capacity(settings.batch_rows); domain.len()],
+        totals: vec![0i128; workload.num_queries()],
+        rows: 0,
+        batches: 0,
+    };
+    let workers = match settings.parallelism {
+        Parallelism::None => 1,
+        Parallelism::Rayon => rayon::current_num_threads().max(1),
+    };
+    let counters = if workers == 1 {
+        let mut counter = new_counter();
+        while let Some(unit) = produce()? {
+            process(unit, &mut counter)?;
+        }
+        vec![counter]
+    } else {
+        let (tx, rx) = mpsc::sync_channel::<(u64, U)>(workers);
+        let rx = Mutex::new(rx);
+        let failed = AtomicBool::new(false);
+        // (unit index, error) of every failure; the earliest is reported
+        let errors: Mutex<Vec<(u64, QueryError)>> = Mutex::new(Vec::new());
+        let counters = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut counter = new_counter();
+                        loop {
+                            // the lock is held only while waiting for the next unit
+                            let next = rx.lock().map_err(|_| ()).and_then(|r| r.recv().map_err(|_| ()));
+                            let Ok((index, unit)) = next else { break };
+                            if failed.load(Ordering::Relaxed) {
+                                continue; // drain: a unit after a failure is never reported
+                            }
+                            if let Err(e) = process(unit, &mut counter) {
+                                failed.store(true, Ordering::Relaxed);
+                                if let Ok(mut list) = errors.lock() {
+                                    list.push((index, e));
+                                }
+                            }
+                        }
+                        counter
+                    })
+                })
+                .collect();
+            let mut index = 0u64;
+            while !failed.load(Ordering::Relaxed) {
+                match produce() {
+                    Ok(Some(unit)) => {
+                        if tx.send((index, unit)).is_err() {
+                            break;
+                        }
+                        index += 1;
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        failed.store(true, Ordering::Relaxed);
+                        if let Ok(mut list) = errors.lock() {
+                            list.push((index, e));
+                        }
+                        break;
+                    }
+                }
+            }
+            drop(tx);
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect::<Vec<_>>()
+        });
+        let mut errors = errors.into_inner().unwrap_or_default();
+        if let Some(pos) = (0..errors.len()).min_by_key(|&i| errors[i].0) {
+            return Err(errors.swap_remove(pos).1);
+        }
+        counters
+    };
+    let mut totals = vec![0i128; workload.num_queries()];
+    let (mut rows, mut batches) = (0u64, 0u64);
+    for c in counters {
+        for (t, x) in totals.iter_mut().zip(&c.totals) {
+            *t += x;
+        }
+        rows += c.rows;
+        batches += c.batches;
+    }
+    let counts = totals
+        .into_iter()
+        .map(|t| {
+            i64::try_from(t).map_err(|_| QueryError::TooLarge {
                 what: "a count".into(),
                 estimate: "beyond 2^63".into(),
-            })?;
-        }
-        batches += 1;
-        Ok(())
-    };
-    loop {
-        buf.clear();
-        if reader.read_until(b'\n', &mut buf).map_err(io)? == 0 {
-            break;
-        }
-        line_no += 1;
-        let text = trim_line_end(&buf);
-        if text.is_empty() {
-            continue;
-        }
-        // the fields borrow this line's buffer only while the record is decoded
-        let mut fields: Vec<Cow<'_, [u8]>> = Vec::with_capacity(domain.len());
-        decoder.push_record(line_no, text, &mut fields, &mut columns)?;
-        rows += 1;
-        if columns.first().map_or(0, Vec::len) >= settings.batch_rows {
-            flush(&mut columns, &mut totals)?;
-        }
-    }
-    flush(&mut columns, &mut totals)?;
+            })
+        })
+        .collect::<Result<Vec<i64>>>()?;
     Ok(StreamedCounts {
-        counts: totals,
+        counts,
         rows,
         batches,
     })

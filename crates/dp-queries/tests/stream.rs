@@ -93,11 +93,40 @@ fn bad_input_gives_the_loaders_error_whatever_the_batch() {
         let loader = Dataset::from_csv_reader(text.as_bytes(), "t.csv", domain())
             .unwrap_err()
             .to_string();
-        for batch in [1, 5, 100] {
-            let e = stream(text, &w, batch, Parallelism::Rayon)
-                .unwrap_err()
-                .to_string();
-            assert_eq!(e, loader, "batch {batch}");
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            for batch in [1, 5, 100] {
+                let e = pool
+                    .install(|| stream(text, &w, batch, Parallelism::Rayon))
+                    .unwrap_err()
+                    .to_string();
+                assert_eq!(e, loader, "batch {batch}, {threads} threads");
+            }
+        }
+    }
+}
+
+#[test]
+fn streamed_counts_do_not_depend_on_the_thread_count() {
+    let text = csv(3000, 9);
+    let data = Dataset::from_csv_reader(text.as_bytes(), "t.csv", domain()).unwrap();
+    let w = MarginalWorkload::all_kway(&domain(), 3).unwrap();
+    let expected = Workload::count_all(&w, &data).unwrap();
+    for threads in [1, 2, 3, 5] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        for batch in [1, 64, 1000, 5000] {
+            let s = pool
+                .install(|| stream(&text, &w, batch, Parallelism::Rayon))
+                .unwrap();
+            assert_eq!(s.counts, expected, "batch {batch}, {threads} threads");
+            assert_eq!(s.rows, 3000);
+            assert_eq!(s.batches, 3000u64.div_ceil(batch as u64));
         }
     }
 }
