@@ -2,15 +2,20 @@
 //! a workload are made on tables far larger than the bundled ones, in memory and streamed.
 //!
 //! **Tables.** [`generate`] writes a CSV of `rows` records drawn **with replacement** from a
-//! bundled table (ChaCha20 seeded by `seed`, rows chosen uniformly), with the bundled header:
-//! a documented stand-in for a large real table with the same marginal distribution.
+//! bundled table (ChaCha20 seeded by `seed`, row indices chosen uniformly), with the bundled
+//! header: a documented stand-in for a large real table with the same marginal distribution.
+//! With the `parquet` feature, [`generate_parquet`] writes **the same rows** (same seed, same
+//! draws) as Parquet: one unsigned integer column of codes per attribute (the narrowest
+//! width), Snappy, row groups of 2²⁰ rows (`dp_queries::ParquetCodesWriter`).
 //!
-//! **Measured per size** (one JSON line each): the time to read the file's bytes (the floor
-//! any counter pays), the native streaming count (`dp_queries::count_csv_streaming`, batches
-//! of 65 536 records, rayon within a batch) and the in-memory load + count, for all 2-way
-//! marginals and 64 random 3-way marginals; rows/s, row×marginal updates/s and the peak
-//! resident memory of each (Linux `VmHWM`, reset before each). Benchmarks measure; nothing
-//! here asserts (the counts' equality is a test in `crates/dp-queries/tests/stream.rs`).
+//! **Measured per size and format** (one JSON line each, `format` = `csv` or `parquet`): the
+//! time to read the file's bytes (the floor any counter pays), the native streaming count
+//! (`dp_queries::count_csv_streaming` / `count_parquet_streaming`: batches of 65 536
+//! records, decoded and counted in parallel across batches — CSV — or row groups — Parquet)
+//! and the in-memory load + count, for all 2-way marginals and 64 random 3-way marginals;
+//! rows/s, row×marginal updates/s and the peak resident memory of each (Linux `VmHWM`, reset
+//! before each). Benchmarks measure; nothing here asserts (the counts' equality is a test in
+//! `crates/dp-queries/tests/stream.rs` and `tests/parquet.rs`).
 
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -52,6 +57,32 @@ pub fn generate(dataset: &str, rows: u64, seed: u64, path: &Path) -> Result<()> 
     Ok(())
 }
 
+/// Writes to `path` the same `rows` records as [`generate`] with the same `seed`, as
+/// Parquet (module docs), built `1 << 16` rows at a time (memory independent of `rows`).
+#[cfg(feature = "parquet")]
+pub fn generate_parquet(dataset: &str, rows: u64, seed: u64, path: &Path) -> Result<()> {
+    let b = bundled(dataset)?;
+    let data = b.load()?;
+    let domain = data.domain().clone();
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    let f = std::fs::File::create(path).map_err(io_error(path))?;
+    let mut w = dp_queries::ParquetCodesWriter::new(BufWriter::new(f), &domain, 1 << 20)?;
+    let mut left = rows;
+    while left > 0 {
+        let take = left.min(1 << 16) as usize;
+        let picks: Vec<usize> = (0..take)
+            .map(|_| rng.random_range(0..data.n()))
+            .collect();
+        let columns = (0..domain.len())
+            .map(|a| picks.iter().map(|&r| data.column(a)[r]).collect())
+            .collect();
+        w.write(&Dataset::from_columns(domain.clone(), columns)?)?;
+        left -= take as u64;
+    }
+    w.finish()?.flush().map_err(io_error(path))?;
+    Ok(())
+}
+
 /// One measurement of the scale bench.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ScaleRecord {
@@ -59,6 +90,9 @@ pub struct ScaleRecord {
     pub dataset: String,
     /// Records in the file.
     pub rows: u64,
+    /// `"csv"` or `"parquet"` (records written before Parquet was measured are CSV).
+    #[serde(default = "csv_format")]
+    pub format: String,
     /// File size in bytes.
     pub bytes: u64,
     /// `"all-2way"` or `"random-3way:64"`.
@@ -75,6 +109,10 @@ pub struct ScaleRecord {
     pub updates_per_second: f64,
     /// Peak resident memory of the measurement, MiB (Linux; `None` elsewhere).
     pub peak_mib: Option<f64>,
+}
+
+fn csv_format() -> String {
+    "csv".into()
 }
 
 /// Runs the bench for each size in `rows` on `dataset`, writing the generated files and the
@@ -99,72 +137,108 @@ pub fn run_scale(
         ),
     ];
     let mut records = Vec::new();
+    let mut formats = vec!["csv"];
+    if cfg!(feature = "parquet") {
+        formats.push("parquet");
+    }
     for &n in rows {
-        let path: PathBuf = out.join(format!("scale-{dataset}-{n}.csv"));
-        generate(dataset, n, 17, &path)?;
-        let bytes = std::fs::metadata(&path).map_err(io_error(&path))?.len();
-        let mut push = |workload: &str, marginals: usize, method: &str, seconds: f64, peak| {
-            let r = ScaleRecord {
-                dataset: dataset.into(),
-                rows: n,
-                bytes,
-                workload: workload.into(),
-                marginals,
-                method: method.into(),
-                seconds,
-                rows_per_second: n as f64 / seconds.max(1e-9),
-                updates_per_second: if method == "read-bytes" {
-                    0.0
-                } else {
-                    (n as f64 * marginals as f64) / seconds.max(1e-9)
-                },
-                peak_mib: peak,
+        for &format in &formats {
+            let path: PathBuf = out.join(format!("scale-{dataset}-{n}.{format}"));
+            if format == "csv" {
+                generate(dataset, n, 17, &path)?;
+            } else {
+                #[cfg(feature = "parquet")]
+                generate_parquet(dataset, n, 17, &path)?;
+            }
+            let bytes = std::fs::metadata(&path).map_err(io_error(&path))?.len();
+            let mut push = |workload: &str, marginals: usize, method: &str, seconds: f64, peak| {
+                let r = ScaleRecord {
+                    dataset: dataset.into(),
+                    rows: n,
+                    format: format.into(),
+                    bytes,
+                    workload: workload.into(),
+                    marginals,
+                    method: method.into(),
+                    seconds,
+                    rows_per_second: n as f64 / seconds.max(1e-9),
+                    updates_per_second: if method == "read-bytes" {
+                        0.0
+                    } else {
+                        (n as f64 * marginals as f64) / seconds.max(1e-9)
+                    },
+                    peak_mib: peak,
+                };
+                each(&r);
+                records.push(r);
             };
-            each(&r);
-            records.push(r);
-        };
-        // the floor: reading the bytes
-        reset_peak();
-        let t = Instant::now();
-        let mut f = std::fs::File::open(&path).map_err(io_error(&path))?;
-        let mut buf = vec![0u8; 1 << 20];
-        while f.read(&mut buf).map_err(io_error(&path))? > 0 {}
-        push("-", 0, "read-bytes", t.elapsed().as_secs_f64(), peak_mib());
-        for (name, w) in &workloads {
+            // the floor: reading the bytes
             reset_peak();
             let t = Instant::now();
-            let f = std::fs::File::open(&path).map_err(io_error(&path))?;
-            let streamed = count_csv_streaming(
-                std::io::BufReader::with_capacity(1 << 20, f),
-                &path.display().to_string(),
-                &schema,
-                w,
-                &StreamSettings::default(),
-            )?;
-            let secs = t.elapsed().as_secs_f64();
-            std::hint::black_box(&streamed.counts);
-            push(name, w.len(), "streaming", secs, peak_mib());
-            reset_peak();
-            let t = Instant::now();
-            let f = std::fs::File::open(&path).map_err(io_error(&path))?;
-            let data = Dataset::from_csv_reader(f, &path.display().to_string(), domain.clone())?;
-            let counts = Workload::count_all(w, &data)?;
-            let secs = t.elapsed().as_secs_f64();
-            std::hint::black_box(&counts);
-            drop(data);
-            push(name, w.len(), "in-memory", secs, peak_mib());
+            let mut f = std::fs::File::open(&path).map_err(io_error(&path))?;
+            let mut buf = vec![0u8; 1 << 20];
+            while f.read(&mut buf).map_err(io_error(&path))? > 0 {}
+            push("-", 0, "read-bytes", t.elapsed().as_secs_f64(), peak_mib());
+            for (name, w) in &workloads {
+                reset_peak();
+                let t = Instant::now();
+                let streamed = stream(&path, format, &schema, w)?;
+                let secs = t.elapsed().as_secs_f64();
+                std::hint::black_box(&streamed.counts);
+                push(name, w.len(), "streaming", secs, peak_mib());
+                reset_peak();
+                let t = Instant::now();
+                let data = if format == "csv" {
+                    let f = std::fs::File::open(&path).map_err(io_error(&path))?;
+                    Dataset::from_csv_reader(f, &path.display().to_string(), domain.clone())?
+                } else {
+                    Dataset::from_parquet(&path, &schema, false)?
+                };
+                let counts = Workload::count_all(w, &data)?;
+                let secs = t.elapsed().as_secs_f64();
+                std::hint::black_box(&counts);
+                drop(data);
+                push(name, w.len(), "in-memory", secs, peak_mib());
+            }
+            std::fs::remove_file(&path).ok();
         }
-        std::fs::remove_file(&path).ok();
     }
     Ok(records)
+}
+
+/// The streaming count of the file `path` in `format` with the default settings.
+fn stream(
+    path: &Path,
+    format: &str,
+    schema: &Schema,
+    w: &MarginalWorkload,
+) -> Result<dp_queries::StreamedCounts> {
+    if format == "parquet" {
+        #[cfg(feature = "parquet")]
+        return Ok(dp_queries::count_parquet_streaming(
+            path,
+            schema,
+            w,
+            &StreamSettings::default(),
+        )?);
+    }
+    let f = std::fs::File::open(path).map_err(io_error(path))?;
+    Ok(count_csv_streaming(
+        std::io::BufReader::with_capacity(1 << 20, f),
+        &path.display().to_string(),
+        schema,
+        w,
+        &StreamSettings::default(),
+    )?)
 }
 
 /// A text table of scale records.
 pub fn format_scale_table(records: &[ScaleRecord]) -> String {
     let mut s = format!(
-        "{:<8} {:>11} {:>9} {:<15} {:<11} {:>8} {:>12} {:>14} {:>9}\n",
+        "{:<8} {:>11} {:<8} {:>9} {:<15} {:<11} {:>8} {:>12} {:>14} {:>9}\n",
         "dataset",
         "rows",
+        "format",
         "MiB",
         "workload",
         "method",
@@ -175,9 +249,10 @@ pub fn format_scale_table(records: &[ScaleRecord]) -> String {
     );
     for r in records {
         s.push_str(&format!(
-            "{:<8} {:>11} {:>9.1} {:<15} {:<11} {:>8.2} {:>12.3e} {:>14.3e} {:>9}\n",
+            "{:<8} {:>11} {:<8} {:>9.1} {:<15} {:<11} {:>8.2} {:>12.3e} {:>14.3e} {:>9}\n",
             r.dataset,
             r.rows,
+            r.format,
             r.bytes as f64 / (1u64 << 20) as f64,
             r.workload,
             r.method,
@@ -188,4 +263,34 @@ pub fn format_scale_table(records: &[ScaleRecord]) -> String {
         ));
     }
     s
+}
+
+#[cfg(all(test, feature = "parquet"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parquet_table_holds_the_same_rows_as_the_csv_table() {
+        let dir = std::env::temp_dir().join(format!("dpqr-scale-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (csv, pq) = (dir.join("t.csv"), dir.join("t.parquet"));
+        // more than one 65 536-row piece of the Parquet writer
+        generate("adult", 70_000, 3, &csv).unwrap();
+        generate_parquet("adult", 70_000, 3, &pq).unwrap();
+        let b = bundled("adult").unwrap();
+        let schema = Schema::from_json_str(b.domain_json, "adult-domain.json").unwrap();
+        let from_csv = Dataset::from_csv_reader(
+            std::fs::File::open(&csv).unwrap(),
+            "t.csv",
+            schema.domain().clone(),
+        )
+        .unwrap();
+        let from_parquet = Dataset::from_parquet(&pq, &schema, false).unwrap();
+        assert_eq!(from_csv.n(), 70_000);
+        assert_eq!(from_csv, from_parquet);
+        // another seed draws other rows
+        generate_parquet("adult", 70_000, 4, &pq).unwrap();
+        assert_ne!(Dataset::from_parquet(&pq, &schema, false).unwrap(), from_csv);
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

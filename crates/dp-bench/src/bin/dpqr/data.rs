@@ -9,8 +9,9 @@ use std::path::PathBuf;
 
 #[derive(Args)]
 pub(crate) struct DataArgs {
-    /// CSV with a header row: integer codes, or raw values for attributes whose schema
-    /// gives labels or bins.
+    /// CSV with a header row, or Parquet (a `.parquet` name or the `PAR1` magic bytes; columns
+    /// matched by name): integer codes, or raw values for attributes whose schema gives
+    /// labels or bins.
     #[arg(long, requires = "domain", conflicts_with = "dataset")]
     pub(crate) data: Option<PathBuf>,
     /// Domain or schema JSON (public): {"attr": size, ...}, where an entry may instead be
@@ -98,9 +99,15 @@ impl DataArgs {
         v
     }
 
+    /// Whether `--data` is a Parquet file (`dp_queries::is_parquet`).
+    pub(crate) fn is_parquet(&self) -> bool {
+        self.data.as_deref().is_some_and(dp_queries::is_parquet)
+    }
+
     /// The exact counts of `workload` over the data in one streaming pass, in bounded memory
-    /// (`dp_queries::count_csv_streaming`), and the number of records: `--data` (a `.gz`
-    /// file is decompressed on the fly) or a bundled dataset. `--attributes` is refused (the
+    /// (`dp_queries::count_csv_streaming`, or `count_parquet_streaming` for a Parquet file),
+    /// and the number of records: `--data` (a `.gz` CSV file is decompressed on the fly) or
+    /// a bundled dataset. `--attributes` is refused (the
     /// streamed file must hold exactly the domain's columns). Without `allow_empty`, a file
     /// with no records is an error.
     pub(crate) fn stream_counts(
@@ -117,20 +124,27 @@ impl DataArgs {
             ));
         }
         let (streamed, label) = match (&self.data, &self.domain, &self.dataset) {
-            (Some(csv), Some(dom), None) => {
+            (Some(path), Some(dom), None) => {
                 let schema = dp_queries::Schema::from_json_file(dom)?;
-                let file = std::fs::File::open(csv).map_err(io_error(csv))?;
-                let label = csv.display().to_string();
-                let reader: Box<dyn std::io::Read> = if csv.extension().is_some_and(|e| e == "gz") {
-                    Box::new(flate2::read::MultiGzDecoder::new(file))
+                let label = path.display().to_string();
+                if dp_queries::is_parquet(path) {
+                    (count_parquet(path, &schema, workload, settings)?, label)
                 } else {
-                    Box::new(file)
-                };
-                let reader = std::io::BufReader::new(reader);
-                (
-                    dp_queries::count_csv_streaming(reader, &label, &schema, workload, settings)?,
-                    label,
-                )
+                    let file = std::fs::File::open(path).map_err(io_error(path))?;
+                    let reader: Box<dyn std::io::Read> =
+                        if path.extension().is_some_and(|e| e == "gz") {
+                            Box::new(flate2::read::MultiGzDecoder::new(file))
+                        } else {
+                            Box::new(file)
+                        };
+                    let reader = std::io::BufReader::new(reader);
+                    (
+                        dp_queries::count_csv_streaming(
+                            reader, &label, &schema, workload, settings,
+                        )?,
+                        label,
+                    )
+                }
             }
             (None, None, Some(name)) => {
                 let b = datasets::bundled(name)?;
@@ -172,9 +186,9 @@ impl DataArgs {
         let data = match (&self.data, &self.domain, &self.dataset) {
             (Some(csv), Some(dom), None) => {
                 let loaded = if allow_empty {
-                    Dataset::load_csv_allowing_empty(csv, dom)
+                    Dataset::load_file_allowing_empty(csv, dom)
                 } else {
-                    Dataset::load_csv(csv, dom)
+                    Dataset::load_file(csv, dom)
                 };
                 match loaded {
                     Ok(data) => data,
@@ -211,7 +225,8 @@ impl DataArgs {
     pub(crate) fn load_for_eval(&self, weights_column: Option<&str>) -> Result<WeightedData> {
         self.check_attributes()?;
         let weighted = match (&self.data, &self.domain, &self.dataset) {
-            (Some(csv), Some(dom), None) => {
+            // weighted records files are CSV (`dpqr release --synthetic-out`)
+            (Some(csv), Some(dom), None) if !dp_queries::is_parquet(csv) => {
                 let domain = Domain::from_json_file(dom)?;
                 match sniff_weighted(csv, &domain, weights_column)? {
                     Some(weight) => Some(read_weighted(csv, &domain, Some(&weight))?),
@@ -234,6 +249,30 @@ impl DataArgs {
                 weighted.select_attributes(&names)?
             }
         }))
+    }
+}
+
+/// The streaming count of a Parquet file (`dp_queries::count_parquet_streaming`; refused by a
+/// build without the `parquet` feature).
+fn count_parquet(
+    path: &std::path::Path,
+    schema: &dp_queries::Schema,
+    workload: &dp_queries::AnyWorkload,
+    settings: &dp_queries::StreamSettings,
+) -> Result<dp_queries::StreamedCounts> {
+    #[cfg(feature = "parquet")]
+    {
+        Ok(dp_queries::count_parquet_streaming(
+            path, schema, workload, settings,
+        )?)
+    }
+    #[cfg(not(feature = "parquet"))]
+    {
+        let _ = (schema, workload, settings);
+        Err(QueryError::ParquetUnsupported {
+            file: path.display().to_string(),
+        }
+        .into())
     }
 }
 

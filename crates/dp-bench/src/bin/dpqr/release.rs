@@ -105,10 +105,12 @@ pub(crate) struct ReleaseArgs {
     /// (projection, IC-MW) depend on the number of records, which a dry run does not read.
     #[arg(long, value_name = "N", requires = "dry_run", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) assume_n: Option<u64>,
-    /// Count the workload in one streaming pass over the data (bounded memory: a batch of
-    /// records and the counts, never the whole table; a `.gz` --data is decompressed on the
-    /// fly) and release from the counts. For the mechanisms that need only counts (gaussian,
-    /// laplace: `dpqr mechanisms`); refused for the others and with --attributes.
+    /// Count the workload in one streaming pass over the data (bounded memory: a few batches
+    /// of records and the counts, never the whole table; batches counted in parallel; a `.gz`
+    /// --data is decompressed on the fly) and release from the counts. For the mechanisms
+    /// that need only counts (gaussian, laplace: `dpqr mechanisms`); refused for the others
+    /// and with --attributes. A Parquet --data is streamed without this flag whenever the
+    /// mechanism needs only counts and --attributes is not given.
     #[arg(long)]
     pub(crate) stream: bool,
     /// Records per batch of --stream.
@@ -328,7 +330,11 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
     // From here on, under add/remove neighbours n is private: nothing printed or written
     // (stdout, stderr, report, answers, ledger) may be the true n or derived from it.
     let allow_empty = neighbouring == Neighbouring::AddRemove;
-    let data = if args.stream {
+    // a Parquet file is streamed whenever the mechanism needs only the counts (memory for
+    // the tables, not for the rows); --stream asks for it with CSV too
+    let stream = args.stream
+        || (args.data.is_parquet() && mech.counts_suffice() && args.data.attributes.is_none());
+    let data = if stream {
         let settings = dp_queries::StreamSettings {
             batch_rows: usize::try_from(args.batch_rows).unwrap_or(usize::MAX),
             parallelism: dp_queries::Parallelism::Rayon,
