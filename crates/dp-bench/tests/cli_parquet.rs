@@ -48,7 +48,14 @@ fn a_parquet_file_releases_the_same_answers_as_its_csv() {
     let pq = d.join("adult.parquet");
     write_parquet(&data, &pq, 10_000);
     // a counts-only mechanism: the Parquet file is streamed (row groups in parallel)
-    let gaussian = ["--workload", "random-3way:8", "--mechanism", "gaussian", "--rho", "1"];
+    let gaussian = [
+        "--workload",
+        "random-3way:8",
+        "--mechanism",
+        "gaussian",
+        "--rho",
+        "1",
+    ];
     let (a, b, c) = (d.join("a.csv"), d.join("b.csv"), d.join("c.csv"));
     let o = release(&csv, &dom, &a, &gaussian);
     assert!(o.status.success(), "{}", text(&o));
@@ -92,7 +99,14 @@ fn a_bad_parquet_file_is_refused_naming_the_row_group_and_column() {
     let dom = d.join("d.json");
     std::fs::write(&dom, r#"{"a": 3, "b": 2}"#).unwrap();
     for extra in [&[][..], &["--stream"][..]] {
-        let mut args = vec!["--workload", "all-1way", "--mechanism", "gaussian", "--rho", "1"];
+        let mut args = vec![
+            "--workload",
+            "all-1way",
+            "--mechanism",
+            "gaussian",
+            "--rho",
+            "1",
+        ];
         args.extend_from_slice(extra);
         let out = d.join("out.csv");
         let o = release(&pq, &dom, &out, &args);
@@ -110,7 +124,14 @@ fn a_bad_parquet_file_is_refused_naming_the_row_group_and_column() {
         &pq,
         &dom,
         &d.join("out.csv"),
-        &["--workload", "all-1way", "--mechanism", "gaussian", "--rho", "1"],
+        &[
+            "--workload",
+            "all-1way",
+            "--mechanism",
+            "gaussian",
+            "--rho",
+            "1",
+        ],
     );
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(

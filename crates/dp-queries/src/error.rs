@@ -141,7 +141,9 @@ pub enum QueryError {
     },
     /// A value of a Parquet file is missing (null), outside its attribute's codes or outside
     /// the schema.
-    #[error("{file}: row group {row_group}, row {row} (both counted from 0): column '{column}': {problem}")]
+    #[error(
+        "{file}: row group {row_group}, row {row} (both counted from 0): column '{column}': {problem}"
+    )]
     ParquetValue {
         /// The file.
         file: String,

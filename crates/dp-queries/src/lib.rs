@@ -47,9 +47,9 @@ pub mod linear;
 pub mod marginal;
 pub mod metrics;
 pub mod onehot;
+pub mod parity;
 #[cfg(feature = "parquet")]
 pub mod parquet_input;
-pub mod parity;
 pub mod schema;
 pub mod stream;
 pub mod threshold;
@@ -71,9 +71,9 @@ pub use marginal::Marginal;
 pub use metrics::ErrorReport;
 pub use onehot::{BinaryDataset, MAX_BIT_TABLES, OneHotMarginals};
 pub use parity::{MarginalParityTransform, ParityQueries, SignRecords};
-pub use schema::{AttributeSchema, DraftSettings, Encoding, Schema, draft_schema};
 #[cfg(feature = "parquet")]
 pub use parquet_input::{ParquetCodesWriter, count_parquet_streaming};
+pub use schema::{AttributeSchema, DraftSettings, Encoding, Schema, draft_schema};
 pub use stream::{StreamSettings, StreamedCounts, count_csv_streaming};
 pub use threshold::{DecisionListShape, DecisionListWorkload, ThresholdQuery, ThresholdWorkload};
 pub use universe::{MAX_UNIVERSE, MarginalPoints, Universe};

@@ -160,12 +160,12 @@ impl<W: std::io::Write + Send> ParquetCodesWriter<W> {
             .map(|i| -> ArrayRef {
                 let col = data.column(i);
                 match code_type(self.domain.size(i)) {
-                    DataType::UInt8 => Arc::new(UInt8Array::from_iter_values(
-                        col.iter().map(|&c| c as u8),
-                    )),
-                    DataType::UInt16 => Arc::new(UInt16Array::from_iter_values(
-                        col.iter().map(|&c| c as u16),
-                    )),
+                    DataType::UInt8 => {
+                        Arc::new(UInt8Array::from_iter_values(col.iter().map(|&c| c as u8)))
+                    }
+                    DataType::UInt16 => {
+                        Arc::new(UInt16Array::from_iter_values(col.iter().map(|&c| c as u16)))
+                    }
                     _ => Arc::new(UInt32Array::from(col.to_vec())),
                 }
             })
@@ -293,8 +293,7 @@ impl<'s> ParquetPlan<'s> {
             let attr = domain.index_of(f.name()).map_err(|_| {
                 column_error(
                     f.name(),
-                    "not an attribute of the domain (every column of the file must be one)"
-                        .into(),
+                    "not an attribute of the domain (every column of the file must be one)".into(),
                 )
             })?;
             let attribute = schema.attribute(attr);
@@ -592,8 +591,7 @@ fn value_codes(
         )*};
     }
     ints!(
-        UInt8Type, UInt16Type, UInt32Type, UInt64Type, Int8Type, Int16Type, Int32Type,
-        Int64Type
+        UInt8Type, UInt16Type, UInt32Type, UInt64Type, Int8Type, Int16Type, Int32Type, Int64Type
     );
     let text = |v: Option<&str>| match v {
         None => null_code(plan),

@@ -247,7 +247,10 @@ where
                         let mut counter = new_counter();
                         loop {
                             // the lock is held only while waiting for the next unit
-                            let next = rx.lock().map_err(|_| ()).and_then(|r| r.recv().map_err(|_| ()));
+                            let next = rx
+                                .lock()
+                                .map_err(|_| ())
+                                .and_then(|r| r.recv().map_err(|_| ()));
                             let Ok((index, unit)) = next else { break };
                             if failed.load(Ordering::Relaxed) {
                                 continue; // drain: a unit after a failure is never reported

@@ -71,7 +71,10 @@ fn bundled_tables_load_and_stream_equal_to_csv() {
         assert!(is_parquet(&path));
         let dom = data_dir().join(format!("{name}/{name}-domain.json"));
         let loaded = Dataset::load_file(&path, &dom).unwrap();
-        assert_eq!(loaded, csv_data, "{name}: the Parquet dataset equals the CSV one");
+        assert_eq!(
+            loaded, csv_data,
+            "{name}: the Parquet dataset equals the CSV one"
+        );
         let domain = schema.domain().clone();
         let two = MarginalWorkload::all_kway(&domain, 2).unwrap();
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(5);
@@ -103,9 +106,8 @@ fn bundled_tables_load_and_stream_equal_to_csv() {
             }
         }
         // a batch never spans two row groups: 5000-row groups in batches of 777
-        let got =
-            count_parquet_streaming(&path, &schema, &two, &settings(777, Parallelism::Rayon))
-                .unwrap();
+        let got = count_parquet_streaming(&path, &schema, &two, &settings(777, Parallelism::Rayon))
+            .unwrap();
         let batches: usize = (0..csv_data.n())
             .step_by(5000)
             .map(|start| (csv_data.n() - start).min(5000).div_ceil(777))
@@ -132,8 +134,7 @@ fn write_batches(path: &Path, batches: &[RecordBatch], group: usize) {
     let props = parquet::file::properties::WriterProperties::builder()
         .set_max_row_group_row_count(Some(group))
         .build();
-    let mut w =
-        parquet::arrow::ArrowWriter::try_new(f, batches[0].schema(), Some(props)).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(f, batches[0].schema(), Some(props)).unwrap();
     for b in batches {
         w.write(b).unwrap();
     }
@@ -158,7 +159,11 @@ fn codes_schema() -> Schema {
 
 /// `a` (Int32, 0..3) and `b` (Int64, 0..4) over 25 rows, with `edit` applied to the
 /// vectors first; written in row groups of 10.
-fn small_file(dir: &Path, name: &str, edit: impl FnOnce(&mut Vec<Option<i32>>, &mut Vec<Option<i64>>)) -> PathBuf {
+fn small_file(
+    dir: &Path,
+    name: &str,
+    edit: impl FnOnce(&mut Vec<Option<i32>>, &mut Vec<Option<i64>>),
+) -> PathBuf {
     let mut a: Vec<Option<i32>> = (0..25).map(|i| Some(i % 3)).collect();
     let mut b: Vec<Option<i64>> = (0..25).map(|i| Some(i64::from(i % 4))).collect();
     edit(&mut a, &mut b);
@@ -187,7 +192,11 @@ fn load_error(path: &Path, schema: &Schema) -> QueryError {
                     count_parquet_streaming(path, schema, &w, &settings(batch, Parallelism::Rayon))
                 })
                 .unwrap_err();
-            assert_eq!(s.to_string(), e.to_string(), "batch {batch}, {threads} threads");
+            assert_eq!(
+                s.to_string(),
+                e.to_string(),
+                "batch {batch}, {threads} threads"
+            );
         }
     }
     e
@@ -245,7 +254,10 @@ fn out_of_range_codes_are_refused_first_row_then_leftmost_column() {
         b[4] = Some(4);
     });
     let e = load_error(&path, &codes_schema()).to_string();
-    assert!(e.contains("row group 0, row 4 (both counted from 0): column 'b': code 4 is outside 0..4"), "{e}");
+    assert!(
+        e.contains("row group 0, row 4 (both counted from 0): column 'b': code 4 is outside 0..4"),
+        "{e}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -255,18 +267,31 @@ fn missing_extra_and_mistyped_columns_are_refused_by_name() {
     let schema = codes_schema();
     let ints = |v: Vec<i32>| Arc::new(Int32Array::from(v)) as ArrayRef;
     let cases: Vec<(Vec<(&str, ArrayRef)>, &str)> = vec![
-        (vec![("a", ints(vec![0, 1]))], "column 'b': the file has no column of this name"),
         (
-            vec![("a", ints(vec![0])), ("b", ints(vec![0])), ("c", ints(vec![0]))],
+            vec![("a", ints(vec![0, 1]))],
+            "column 'b': the file has no column of this name",
+        ),
+        (
+            vec![
+                ("a", ints(vec![0])),
+                ("b", ints(vec![0])),
+                ("c", ints(vec![0])),
+            ],
             "column 'c': not an attribute of the domain",
         ),
         (
-            vec![("a", ints(vec![0])), ("b", Arc::new(Float64Array::from(vec![1.0])))],
+            vec![
+                ("a", ints(vec![0])),
+                ("b", Arc::new(Float64Array::from(vec![1.0]))),
+            ],
             "column 'b': the column holds floating-point numbers, and the domain gives this \
              attribute integer codes 0..4: store them as an integer column",
         ),
         (
-            vec![("a", Arc::new(StringArray::from(vec!["x"]))), ("b", ints(vec![0]))],
+            vec![
+                ("a", Arc::new(StringArray::from(vec!["x"]))),
+                ("b", ints(vec![0])),
+            ],
             "column 'a': the column holds text, and the domain gives this attribute integer \
              codes 0..3: store the codes as an integer column, or give the attribute its labels",
         ),
@@ -307,7 +332,14 @@ fn text_dictionary_and_numbers_go_through_the_schema_as_csv_does() {
                    "flag": 2}"#;
     let schema = Schema::from_json_str(json, "s.json").unwrap();
     let sex = ["male", "female", "female", "male", "male", "female"];
-    let region = [Some("south"), Some("east"), None, Some("north"), Some("north"), Some("")];
+    let region = [
+        Some("south"),
+        Some("east"),
+        None,
+        Some("north"),
+        Some("north"),
+        Some(""),
+    ];
     let age = [3.5, 18.0, 64.9, 65.0, 120.0, 0.0];
     let flag: [u8; 6] = [0, 1, 1, 0, 1, 0];
     let keys = vec![1i16, 0, 0, 1, 1, 0];
@@ -317,7 +349,10 @@ fn text_dictionary_and_numbers_go_through_the_schema_as_csv_does() {
     )
     .unwrap();
     let b = batch(vec![
-        ("flag", Arc::new(UInt8Array::from(flag.to_vec())) as ArrayRef),
+        (
+            "flag",
+            Arc::new(UInt8Array::from(flag.to_vec())) as ArrayRef,
+        ),
         ("age", Arc::new(Float64Array::from(age.to_vec()))),
         ("region", Arc::new(StringArray::from(region.to_vec()))),
         ("sex", Arc::new(sex_dict)),
@@ -340,19 +375,30 @@ fn text_dictionary_and_numbers_go_through_the_schema_as_csv_does() {
     assert_eq!(from_parquet, from_csv);
     // domain order sex, region, age, flag; region: east, null and '' go to other (2)
     assert_eq!(from_parquet.column(1), [1, 2, 2, 0, 0, 2]);
-    assert_eq!(from_parquet.column(2), [0, 1, 1, 2, 2, 0], "age bins, the last closed");
+    assert_eq!(
+        from_parquet.column(2),
+        [0, 1, 1, 2, 2, 0],
+        "age bins, the last closed"
+    );
     // without an other bucket an unknown label names its row group, row and column
     let b = batch(vec![
         ("flag", Arc::new(UInt8Array::from(vec![0u8; 6])) as ArrayRef),
         ("age", Arc::new(Float64Array::from(age.to_vec()))),
         ("region", Arc::new(StringArray::from(vec!["north"; 6]))),
-        ("sex", Arc::new(StringArray::from(vec!["male", "male", "male", "male", "Male", "x"]))),
+        (
+            "sex",
+            Arc::new(StringArray::from(vec![
+                "male", "male", "male", "male", "Male", "x",
+            ])),
+        ),
     ]);
     let path = dir.join("bad.parquet");
     write_batches(&path, &[b], 4);
     let e = load_error(&path, &schema).to_string();
     assert!(
-        e.contains("row group 1, row 0 (both counted from 0): column 'sex': 'Male' is outside the schema"),
+        e.contains(
+            "row group 1, row 0 (both counted from 0): column 'sex': 'Male' is outside the schema"
+        ),
         "{e}"
     );
     std::fs::remove_dir_all(&dir).ok();

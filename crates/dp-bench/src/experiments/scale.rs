@@ -70,9 +70,7 @@ pub fn generate_parquet(dataset: &str, rows: u64, seed: u64, path: &Path) -> Res
     let mut left = rows;
     while left > 0 {
         let take = left.min(1 << 16) as usize;
-        let picks: Vec<usize> = (0..take)
-            .map(|_| rng.random_range(0..data.n()))
-            .collect();
+        let picks: Vec<usize> = (0..take).map(|_| rng.random_range(0..data.n())).collect();
         let columns = (0..domain.len())
             .map(|a| picks.iter().map(|&r| data.column(a)[r]).collect())
             .collect();
@@ -290,7 +288,10 @@ mod tests {
         assert_eq!(from_csv, from_parquet);
         // another seed draws other rows
         generate_parquet("adult", 70_000, 4, &pq).unwrap();
-        assert_ne!(Dataset::from_parquet(&pq, &schema, false).unwrap(), from_csv);
+        assert_ne!(
+            Dataset::from_parquet(&pq, &schema, false).unwrap(),
+            from_csv
+        );
         std::fs::remove_dir_all(&dir).ok();
     }
 }
