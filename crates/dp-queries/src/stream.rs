@@ -23,15 +23,16 @@
 //! counts).
 //!
 //! **Errors are deterministic too**: when units fail, the error reported is the one of the
-//! earliest unit in file order (every earlier unit has been handed out and is finished
-//! before the pass ends), and inside a unit the first bad record — the loader's error.
+//! earliest unit in file order (after a failure only later units are skipped; every earlier
+//! one has been handed out and still runs to its end), and inside a unit the first bad
+//! record — the loader's error.
 //!
 //! **Memory**: at most `2 × workers + 1` units in flight (a bounded queue of `workers`
 //! units, one per worker, one being read), one batch of codes per worker (`batch_rows × d`
 //! u32) and the workers' count vectors — independent of the number of rows.
 
 use std::io::BufRead;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, mpsc};
 
 use crate::dataset::{CsvDecoder, Dataset};
@@ -237,7 +238,9 @@ where
     } else {
         let (tx, rx) = mpsc::sync_channel::<(u64, U)>(workers);
         let rx = Mutex::new(rx);
-        let failed = AtomicBool::new(false);
+        // the index of the earliest unit known to fail (u64::MAX: none); later units are
+        // skipped, earlier ones still run (their error would come first)
+        let first_failed = AtomicU64::new(u64::MAX);
         // (unit index, error) of every failure; the earliest is reported
         let errors: Mutex<Vec<(u64, QueryError)>> = Mutex::new(Vec::new());
         let counters = std::thread::scope(|scope| {
@@ -252,11 +255,11 @@ where
                                 .map_err(|_| ())
                                 .and_then(|r| r.recv().map_err(|_| ()));
                             let Ok((index, unit)) = next else { break };
-                            if failed.load(Ordering::Relaxed) {
-                                continue; // drain: a unit after a failure is never reported
+                            if index > first_failed.load(Ordering::SeqCst) {
+                                continue; // drain: an error here could never be the first
                             }
                             if let Err(e) = process(unit, &mut counter) {
-                                failed.store(true, Ordering::Relaxed);
+                                first_failed.fetch_min(index, Ordering::SeqCst);
                                 if let Ok(mut list) = errors.lock() {
                                     list.push((index, e));
                                 }
@@ -267,7 +270,7 @@ where
                 })
                 .collect();
             let mut index = 0u64;
-            while !failed.load(Ordering::Relaxed) {
+            while first_failed.load(Ordering::SeqCst) == u64::MAX {
                 match produce() {
                     Ok(Some(unit)) => {
                         if tx.send((index, unit)).is_err() {
@@ -277,7 +280,7 @@ where
                     }
                     Ok(None) => break,
                     Err(e) => {
-                        failed.store(true, Ordering::Relaxed);
+                        first_failed.fetch_min(index, Ordering::SeqCst);
                         if let Ok(mut list) = errors.lock() {
                             list.push((index, e));
                         }

@@ -89,6 +89,15 @@ fn bad_input_gives_the_loaders_error_whatever_the_batch() {
         lines.insert(40, bad);
         bad_inputs.push(lines.join("\n"));
     }
+    // every record from line 20 on is bad: the first one is reported, however many workers
+    // fail at once
+    let mut lines: Vec<String> = good.split('\n').map(str::to_string).collect();
+    for (i, line) in lines.iter_mut().enumerate().skip(19) {
+        if !line.is_empty() {
+            *line = format!("{},0,0", 3 + i);
+        }
+    }
+    bad_inputs.push(lines.join("\n"));
     for text in &bad_inputs {
         let loader = Dataset::from_csv_reader(text.as_bytes(), "t.csv", domain())
             .unwrap_err()
