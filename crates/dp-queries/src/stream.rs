@@ -330,3 +330,49 @@ fn trim_line_end(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     line.strip_suffix(b"\r").unwrap_or(line)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::MarginalWorkload;
+
+    /// Units 0..40 of one record each; units from 10 on fail, and unit 10 fails last (it is
+    /// slow): the reported error is still unit 10's, whatever the thread count.
+    #[test]
+    fn the_earliest_failing_unit_is_reported_even_when_it_fails_last() {
+        let domain = Domain::new(vec![("a".to_string(), 2)]).unwrap();
+        let w = MarginalWorkload::all_kway(&domain, 1).unwrap();
+        for threads in [1, 2, 4] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let mut next = 0u64..40;
+            let produce = || Ok(next.next());
+            let process = |unit: u64, counter: &mut BatchCounter<'_, MarginalWorkload>| {
+                if unit >= 10 {
+                    if unit == 10 {
+                        std::thread::sleep(std::time::Duration::from_millis(150));
+                    }
+                    return Err(QueryError::BadWorkload {
+                        reason: format!("unit {unit}"),
+                    });
+                }
+                counter.columns[0].push((unit % 2) as u32);
+                counter.count_batch()
+            };
+            let settings = StreamSettings {
+                batch_rows: 1,
+                parallelism: Parallelism::Rayon,
+            };
+            let e = pool
+                .install(|| run_pipeline(&domain, &w, &settings, produce, process))
+                .unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                "invalid workload: unit 10",
+                "{threads} threads"
+            );
+        }
+    }
+}
