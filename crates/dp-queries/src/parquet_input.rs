@@ -29,8 +29,9 @@
 //!
 //! [`count_parquet_streaming`] runs the pipeline of [`crate::stream`] with one **row group**
 //! per unit: every worker opens the file itself and decodes its row groups batch by batch, so
-//! Parquet decoding runs in parallel too (a file of a single row group is read by one
-//! worker). Memory: a batch of arrow arrays and of codes per worker, never the whole table.
+//! Parquet decoding runs in parallel too. A file with fewer row groups than workers (one row
+//! group, say) is decoded by fewer workers, and its batches are then counted with rayon inside
+//! each batch. Memory: a batch of arrow arrays and of codes per worker, never the whole table.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -58,7 +59,10 @@ use crate::domain::Domain;
 use crate::error::{QueryError, Result};
 use crate::linear::Workload;
 use crate::schema::{Encoding, Schema};
-use crate::stream::{BatchCounter, StreamSettings, StreamedCounts, check_settings, run_pipeline};
+use crate::stream::{
+    BatchCounter, StreamSettings, StreamedCounts, check_settings, run_pipeline, worker_count,
+};
+use crate::workload::Parallelism;
 
 /// Loads the Parquet file `path` against `schema` (module docs). With `allow_empty` a file
 /// with no rows gives the empty dataset (`n = 0`, for add/remove releases); without, it is
@@ -103,7 +107,13 @@ pub fn count_parquet_streaming<W: Workload + ?Sized>(
     let process = |g: usize, counter: &mut BatchCounter<'_, W>| {
         plan.read_row_group(g, settings.batch_rows, counter)
     };
-    run_pipeline(schema.domain(), workload, settings, produce, process)
+    // few row groups (a file of one row group): the batches' counts use the idle threads
+    let inner = if plan.num_row_groups() < worker_count(settings) {
+        settings.parallelism
+    } else {
+        Parallelism::None
+    };
+    run_pipeline(schema.domain(), workload, settings, inner, produce, process)
 }
 
 /// Writes datasets as Parquet: one unsigned integer column of codes per attribute (8, 16 or

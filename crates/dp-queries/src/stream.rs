@@ -12,9 +12,10 @@
 //!   [`Parallelism::None`]), each of which decodes a unit with exactly the loader's rules and
 //!   errors ([`crate::dataset`]: same header checks, same line numbers, same messages) into
 //!   its own reused code columns, counts each batch of at most `batch_rows` records with the
-//!   workload's exact counter ([`Workload::count_all_with`], serial inside the batch: the
-//!   parallelism is across batches) and adds the integer counts to its own totals. Decoded
-//!   codes are not validated a second time.
+//!   workload's exact counter ([`Workload::count_all_with`], serial inside the batch — the
+//!   parallelism is across batches — except when a Parquet file has fewer row groups than
+//!   there are workers, where each batch is counted with rayon) and adds the integer counts
+//!   to its own totals. Decoded codes are not validated a second time.
 //!
 //! **Equal to the in-memory counts, bit for bit, whatever the batch size and thread
 //! count**: counts are integers, accumulated exactly (128-bit per worker, summed at the end
@@ -141,7 +142,22 @@ pub fn count_csv_streaming<R: BufRead, W: Workload + ?Sized>(
         }
         counter.count_batch()
     };
-    run_pipeline(schema.domain(), workload, settings, produce, process)
+    run_pipeline(
+        schema.domain(),
+        workload,
+        settings,
+        Parallelism::None,
+        produce,
+        process,
+    )
+}
+
+/// The number of workers of a pass under `settings` (module docs).
+pub(crate) fn worker_count(settings: &StreamSettings) -> usize {
+    match settings.parallelism {
+        Parallelism::None => 1,
+        Parallelism::Rayon => rayon::current_num_threads().max(1),
+    }
 }
 
 /// The checks every streaming counter makes before reading: the workload is over the
@@ -172,6 +188,8 @@ pub(crate) struct BatchCounter<'w, W: ?Sized> {
     /// decoder that filled them.
     pub(crate) columns: Vec<Vec<u32>>,
     totals: Vec<i128>,
+    /// The parallelism inside one batch's count.
+    inner: Parallelism,
     rows: u64,
     batches: u64,
 }
@@ -186,7 +204,7 @@ impl<W: Workload + ?Sized> BatchCounter<'_, W> {
         }
         let columns = std::mem::take(&mut self.columns);
         let batch = Dataset::from_validated_columns(self.domain.clone(), columns);
-        let counts = self.workload.count_all_with(&batch, Parallelism::None);
+        let counts = self.workload.count_all_with(&batch, self.inner);
         self.columns = batch.into_columns();
         for c in &mut self.columns {
             c.clear();
@@ -202,12 +220,15 @@ impl<W: Workload + ?Sized> BatchCounter<'_, W> {
 
 /// Runs one pass (module docs): `produce` (on the calling thread) yields units in file order
 /// until `None`; `process` decodes and counts one unit with a worker's [`BatchCounter`]
-/// (calling [`BatchCounter::count_batch`] at least once at its end). The error of the
-/// earliest failing unit wins.
+/// (calling [`BatchCounter::count_batch`] at least once at its end), each batch counted
+/// with `inner` parallelism (serial when there are enough units to keep every worker busy;
+/// rayon inside the batch when there are fewer units than workers, e.g. a Parquet file of
+/// one row group). The error of the earliest failing unit wins.
 pub(crate) fn run_pipeline<U, W, P, C>(
     domain: &Domain,
     workload: &W,
     settings: &StreamSettings,
+    inner: Parallelism,
     mut produce: P,
     process: C,
 ) -> Result<StreamedCounts>
@@ -222,13 +243,11 @@ where
         domain: domain.clone(),
         columns: vec![Vec::with_capacity(settings.batch_rows); domain.len()],
         totals: vec![0i128; workload.num_queries()],
+        inner,
         rows: 0,
         batches: 0,
     };
-    let workers = match settings.parallelism {
-        Parallelism::None => 1,
-        Parallelism::Rayon => rayon::current_num_threads().max(1),
-    };
+    let workers = worker_count(settings);
     let counters = if workers == 1 {
         let mut counter = new_counter();
         while let Some(unit) = produce()? {
@@ -366,7 +385,9 @@ mod tests {
                 parallelism: Parallelism::Rayon,
             };
             let e = pool
-                .install(|| run_pipeline(&domain, &w, &settings, produce, process))
+                .install(|| {
+                    run_pipeline(&domain, &w, &settings, Parallelism::None, produce, process)
+                })
                 .unwrap_err();
             assert_eq!(
                 e.to_string(),

@@ -113,6 +113,26 @@ fn bundled_tables_load_and_stream_equal_to_csv() {
             .map(|start| (csv_data.n() - start).min(5000).div_ceil(777))
             .sum();
         assert_eq!(got.batches, batches as u64);
+        // one row group, fewer than the workers: its batches are counted with rayon inside
+        let (_, _, single) = bundled_as_parquet(name, 1 << 20, &dir);
+        for threads in [2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let got = pool
+                .install(|| {
+                    count_parquet_streaming(
+                        &single,
+                        &schema,
+                        &three,
+                        &settings(4096, Parallelism::Rayon),
+                    )
+                })
+                .unwrap();
+            assert_eq!(got.counts, expected_three);
+            assert_eq!(got.batches, csv_data.n().div_ceil(4096) as u64);
+        }
         // the CSV streaming counter agrees too
         let csv = std::fs::read(data_dir().join(format!("{name}/{name}.csv"))).unwrap();
         let got = count_csv_streaming(
