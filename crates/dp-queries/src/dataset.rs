@@ -134,7 +134,7 @@ impl Dataset {
 
     /// Loads `path` against the domain or schema in `domain_path`: a Parquet file (by
     /// [`is_parquet`]; read with the cargo feature `parquet`, see
-    /// [`crate::parquet_input`]), else CSV ([`Dataset::load_csv`]).
+    /// `parquet_input` (module docs)), else CSV ([`Dataset::load_csv`]).
     ///
     /// Errors: those of the CSV or Parquet loader; [`QueryError::ParquetUnsupported`] for a
     /// Parquet file in a build without the feature.
@@ -156,7 +156,7 @@ impl Dataset {
         Self::from_parquet(path, &schema, allow_empty)
     }
 
-    /// Loads the Parquet file `path` against `schema` ([`crate::parquet_input`]: columns
+    /// Loads the Parquet file `path` against `schema` (`parquet_input` (module docs): columns
     /// matched by name, the CSV loader's validation, errors located by row group, row and
     /// column). With `allow_empty` a file with no rows is the empty dataset, else
     /// [`QueryError::NoRecords`].

@@ -3,7 +3,7 @@
 //!
 //! Every mechanism touches the private rows only to count them; the answer-perturbation
 //! baselines need nothing else. [`count_csv_streaming`] (and, with the cargo feature
-//! `parquet`, [`crate::parquet_input::count_parquet_streaming`]) runs one pass:
+//! `parquet`, `parquet_input::count_parquet_streaming`) runs one pass:
 //!
 //! * **one reader** (the calling thread) cuts the input into *units* in file order — for CSV
 //!   a block of `batch_rows` records as raw bytes (only line ends are looked for here), for
