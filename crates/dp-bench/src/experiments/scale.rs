@@ -294,4 +294,35 @@ mod tests {
         );
         std::fs::remove_dir_all(&dir).ok();
     }
+
+    #[test]
+    fn a_small_scale_run_measures_csv_and_parquet_side_by_side() {
+        let dir = std::env::temp_dir().join(format!("dpqr-scale-run-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let records = run_scale("adult", &[3000], &dir, |_| {}).unwrap();
+        // per format: read-bytes, then streaming and in-memory for each of the two workloads
+        for format in ["csv", "parquet"] {
+            let methods: Vec<(&str, &str)> = records
+                .iter()
+                .filter(|r| r.format == format)
+                .map(|r| (r.workload.as_str(), r.method.as_str()))
+                .collect();
+            assert_eq!(
+                methods,
+                [
+                    ("-", "read-bytes"),
+                    ("all-2way", "streaming"),
+                    ("all-2way", "in-memory"),
+                    ("random-3way:64", "streaming"),
+                    ("random-3way:64", "in-memory"),
+                ],
+                "{format}"
+            );
+        }
+        assert!(records.iter().all(|r| r.rows == 3000 && r.bytes > 0));
+        assert!(format_scale_table(&records).contains("parquet"));
+        // the generated tables are removed
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }
