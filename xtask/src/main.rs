@@ -74,8 +74,9 @@ enum Family {
     /// Real tables (issue #10): adaptive projection and the implicit projection against the
     /// Gaussian baseline on adult, temporal-match2 and acs.
     RealTables,
-    /// Counting at scale (issue #15): resampled adult tables of 10⁶ and 10⁷ records, streamed
-    /// and in memory (full grid only; `--quick` with `--only scale` uses 10⁵ and 10⁶).
+    /// Counting at scale (issue #15): resampled adult tables of 10⁶ and 10⁷ records, as CSV
+    /// and as Parquet (the same rows), streamed and in memory (full grid only; `--quick` with
+    /// `--only scale` uses 10⁵ and 10⁶).
     Scale,
     /// The polynomial release (Thaler, Ullman, Vadhan 2012): all k-way marginals of nltcs
     /// and acs for k = 2..5 against the Gaussian baseline and projection, thresholds, a
