@@ -278,7 +278,7 @@ impl<'s> ParquetPlan<'s> {
         let metadata = ArrowReaderMetadata::load(&f, ArrowReaderOptions::new()).map_err(|e| {
             QueryError::ParquetRead {
                 file: file_label.clone(),
-                message: e.to_string(),
+                message: parquet_message(&e),
             }
         })?;
         let domain = schema.domain();
@@ -354,10 +354,10 @@ impl<'s> ParquetPlan<'s> {
             .with_batch_size(batch_rows)
             .with_row_groups(vec![g])
             .build()
-            .map_err(|e| read_error(e.to_string()))?;
+            .map_err(|e| read_error(parquet_message(&e)))?;
         let mut row: u64 = 0;
         for batch in reader {
-            let batch = batch.map_err(|e| read_error(e.to_string()))?;
+            let batch = batch.map_err(|e| read_error(arrow_message(&e)))?;
             let columns = sink.columns();
             // the first bad row of the batch, and in it the leftmost bad column
             let mut first: Option<(usize, usize, Problem)> = None;
@@ -382,6 +382,28 @@ impl<'s> ParquetPlan<'s> {
             sink.end_batch()?;
         }
         Ok(())
+    }
+}
+
+/// The Parquet reader's error in words, without its internal kind label.
+fn parquet_message(e: &parquet::errors::ParquetError) -> String {
+    use parquet::errors::ParquetError as E;
+    match e {
+        E::General(m) | E::EOF(m) | E::ArrowError(m) => format!("damaged or not Parquet ({m})"),
+        E::NYI(m) => format!("it uses a Parquet feature this reader lacks ({m})"),
+        E::External(source) => source.to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// An error while decoding record batches, in words, without its internal kind label.
+fn arrow_message(e: &arrow_schema::ArrowError) -> String {
+    use arrow_schema::ArrowError as E;
+    match e {
+        E::ParquetError(m) => format!("damaged or not Parquet ({m})"),
+        E::ExternalError(source) => source.to_string(),
+        E::IoError(m, _) => m.clone(),
+        other => other.to_string(),
     }
 }
 

@@ -328,6 +328,18 @@ fn missing_extra_and_mistyped_columns_are_refused_by_name() {
     std::fs::write(&path, "a,b\n0,0\n").unwrap();
     let e = Dataset::from_parquet(&path, &schema, false).unwrap_err();
     assert!(matches!(e, QueryError::ParquetRead { .. }), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.starts_with(&format!(
+            "{}: cannot read it as a Parquet file: damaged or not Parquet (",
+            path.display()
+        )),
+        "{text}"
+    );
+    assert!(
+        !text.contains("Parquet error:"),
+        "no internal labels: {text}"
+    );
     // no rows: refused unless allowed
     let path = dir.join("empty.parquet");
     write_batches(
