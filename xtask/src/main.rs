@@ -45,6 +45,10 @@ enum Cmd {
         /// Run one family's grid only (at the `--quick` or full scale).
         #[arg(long, value_enum)]
         only: Option<Family>,
+        /// Table sizes of the scale family instead of its defaults (comma-separated row
+        /// counts, e.g. `--only scale --rows 100000000`).
+        #[arg(long, value_delimiter = ',', requires = "only")]
+        rows: Vec<u64>,
     },
     /// Re-draw the PNG figures from the result files of `bench` (projection and iterative
     /// families).
@@ -99,7 +103,7 @@ fn root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-fn bench(quick: bool, out: Option<PathBuf>, only: Option<Family>) -> Result<()> {
+fn bench(quick: bool, out: Option<PathBuf>, only: Option<Family>, rows: &[u64]) -> Result<()> {
     let out = out.unwrap_or_else(|| root().join("target").join("dpqr-bench"));
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let runs = |f: Family| only.is_none_or(|o| o == f);
@@ -126,7 +130,7 @@ fn bench(quick: bool, out: Option<PathBuf>, only: Option<Family>) -> Result<()> 
         dp_bench::experiments::polynomial::run_and_report(quick, &out)?;
     }
     if runs(Family::Scale) && (!quick || only.is_some()) {
-        bench_scale(quick, &out)?;
+        bench_scale(quick, rows, &out)?;
     }
     if runs(Family::Local) && (!quick || only.is_some()) {
         use dp_bench::experiments::local::{LocalExperiment, run_and_report};
@@ -141,9 +145,11 @@ fn bench(quick: bool, out: Option<PathBuf>, only: Option<Family>) -> Result<()> 
 }
 
 /// The scale bench (issue #15), one JSON line per measurement.
-fn bench_scale(quick: bool, out: &Path) -> Result<()> {
+fn bench_scale(quick: bool, rows: &[u64], out: &Path) -> Result<()> {
     use dp_bench::experiments::scale::{format_scale_table, run_scale};
-    let sizes: &[u64] = if quick {
+    let sizes: &[u64] = if !rows.is_empty() {
+        rows
+    } else if quick {
         &[100_000, 1_000_000]
     } else {
         &[1_000_000, 10_000_000]
@@ -346,6 +352,7 @@ fn main() -> Result<()> {
             out,
             iterative_scaling,
             only,
+            rows,
         } => bench(
             quick,
             out,
@@ -354,6 +361,7 @@ fn main() -> Result<()> {
             } else {
                 only
             },
+            &rows,
         ),
         Cmd::Figures { out } => {
             let out = out.unwrap_or_else(|| root().join("target").join("dpqr-bench"));
