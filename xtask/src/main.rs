@@ -8,6 +8,11 @@
 //! * `cargo xtask ci`: the layer check, `cargo fmt --check`, clippy with `-D warnings`, and
 //!   the test suite — what `.ci/run` runs.
 //! * `cargo xtask layers`: only the layer check.
+//! * `cargo xtask-engines ballista-loopback [--serve]` (xtask built with the feature
+//!   `ballista`; the alias `xtask-engines` does that): start a Ballista scheduler and 2
+//!   executors on 127.0.0.1, count nltcs's 2-way marginals on them against the native
+//!   counts; with `--serve`, keep the cluster up for `dpqr release --engine ballista`.
+//!   `cargo xtask-engines bench --only scale` adds the DataFusion and Ballista rows.
 
 mod layers;
 
@@ -61,6 +66,19 @@ enum Cmd {
     Ci,
     /// Check the workspace's layering.
     Layers,
+    /// Start a Ballista scheduler and executors on 127.0.0.1 in this process (ports picked
+    /// by the system), count all 2-way marginals of the bundled nltcs on them and compare
+    /// with the native counts. Needs xtask built with the feature `ballista` (`cargo
+    /// xtask-engines ballista-loopback`).
+    BallistaLoopback {
+        /// Executors to start (each with one task slot).
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=64))]
+        executors: u64,
+        /// Keep the cluster running after the check (until the process is stopped), for
+        /// `dpqr release --engine ballista --ballista-url <the printed address>`.
+        #[arg(long)]
+        serve: bool,
+    },
 }
 
 /// The bench's parts, for `--only`.
@@ -377,5 +395,40 @@ fn main() -> Result<()> {
             println!("{}", layers::check(&root())?);
             Ok(())
         }
+        Cmd::BallistaLoopback { executors, serve } => ballista_loopback(executors, serve),
     }
+}
+
+/// `ballista-loopback` (feature `ballista`).
+#[cfg(feature = "ballista")]
+fn ballista_loopback(executors: u64, serve: bool) -> Result<()> {
+    let csv = root().join("data").join("nltcs").join("nltcs.csv");
+    let executors = usize::try_from(executors).unwrap_or(1);
+    let (cluster, summary) =
+        dp_bench::experiments::scale_engines::ballista_loopback("nltcs", &csv, executors)?;
+    println!("ballista-loopback: {summary}");
+    if serve {
+        println!(
+            "serving at {} until stopped (Ctrl-C); for example:\n  dpqr release --engine \
+             ballista --ballista-url {} --data {} --domain {} --workload all-2way \
+             --mechanism gaussian --rho 0.5",
+            cluster.url(),
+            cluster.url(),
+            csv.display(),
+            root().join("data/nltcs/nltcs-domain.json").display()
+        );
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
+    }
+    Ok(())
+}
+
+/// `ballista-loopback` without the feature: say how to get it.
+#[cfg(not(feature = "ballista"))]
+fn ballista_loopback(_executors: u64, _serve: bool) -> Result<()> {
+    bail!(
+        "this xtask was built without the cargo feature `ballista`: run `cargo xtask-engines \
+         ballista-loopback` (the alias builds xtask with --features ballista)"
+    )
 }

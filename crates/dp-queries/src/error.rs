@@ -253,6 +253,39 @@ pub enum QueryError {
         /// Position of the first non-finite entry.
         index: usize,
     },
+    /// A query engine (DataFusion, Ballista) failed at a stage. The engine's own message is
+    /// withheld: it may quote the data (`crate::engine`, privacy at the engine boundary).
+    #[error(
+        "{engine}: {stage} failed. The engine's own message is withheld because it may quote \
+         the data; the native loader (without an engine) names the line and column of a bad \
+         field"
+    )]
+    EngineFailed {
+        /// The engine.
+        engine: String,
+        /// The stage that failed, a fixed phrase.
+        stage: String,
+    },
+    /// A query engine found a value its column's domain does not allow; the column is named,
+    /// the value and the row are not.
+    #[error("{engine}: column '{column}' {problem}; nothing was counted")]
+    EngineRefused {
+        /// The engine.
+        engine: String,
+        /// The column (a public attribute name).
+        column: String,
+        /// What is wrong, without the value.
+        problem: String,
+    },
+    /// A query engine cannot count this input (a labelled schema, a file format it does not
+    /// read, a workload that is not marginals).
+    #[error("{engine}: {reason}")]
+    EngineUnsupported {
+        /// The engine.
+        engine: String,
+        /// What it cannot do and what to use instead.
+        reason: String,
+    },
 }
 
 /// Result type of this crate.

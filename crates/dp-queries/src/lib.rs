@@ -15,6 +15,7 @@
 //! | [`schema`] | [`Schema`]: a public domain file with category labels or numeric bins per attribute, to load raw CSV values; [`draft_schema`], a NON-PRIVATE drafting helper |
 //! | [`stream`] | [`count_csv_streaming`]: a workload's exact counts over a CSV file in one pass, in bounded memory, batches decoded and counted in parallel, equal to the in-memory counts |
 //! | `parquet_input` (cargo feature `parquet`, off by default) | Parquet input: `Dataset::from_parquet` / [`Dataset::load_file`], `count_parquet_streaming` (row groups in parallel), `ParquetCodesWriter` |
+//! | `engine` | (features `datafusion`, `ballista`) a marginal workload's exact counts as one DataFusion query over CSV / Parquet, in process or on a Ballista cluster; engine errors mapped to fixed messages |
 //! | [`marginal`] | [`Marginal`]: one contingency table, row-major cells, one-pass counting |
 //! | [`workload`] | [`MarginalWorkload`]: lists of marginals, all/random `k`-way, specs, parallel counting |
 //! | [`onehot`] | [`BinaryDataset`]: one-hot, bit-packed rows; conjunction and parity counts; [`OneHotMarginals`]: a categorical marginal workload as binary bit tables |
@@ -40,6 +41,8 @@
 pub mod conjunctions;
 pub mod dataset;
 pub mod domain;
+#[cfg(feature = "datafusion")]
+pub mod engine;
 pub mod error;
 pub mod graphical;
 pub mod implicit;

@@ -12,6 +12,8 @@ pub mod projection;
 pub mod real;
 pub mod relaxed;
 pub mod scale;
+#[cfg(feature = "datafusion")]
+pub mod scale_engines;
 
 use crate::Result;
 use crate::catalogue::{self, BudgetKind};

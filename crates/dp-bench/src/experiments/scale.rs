@@ -97,7 +97,9 @@ pub struct ScaleRecord {
     pub workload: String,
     /// Marginals in the workload.
     pub marginals: usize,
-    /// `"read-bytes"`, `"streaming"` or `"in-memory"`.
+    /// `"read-bytes"`, `"streaming"`, `"in-memory"`, and with the engine features
+    /// `"datafusion"`, `"datafusion-per-table"`, `"ballista-loopback-2"`
+    /// ([`super::scale_engines`]).
     pub method: String,
     /// Wall seconds.
     pub seconds: f64,
@@ -139,6 +141,8 @@ pub fn run_scale(
     if cfg!(feature = "parquet") {
         formats.push("parquet");
     }
+    #[cfg(feature = "datafusion")]
+    let engines = super::scale_engines::EngineRunner::start()?;
     for &n in rows {
         for &format in &formats {
             let path: PathBuf = out.join(format!("scale-{dataset}-{n}.{format}"));
@@ -184,6 +188,10 @@ pub fn run_scale(
                 let secs = t.elapsed().as_secs_f64();
                 std::hint::black_box(&streamed.counts);
                 push(name, w.len(), "streaming", secs, peak_mib());
+                #[cfg(feature = "datafusion")]
+                engines.measure(&path, &schema, w, &streamed.counts, |method, secs, peak| {
+                    push(name, w.len(), method, secs, peak)
+                })?;
                 reset_peak();
                 let t = Instant::now();
                 let data = if format == "csv" {

@@ -22,6 +22,7 @@ use std::time::Duration;
 
 mod audit;
 mod data;
+mod engine;
 mod eval;
 mod ledger;
 mod mechanisms;

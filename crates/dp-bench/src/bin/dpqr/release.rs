@@ -16,6 +16,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::NeighbouringArg;
 use crate::data::DataArgs;
+use crate::engine::EngineArgs;
 use crate::progress::CliProgress;
 use crate::settings_args::SettingsArgs;
 use crate::spinner;
@@ -116,6 +117,8 @@ pub(crate) struct ReleaseArgs {
     /// Records per batch of --stream.
     #[arg(long, default_value_t = 65_536, requires = "stream", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) batch_rows: u64,
+    #[command(flatten)]
+    pub(crate) engine: EngineArgs,
 }
 
 /// The private input of a release: the records, or (--stream) the workload's exact counts
@@ -280,6 +283,14 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
             mech.name()
         )));
     }
+    args.engine.check(&args.data)?;
+    if args.engine.is_engine() && !mech.counts_suffice() {
+        return Err(BenchError::Usage(format!(
+            "an engine releases from the workload's counts alone, and {} needs the records: \
+             use --engine native, or choose gaussian or laplace",
+            mech.name()
+        )));
+    }
     if args.stream && args.data.attributes.is_some() {
         return Err(BenchError::Usage(
             "--stream reads files holding exactly the domain's columns: drop --attributes".into(),
@@ -334,7 +345,10 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
     // the tables, not for the rows); --stream asks for it with CSV too
     let stream = args.stream
         || (args.data.is_parquet() && mech.counts_suffice() && args.data.attributes.is_none());
-    let data = if stream {
+    let data = if args.engine.is_engine() {
+        let (counts, rows) = args.engine.counts(&args.data, &workload, allow_empty)?;
+        Loaded::Counts { counts, rows }
+    } else if stream {
         let settings = dp_queries::StreamSettings {
             batch_rows: usize::try_from(args.batch_rows).unwrap_or(usize::MAX),
             parallelism: dp_queries::Parallelism::Rayon,

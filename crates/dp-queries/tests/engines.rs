@@ -1,0 +1,376 @@
+//! The DataFusion and Ballista engines against the native streaming count: equal counts on
+//! the bundled tables (CSV and Parquet, all 2-way and random 3-way workloads, both query
+//! plans), and the privacy of the engine boundary (fixed messages, bad values refused by
+//! column without the value).
+//!
+//! Run: `cargo test -p dp-queries --features ballista --test engines` (or `--features
+//! datafusion` for the in-process tests only).
+#![cfg(feature = "datafusion")]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, UInt8Array, UInt16Array};
+use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
+use datafusion::parquet::arrow::ArrowWriter;
+use dp_queries::engine::{CountPlan, EngineSettings, count_datafusion};
+use dp_queries::{
+    Dataset, Domain, MarginalWorkload, QueryError, Schema, StreamSettings, StreamedCounts,
+    count_csv_streaming,
+};
+use rand::SeedableRng;
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data")
+}
+
+/// The bundled table `name`: its CSV path and schema.
+fn bundled(name: &str) -> (PathBuf, Schema) {
+    let dir = data_dir().join(name);
+    let schema = Schema::from_json_file(&dir.join(format!("{name}-domain.json"))).unwrap();
+    (dir.join(format!("{name}.csv")), schema)
+}
+
+/// A fresh scratch file path with extension `ext`.
+fn scratch(ext: &str) -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!("dpqr-engines-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(format!("t{}.{ext}", NEXT.fetch_add(1, Ordering::Relaxed)))
+}
+
+fn native(path: &Path, schema: &Schema, w: &MarginalWorkload) -> StreamedCounts {
+    let f = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+    count_csv_streaming(f, "t.csv", schema, w, &StreamSettings::default()).unwrap()
+}
+
+/// Writes the records of the CSV at `csv` to a Parquet file with narrow unsigned integer
+/// columns (u8 where the codes fit, u16 otherwise), in reversed column order, in row groups
+/// of 5 000 rows.
+fn write_parquet(csv: &Path, schema: &Schema) -> PathBuf {
+    let domain = schema.domain().clone();
+    let f = std::fs::File::open(csv).unwrap();
+    let data = Dataset::from_csv_reader(f, "t.csv", domain.clone()).unwrap();
+    let mut fields = Vec::new();
+    let mut columns: Vec<ArrayRef> = Vec::new();
+    for i in (0..domain.len()).rev() {
+        let codes = data.column(i);
+        if domain.size(i) <= 256 {
+            fields.push(Field::new(domain.name(i), DataType::UInt8, false));
+            columns.push(Arc::new(UInt8Array::from_iter_values(
+                codes.iter().map(|&c| c as u8),
+            )));
+        } else {
+            fields.push(Field::new(domain.name(i), DataType::UInt16, false));
+            columns.push(Arc::new(UInt16Array::from_iter_values(
+                codes.iter().map(|&c| c as u16),
+            )));
+        }
+    }
+    let arrow = Arc::new(ArrowSchema::new(fields));
+    let batch = RecordBatch::try_new(arrow.clone(), columns).unwrap();
+    let path = scratch("parquet");
+    let file = std::fs::File::create(&path).unwrap();
+    let props = datafusion::parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(5_000))
+        .build();
+    let mut w = ArrowWriter::try_new(file, arrow, Some(props)).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    path
+}
+
+fn workloads(domain: &Domain, seed: u64) -> Vec<(String, MarginalWorkload)> {
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+    vec![
+        (
+            "all 2-way".into(),
+            MarginalWorkload::all_kway(domain, 2).unwrap(),
+        ),
+        (
+            "16 random 3-way".into(),
+            MarginalWorkload::random_kway(domain, 3, 16, None, &mut rng).unwrap(),
+        ),
+        (
+            "5 random 3-way".into(),
+            MarginalWorkload::random_kway(domain, 3, 5, None, &mut rng).unwrap(),
+        ),
+    ]
+}
+
+fn settings(plan: CountPlan) -> EngineSettings {
+    EngineSettings {
+        plan,
+        target_partitions: Some(2),
+    }
+}
+
+fn assert_equal_to_native(name: &str, seed: u64) {
+    let (csv, schema) = bundled(name);
+    let parquet = write_parquet(&csv, &schema);
+    for (label, w) in workloads(schema.domain(), seed) {
+        let expected = native(&csv, &schema, &w);
+        assert!(expected.rows > 0);
+        for plan in [CountPlan::GroupingSets, CountPlan::PerTable] {
+            for file in [&csv, &parquet] {
+                let got = count_datafusion(file, &schema, &w, &settings(plan)).unwrap();
+                assert_eq!(
+                    got.counts, expected.counts,
+                    "{name} {label} {plan:?} {file:?}"
+                );
+                assert_eq!(got.rows, expected.rows, "{name} {label} {plan:?} {file:?}");
+            }
+        }
+    }
+    std::fs::remove_file(parquet).ok();
+}
+
+#[test]
+fn datafusion_counts_equal_native_counts_on_nltcs() {
+    assert_equal_to_native("nltcs", 1);
+}
+
+#[test]
+fn datafusion_counts_equal_native_counts_on_adult() {
+    assert_equal_to_native("adult", 2);
+}
+
+/// A small domain and CSV for the error cases.
+fn small() -> Schema {
+    Schema::codes(
+        Domain::new(vec![
+            ("a".to_string(), 3),
+            ("b".to_string(), 2),
+            ("c".to_string(), 4),
+        ])
+        .unwrap(),
+    )
+}
+
+fn write(text: &str) -> PathBuf {
+    let p = scratch("csv");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn count_small(path: &Path) -> Result<StreamedCounts, QueryError> {
+    let schema = small();
+    let w = MarginalWorkload::all_kway(schema.domain(), 2).unwrap();
+    count_datafusion(path, &schema, &w, &settings(CountPlan::GroupingSets))
+}
+
+#[test]
+fn a_good_small_file_counts_in_any_column_order() {
+    let p = write("c,a,b\n3,2,1\n0,0,0\n3,2,1\n");
+    let got = count_small(&p).unwrap();
+    let schema = small();
+    let w = MarginalWorkload::all_kway(schema.domain(), 2).unwrap();
+    assert_eq!(got.counts, native(&p, &schema, &w).counts);
+    assert_eq!(got.rows, 3);
+}
+
+#[test]
+fn an_out_of_range_code_is_refused_by_column_without_the_value() {
+    // 9731 is outside 0..2 of column b; the message names b and not the value or the line
+    for (text, column) in [
+        ("a,b,c\n0,0,0\n1,9731,2\n", "b"),
+        ("a,b,c\n0,0,0\n2,1,4\n", "c"),
+        ("a,b,c\n-5,0,0\n", "a"),
+    ] {
+        let e = count_small(&write(text)).unwrap_err();
+        assert!(
+            matches!(&e, QueryError::EngineRefused { column: c, .. } if c == column),
+            "{e:?}"
+        );
+        let msg = e.to_string();
+        assert_eq!(
+            msg,
+            format!(
+                "DataFusion: column '{column}' has a value outside its codes 0..{}; nothing \
+                 was counted",
+                small()
+                    .domain()
+                    .size(small().domain().index_of(column).unwrap())
+            )
+        );
+        assert!(!msg.contains("9731") && !msg.contains("-5") && !msg.contains("line"));
+    }
+}
+
+#[test]
+fn an_empty_field_is_refused_by_column() {
+    let e = count_small(&write("a,b,c\n0,0,0\n1,,2\n")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "DataFusion: column 'b' has an empty field (a missing value); nothing was counted"
+    );
+}
+
+#[test]
+fn a_non_integer_field_gives_a_fixed_message_without_the_text() {
+    let e = count_small(&write("a,b,c\n0,0,0\n1,secret-value-77,2\n")).unwrap_err();
+    assert!(
+        matches!(&e, QueryError::EngineFailed { stage, .. } if stage == "reading the file and counting"),
+        "{e:?}"
+    );
+    let msg = e.to_string();
+    assert!(!msg.contains("secret") && !msg.contains("77"), "{msg}");
+    assert!(msg.starts_with("DataFusion: reading the file and counting failed."));
+}
+
+#[test]
+fn header_problems_give_the_loaders_errors() {
+    let e = count_small(&write("a,b\n0,0\n")).unwrap_err();
+    assert!(
+        matches!(&e, QueryError::MissingColumn { column, .. } if column == "c"),
+        "{e:?}"
+    );
+    let e = count_small(&write("a,b,c,zip\n0,0,0,1\n")).unwrap_err();
+    assert!(
+        matches!(&e, QueryError::ExtraColumn { column, .. } if column == "zip"),
+        "{e:?}"
+    );
+    let e = count_small(&write("a,b,a,c\n0,0,0,1\n")).unwrap_err();
+    assert!(
+        matches!(&e, QueryError::DuplicateHeader { column, .. } if column == "a"),
+        "{e:?}"
+    );
+    let e = count_small(&write("")).unwrap_err();
+    assert!(matches!(&e, QueryError::EmptyFile { .. }), "{e:?}");
+}
+
+#[test]
+fn parquet_nulls_and_missing_columns_are_refused() {
+    let schema = small();
+    let w = MarginalWorkload::all_kway(schema.domain(), 1).unwrap();
+    let fields = vec![
+        Field::new("a", DataType::Int64, true),
+        Field::new("b", DataType::Int64, true),
+        Field::new("c", DataType::Int64, true),
+    ];
+    let write_batch = |columns: Vec<ArrayRef>, fields: Vec<Field>| {
+        let arrow = Arc::new(ArrowSchema::new(fields));
+        let batch = RecordBatch::try_new(arrow.clone(), columns).unwrap();
+        let path = scratch("parquet");
+        let mut wr =
+            ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), arrow, None).unwrap();
+        wr.write(&batch).unwrap();
+        wr.close().unwrap();
+        path
+    };
+    let with_null = write_batch(
+        vec![
+            Arc::new(Int64Array::from(vec![Some(0), Some(1)])),
+            Arc::new(Int64Array::from(vec![Some(1), Some(0)])),
+            Arc::new(Int64Array::from(vec![Some(3), None])),
+        ],
+        fields.clone(),
+    );
+    let e = count_datafusion(&with_null, &schema, &w, &EngineSettings::default()).unwrap_err();
+    assert!(
+        matches!(&e, QueryError::EngineRefused { column, .. } if column == "c"),
+        "{e:?}"
+    );
+    let no_c = write_batch(
+        vec![
+            Arc::new(Int64Array::from(vec![0, 1])),
+            Arc::new(Int64Array::from(vec![1, 0])),
+        ],
+        fields[..2].to_vec(),
+    );
+    let e = count_datafusion(&no_c, &schema, &w, &EngineSettings::default()).unwrap_err();
+    assert!(
+        matches!(&e, QueryError::MissingColumn { column, .. } if column == "c"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn labelled_schemas_and_other_formats_are_refused_with_a_reason() {
+    let labelled =
+        Schema::from_json_str(r#"{"a": {"labels": ["x", "y"]}, "b": 2}"#, "s.json").unwrap();
+    let w = MarginalWorkload::all_kway(labelled.domain(), 1).unwrap();
+    let p = write("a,b\nx,0\n");
+    let e = count_datafusion(&p, &labelled, &w, &EngineSettings::default()).unwrap_err();
+    assert!(
+        e.to_string().contains("column 'a' has labels or bins"),
+        "{e}"
+    );
+    let gz = scratch("csv.gz");
+    std::fs::write(&gz, b"").unwrap();
+    let schema = small();
+    let w = MarginalWorkload::all_kway(schema.domain(), 1).unwrap();
+    let e = count_datafusion(&gz, &schema, &w, &EngineSettings::default()).unwrap_err();
+    assert!(
+        e.to_string().contains("is not a .csv or .parquet file"),
+        "{e}"
+    );
+}
+
+#[cfg(feature = "ballista")]
+mod ballista {
+    use super::*;
+    use dp_queries::engine::ballista::{LoopbackCluster, count_ballista};
+
+    /// A scheduler and 2 executors on 127.0.0.1 in this process; the counts of all 2-way and
+    /// 8 random 3-way marginals of nltcs (CSV) and adult (Parquet) equal the native counts,
+    /// and a bad value is refused as in process.
+    #[test]
+    fn ballista_loopback_counts_equal_native_counts() {
+        let cluster = LoopbackCluster::start(2, 1).unwrap();
+        assert!(cluster.url().starts_with("df://"));
+        assert_eq!(cluster.executors(), 2);
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(9);
+        for (name, parquet) in [("nltcs", false), ("adult", true)] {
+            let (csv, schema) = bundled(name);
+            let file = if parquet {
+                write_parquet(&csv, &schema)
+            } else {
+                csv.clone()
+            };
+            let domain = schema.domain();
+            for w in [
+                MarginalWorkload::all_kway(domain, 2).unwrap(),
+                MarginalWorkload::random_kway(domain, 3, 8, None, &mut rng).unwrap(),
+            ] {
+                let expected = native(&csv, &schema, &w);
+                let got = cluster
+                    .count(&file, &schema, &w, &EngineSettings::default())
+                    .unwrap();
+                assert_eq!(got.counts, expected.counts, "{name}");
+                assert_eq!(got.rows, expected.rows, "{name}");
+            }
+        }
+        let e = cluster
+            .count(
+                &write("a,b,c\n0,0,0\n1,1,5\n"),
+                &small(),
+                &MarginalWorkload::all_kway(small().domain(), 2).unwrap(),
+                &EngineSettings::default(),
+            )
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Ballista: column 'c' has a value outside its codes 0..4; nothing was counted"
+        );
+    }
+
+    #[test]
+    fn an_unreachable_scheduler_is_a_fixed_message() {
+        // port 9 (discard) on loopback: nothing listens there in the test environment
+        let schema = small();
+        let w = MarginalWorkload::all_kway(schema.domain(), 1).unwrap();
+        let p = write("a,b,c\n0,0,0\n");
+        let e = count_ballista(
+            "df://127.0.0.1:9",
+            &p,
+            &schema,
+            &w,
+            &EngineSettings::default(),
+        )
+        .unwrap_err();
+        assert!(matches!(&e, QueryError::EngineFailed { .. }), "{e:?}");
+        assert!(e.to_string().starts_with("Ballista: "), "{e}");
+    }
+}
