@@ -120,7 +120,8 @@ impl Dataset {
 
     /// Loads `csv_path` against the domain or schema in `domain_path` (a JSON object of
     /// sizes, labels or bins, see [`crate::schema`]). Columns are matched by name; see the
-    /// module docs for the accepted format.
+    /// module docs for the accepted format. A gzip-compressed file (named `.gz`, or starting
+    /// with the gzip magic bytes) is decompressed while it is read.
     pub fn load_csv(csv_path: &Path, domain_path: &Path) -> Result<Self> {
         Self::load(csv_path, domain_path, false)
     }
@@ -184,7 +185,17 @@ impl Dataset {
             source,
         })?;
         let label = csv_path.display().to_string();
-        Self::read_csv(std::io::BufReader::new(file), &label, &schema, allow_empty).map_err(|e| {
+        // gzip-compressed CSV (`.gz`, or the gzip magic bytes) is decompressed while read
+        let mut reader = std::io::BufReader::new(file);
+        let gzip = csv_path.extension().is_some_and(|e| e == "gz")
+            || std::io::BufRead::fill_buf(&mut reader)
+                .is_ok_and(|head| head.starts_with(&[0x1f, 0x8b]));
+        let reader: Box<dyn Read> = if gzip {
+            Box::new(flate2::read::MultiGzDecoder::new(reader))
+        } else {
+            Box::new(reader)
+        };
+        Self::read_csv(reader, &label, &schema, allow_empty).map_err(|e| {
             match e {
                 QueryError::Io { source, .. } => QueryError::Io {
                     path: csv_path.to_path_buf(),

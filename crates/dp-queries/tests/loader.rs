@@ -433,3 +433,25 @@ fn line_numbers_count_blank_lines_and_quotes_work() {
     let back = Dataset::from_csv_reader(&buf[..], F, d).unwrap();
     assert_eq!(back.columns(), data.columns());
 }
+
+/// gzip-compressed CSV loads like the plain file (by the `.gz` name and, under another
+/// name, by the gzip magic bytes), and a damaged gzip stream is an error, not a panic or a
+/// truncated table.
+#[test]
+fn gzip_csv_loads_like_the_plain_file() {
+    use std::io::Write;
+    let csv = b"c,a,b\n3,0,1\n9,2,0\n0,1,1\n";
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(csv).unwrap();
+    let gz = gz.finish().unwrap();
+    let domain = tmp("gz-domain.json", br#"{"a": 3, "b": 2, "c": 10}"#);
+    let plain = Dataset::load_csv(&tmp("plain.csv", csv), &domain).unwrap();
+    for name in ["data.csv.gz", "data-without-suffix.csv"] {
+        let got = Dataset::load_file(&tmp(name, &gz), &domain).unwrap();
+        assert_eq!(got, plain, "{name}");
+    }
+    let mut damaged = gz.clone();
+    let mid = damaged.len() / 2;
+    damaged.truncate(mid);
+    assert!(Dataset::load_file(&tmp("damaged.csv.gz", &damaged), &domain).is_err());
+}
