@@ -195,14 +195,12 @@ impl Dataset {
         } else {
             Box::new(reader)
         };
-        Self::read_csv(reader, &label, &schema, allow_empty).map_err(|e| {
-            match e {
-                QueryError::Io { source, .. } => QueryError::Io {
-                    path: csv_path.to_path_buf(),
-                    source,
-                },
-                other => other,
-            }
+        Self::read_csv(reader, &label, &schema, allow_empty).map_err(|e| match e {
+            QueryError::Io { source, .. } => QueryError::Io {
+                path: csv_path.to_path_buf(),
+                source,
+            },
+            other => other,
         })
     }
 
