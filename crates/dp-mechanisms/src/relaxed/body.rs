@@ -116,30 +116,41 @@ impl ParityBody {
     }
 }
 
+/// The Grothendieck cost `C_στ = c_j / r_j` on the entries of coordinate `j` (0 on entries
+/// of unlisted parities) for a direction `c` in parity coordinates; shared by
+/// [`ParityBody`] and [`super::jl::VectorParityBody`]. Fails on a direction of the wrong
+/// length.
+pub(crate) fn entry_cost(
+    entry_coordinate: &[usize],
+    replicas: &[usize],
+    c: &[f64],
+) -> Result<Vec<f64>, GeometryError> {
+    if c.len() != replicas.len() {
+        return Err(GeometryError::DimensionMismatch {
+            what: "direction in parity coordinates",
+            expected: replicas.len(),
+            found: c.len(),
+        });
+    }
+    Ok(entry_coordinate
+        .iter()
+        .map(|&j| {
+            if j == NONE {
+                0.0
+            } else {
+                c[j] / replicas[j] as f64
+            }
+        })
+        .collect())
+}
+
 impl LinearOracle for ParityBody {
     fn dim(&self) -> usize {
         self.replicas.len()
     }
 
     fn linear_max(&self, c: &[f64], par: Parallelism) -> Result<OracleAnswer, GeometryError> {
-        if c.len() != self.dim() {
-            return Err(GeometryError::DimensionMismatch {
-                what: "direction in parity coordinates",
-                expected: self.dim(),
-                found: c.len(),
-            });
-        }
-        let cost: Vec<f64> = self
-            .entry_coordinate
-            .iter()
-            .map(|&j| {
-                if j == NONE {
-                    0.0
-                } else {
-                    c[j] / self.replicas[j] as f64
-                }
-            })
-            .collect();
+        let cost = entry_cost(&self.entry_coordinate, &self.replicas, c)?;
         let start = self.last.lock().ok().and_then(|mut l| l.take());
         let sol = self.relaxation.solve_from(&cost, start.as_ref(), par)?;
         let gram = sol.gram_matrix();

@@ -195,24 +195,7 @@ impl LinearOracle for VectorParityBody {
     /// Warm-started from the previous answer of the same projection (as
     /// [`super::ParityBody`]'s oracle).
     fn linear_max(&self, c: &[f64], par: Parallelism) -> Result<OracleAnswer, GeometryError> {
-        if c.len() != self.dim() {
-            return Err(GeometryError::DimensionMismatch {
-                what: "direction in parity coordinates",
-                expected: self.dim(),
-                found: c.len(),
-            });
-        }
-        let cost: Vec<f64> = self
-            .entry_coordinate
-            .iter()
-            .map(|&j| {
-                if j == NONE {
-                    0.0
-                } else {
-                    c[j] / self.replicas[j] as f64
-                }
-            })
-            .collect();
+        let cost = super::body::entry_cost(&self.entry_coordinate, &self.replicas, c)?;
         let mut sols = self
             .solutions
             .lock()
