@@ -204,6 +204,30 @@ pub trait Workload: Send + Sync {
         Ok(total)
     }
 
+    /// **Adds** the exact counts of every query on `data` to `totals` (workload order): the
+    /// batch step of the streaming counters ([`crate::stream`]), which keep 128-bit running
+    /// totals so that no sum of 64-bit counts can overflow before the end of the pass.
+    ///
+    /// The default counts with [`Self::count_all_with`] and adds; members that can count in
+    /// place override it (marginal tables: no per-batch table to allocate, zero and add).
+    /// Errors: as [`Self::count_all_with`], and [`QueryError::LengthMismatch`] unless
+    /// `totals.len() == num_queries()`.
+    fn add_counts_with(
+        &self,
+        data: &Dataset,
+        totals: &mut [i128],
+        parallelism: Parallelism,
+    ) -> Result<()> {
+        check_totals(self.num_queries(), totals)?;
+        for (t, c) in totals
+            .iter_mut()
+            .zip(self.count_all_with(data, parallelism)?)
+        {
+            *t += i128::from(c);
+        }
+        Ok(())
+    }
+
     /// [`Self::count_all_with`] in parallel.
     fn count_all(&self, data: &Dataset) -> Result<Vec<i64>> {
         self.count_all_with(data, Parallelism::Rayon)
@@ -247,6 +271,17 @@ fn check_domain(domain: &Domain, data: &Dataset) -> Result<()> {
     if data.domain() != domain {
         return Err(QueryError::DomainMismatch {
             reason: "the dataset's domain is not the workload's domain".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Running totals must hold one entry per query.
+fn check_totals(num_queries: usize, totals: &[i128]) -> Result<()> {
+    if totals.len() != num_queries {
+        return Err(QueryError::LengthMismatch {
+            expected: num_queries,
+            found: totals.len(),
         });
     }
     Ok(())
@@ -305,6 +340,14 @@ impl Workload for MarginalWorkload {
             .map(|(&a, c)| format!("{}={c}", self.domain().name(a)))
             .collect();
         names.join(" & ")
+    }
+    fn add_counts_with(
+        &self,
+        data: &Dataset,
+        totals: &mut [i128],
+        parallelism: Parallelism,
+    ) -> Result<()> {
+        MarginalWorkload::add_counts_into(self, data, totals, parallelism)
     }
     fn count_all_with(&self, data: &Dataset, parallelism: Parallelism) -> Result<Vec<i64>> {
         MarginalWorkload::count_all_with(self, data, parallelism)?
@@ -976,5 +1019,13 @@ impl Workload for AnyWorkload {
     }
     fn count_all_with(&self, data: &Dataset, parallelism: Parallelism) -> Result<Vec<i64>> {
         self.as_dyn().count_all_with(data, parallelism)
+    }
+    fn add_counts_with(
+        &self,
+        data: &Dataset,
+        totals: &mut [i128],
+        parallelism: Parallelism,
+    ) -> Result<()> {
+        self.as_dyn().add_counts_with(data, totals, parallelism)
     }
 }

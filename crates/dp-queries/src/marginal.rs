@@ -251,6 +251,26 @@ impl Marginal {
         Ok(())
     }
 
+    /// **Adds** the exact counts of every cell on `data` to `totals` (of length
+    /// `num_cells()`), in one pass over the records and without allocating a table: the step
+    /// by which the streaming counters accumulate batch after batch
+    /// ([`crate::stream`]). 128-bit totals cannot overflow for any number of records a
+    /// `u64` can count.
+    ///
+    /// Errors: as [`Marginal::count_into`].
+    pub fn add_counts_into(&self, data: &Dataset, totals: &mut [i128]) -> Result<()> {
+        self.check_fits(data)?;
+        if totals.len() != self.num_cells {
+            return Err(QueryError::LengthMismatch {
+                expected: self.num_cells,
+                found: totals.len(),
+            });
+        }
+        let cols: Vec<&[u32]> = self.attrs.iter().map(|&a| data.column(a)).collect();
+        count_table(&cols, &self.strides, totals);
+        Ok(())
+    }
+
     fn check_fits(&self, data: &Dataset) -> Result<()> {
         if !self.fits(data.domain()) {
             return Err(QueryError::DomainMismatch {
@@ -276,23 +296,37 @@ impl Marginal {
 /// Rows per block in the general (k >= 4) kernel.
 const BLOCK: usize = 512;
 
+/// A cell of a count table: `u64` for a table counted from zero, `i128` for the running
+/// totals of a streaming pass.
+trait Cell: Copy + std::ops::AddAssign {
+    const ONE: Self;
+}
+
+impl Cell for u64 {
+    const ONE: Self = 1;
+}
+
+impl Cell for i128 {
+    const ONE: Self = 1;
+}
+
 /// The counting kernel: `table[Σ_i cols[i][r]·strides[i]] += 1` for every row `r`.
 /// Codes are valid (checked when the dataset was built), so indices are in range.
-fn count_table(cols: &[&[u32]], strides: &[usize], t: &mut [u64]) {
+fn count_table<T: Cell>(cols: &[&[u32]], strides: &[usize], t: &mut [T]) {
     match (cols, strides) {
         ([c0], _) => {
             for &a in *c0 {
-                t[a as usize] += 1;
+                t[a as usize] += T::ONE;
             }
         }
         ([c0, c1], [s0, _]) => {
             for (&a, &b) in c0.iter().zip(c1.iter()) {
-                t[a as usize * s0 + b as usize] += 1;
+                t[a as usize * s0 + b as usize] += T::ONE;
             }
         }
         ([c0, c1, c2], [s0, s1, _]) => {
             for ((&a, &b), &c) in c0.iter().zip(c1.iter()).zip(c2.iter()) {
-                t[a as usize * s0 + b as usize * s1 + c as usize] += 1;
+                t[a as usize * s0 + b as usize * s1 + c as usize] += T::ONE;
             }
         }
         _ => {
@@ -309,7 +343,7 @@ fn count_table(cols: &[&[u32]], strides: &[usize], t: &mut [u64]) {
                     }
                 }
                 for &i in buf.iter() {
-                    t[i] += 1;
+                    t[i] += T::ONE;
                 }
                 start = end;
             }

@@ -11,11 +11,12 @@
 //! * **workers** (as many as rayon's thread count under [`Parallelism::Rayon`], one under
 //!   [`Parallelism::None`]), each of which decodes a unit with exactly the loader's rules and
 //!   errors ([`crate::dataset`]: same header checks, same line numbers, same messages) into
-//!   its own reused code columns, counts each batch of at most `batch_rows` records with the
-//!   workload's exact counter ([`Workload::count_all_with`], serial inside the batch — the
-//!   parallelism is across batches — except when a Parquet file has fewer row groups than
-//!   there are workers, where each batch is counted with rayon) and adds the integer counts
-//!   to its own totals. Decoded codes are not validated a second time.
+//!   its own reused code columns and adds the exact counts of each batch of at most
+//!   `batch_rows` records to its own running totals ([`Workload::add_counts_with`]: marginal
+//!   tables are counted in place, with no table allocated, zeroed or added per batch). Inside
+//!   a batch the count is serial — the parallelism is across batches — except when a Parquet
+//!   file has fewer row groups than there are workers, where each batch is counted with
+//!   rayon. Decoded codes are not validated a second time.
 //!
 //! **Equal to the in-memory counts, bit for bit, whatever the batch size and thread
 //! count**: counts are integers, accumulated exactly (128-bit per worker, summed at the end
@@ -204,14 +205,14 @@ impl<W: Workload + ?Sized> BatchCounter<'_, W> {
         }
         let columns = std::mem::take(&mut self.columns);
         let batch = Dataset::from_validated_columns(self.domain.clone(), columns);
-        let counts = self.workload.count_all_with(&batch, self.inner);
+        let added = self
+            .workload
+            .add_counts_with(&batch, &mut self.totals, self.inner);
         self.columns = batch.into_columns();
         for c in &mut self.columns {
             c.clear();
         }
-        for (t, c) in self.totals.iter_mut().zip(counts?) {
-            *t += i128::from(c);
-        }
+        added?;
         self.rows += n as u64;
         self.batches += 1;
         Ok(())

@@ -564,6 +564,42 @@ impl MarginalWorkload {
         }
     }
 
+    /// **Adds** the exact counts of all queries on `data` to `totals` (of length
+    /// `num_queries()`, workload order), each table counted in place
+    /// ([`Marginal::add_counts_into`]): no table is allocated, zeroed or added a second
+    /// time, so a streaming pass costs the same per record as [`Self::count_all`].
+    ///
+    /// Errors: as [`Self::count_all_into`].
+    pub fn add_counts_into(
+        &self,
+        data: &Dataset,
+        totals: &mut [i128],
+        parallelism: Parallelism,
+    ) -> Result<()> {
+        self.check_data(data)?;
+        if totals.len() != self.num_queries() {
+            return Err(QueryError::LengthMismatch {
+                expected: self.num_queries(),
+                found: totals.len(),
+            });
+        }
+        let mut tables: Vec<(&Marginal, &mut [i128])> = Vec::with_capacity(self.len());
+        let mut rest = totals;
+        for m in &self.marginals {
+            let (head, tail) = rest.split_at_mut(m.num_cells());
+            tables.push((m, head));
+            rest = tail;
+        }
+        match parallelism {
+            Parallelism::None => tables
+                .into_iter()
+                .try_for_each(|(m, t)| m.add_counts_into(data, t)),
+            Parallelism::Rayon => tables
+                .into_par_iter()
+                .try_for_each(|(m, t)| m.add_counts_into(data, t)),
+        }
+    }
+
     /// Normalized answers `count / n` in workload order (each table sums to 1).
     /// Errors with [`QueryError::EmptyDataset`] when `n = 0` (no normalised answers exist).
     pub fn answers(&self, data: &Dataset) -> Result<Vec<f64>> {

@@ -55,6 +55,39 @@ fn counts_equal_naive_evaluation_for_every_class() {
     }
 }
 
+/// The streaming counters' batch step **adds** to running totals (it must neither overwrite
+/// them nor start from a table of its own): from arbitrary signed starting totals, adding two
+/// datasets gives the start plus both datasets' counts, for every class (marginals use their
+/// in-place override, the others the default), serial and parallel; a wrong totals length is
+/// an error, not a partial update.
+#[test]
+fn add_counts_adds_to_running_totals_for_every_class() {
+    let dom = domain();
+    let (d1, d2) = (data(&dom, 300, 3), data(&dom, 170, 4));
+    for w in workloads(&dom) {
+        let k = w.num_queries();
+        let start: Vec<i128> = (0..k).map(|q| q as i128 * 7 - 11).collect();
+        let expected: Vec<i128> = start
+            .iter()
+            .zip(w.count_all(&d1).unwrap())
+            .zip(w.count_all(&d2).unwrap())
+            .map(|((&s, a), b)| s + i128::from(a) + i128::from(b))
+            .collect();
+        for par in [Parallelism::None, Parallelism::Rayon] {
+            let mut totals = start.clone();
+            w.add_counts_with(&d1, &mut totals, par).unwrap();
+            w.add_counts_with(&d2, &mut totals, par).unwrap();
+            assert_eq!(totals, expected, "{}", w.class());
+        }
+        let mut short = vec![0i128; k - 1];
+        assert!(
+            w.add_counts_with(&d1, &mut short, Parallelism::None)
+                .is_err()
+        );
+        assert!(short.iter().all(|&t| t == 0), "{}", w.class());
+    }
+}
+
 #[test]
 fn contribution_bounds_dominate_the_brute_force_maxima() {
     let dom = domain();
