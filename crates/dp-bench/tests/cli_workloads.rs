@@ -356,6 +356,21 @@ fn stream_releases_the_same_answers_from_counts_in_bounded_memory() {
     let o = run(&v);
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&c).unwrap());
+    // and so does the same gzip file under a name without `.gz` (found by its magic bytes,
+    // as the in-memory loader finds it)
+    let unnamed = d.join("gzip-without-suffix.csv");
+    std::fs::copy(&gz, &unnamed).unwrap();
+    let c2 = d.join("c2.csv");
+    let mut v = v.clone();
+    let (data_at, out_at) = (
+        v.iter().position(|a| *a == s(&gz)).unwrap(),
+        v.iter().position(|a| *a == s(&c)).unwrap(),
+    );
+    v[data_at] = s(&unnamed);
+    v[out_at] = s(&c2);
+    let o = run(&v);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&c2).unwrap());
     // a mechanism that needs the records is refused before anything is read or written
     let mut m = base(&d.join("m.csv"));
     m[3] = "projection".into();

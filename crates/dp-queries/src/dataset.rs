@@ -26,7 +26,7 @@
 //! * No input panics the loader (a property test feeds it random bytes).
 
 use std::borrow::Cow;
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::Path;
 
 use rand::Rng;
@@ -180,21 +180,8 @@ impl Dataset {
 
     fn load(csv_path: &Path, domain_path: &Path, allow_empty: bool) -> Result<Self> {
         let schema = Schema::from_json_file(domain_path)?;
-        let file = std::fs::File::open(csv_path).map_err(|source| QueryError::Io {
-            path: csv_path.to_path_buf(),
-            source,
-        })?;
+        let reader = open_csv(csv_path)?;
         let label = csv_path.display().to_string();
-        // gzip-compressed CSV (`.gz`, or the gzip magic bytes) is decompressed while read
-        let mut reader = std::io::BufReader::new(file);
-        let gzip = csv_path.extension().is_some_and(|e| e == "gz")
-            || std::io::BufRead::fill_buf(&mut reader)
-                .is_ok_and(|head| head.starts_with(&[0x1f, 0x8b]));
-        let reader: Box<dyn Read> = if gzip {
-            Box::new(flate2::read::MultiGzDecoder::new(reader))
-        } else {
-            Box::new(reader)
-        };
         Self::read_csv(reader, &label, &schema, allow_empty).map_err(|e| match e {
             QueryError::Io { source, .. } => QueryError::Io {
                 path: csv_path.to_path_buf(),
@@ -369,6 +356,32 @@ pub fn is_parquet(path: &Path) -> bool {
     std::fs::File::open(path)
         .and_then(|mut f| f.read_exact(&mut magic))
         .is_ok_and(|()| &magic == b"PAR1")
+}
+
+/// Opens the CSV file `path` for reading, decompressing it on the fly when it is
+/// gzip-compressed — named `.gz`, or starting with the gzip magic bytes `1f 8b` whatever its
+/// name — so that the loaders ([`Dataset::load_file`]) and the streaming counters
+/// ([`crate::count_csv_streaming`] through `dpqr release --stream`) accept the same files.
+///
+/// Errors: [`QueryError::Io`] naming the file when it cannot be opened or its first bytes
+/// cannot be read (a damaged gzip stream is reported later, by the reader, as an I/O error).
+pub fn open_csv(path: &Path) -> Result<Box<dyn BufRead + Send>> {
+    let io = |source| QueryError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut reader = std::io::BufReader::new(std::fs::File::open(path).map_err(io)?);
+    let named_gz = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+    let gzip = named_gz || reader.fill_buf().map_err(io)?.starts_with(&[0x1f, 0x8b]);
+    Ok(if gzip {
+        Box::new(std::io::BufReader::new(flate2::read::MultiGzDecoder::new(
+            reader,
+        )))
+    } else {
+        Box::new(reader)
+    })
 }
 
 /// The header mapping and record decoding of the CSV loaders (module docs), shared by

@@ -60,7 +60,7 @@ pub mod universe;
 pub mod workload;
 
 pub use conjunctions::{BitColumns, ConjunctionWorkload, Literal, QueryKind};
-pub use dataset::{Dataset, IN_MEMORY, is_parquet};
+pub use dataset::{Dataset, IN_MEMORY, is_parquet, open_csv};
 pub use domain::Domain;
 pub use error::{QueryError, Result};
 pub use graphical::{

@@ -106,7 +106,8 @@ impl DataArgs {
 
     /// The exact counts of `workload` over the data in one streaming pass, in bounded memory
     /// (`dp_queries::count_csv_streaming`, or `count_parquet_streaming` for a Parquet file),
-    /// and the number of records: `--data` (a `.gz` CSV file is decompressed on the fly) or
+    /// and the number of records: `--data` (a gzip CSV file, by `.gz` name or magic bytes, is
+    /// decompressed on the fly: `dp_queries::open_csv`) or
     /// a bundled dataset. `--attributes` is refused (the
     /// streamed file must hold exactly the domain's columns). Without `allow_empty`, a file
     /// with no records is an error.
@@ -130,14 +131,7 @@ impl DataArgs {
                 if dp_queries::is_parquet(path) {
                     (count_parquet(path, &schema, workload, settings)?, label)
                 } else {
-                    let file = std::fs::File::open(path).map_err(io_error(path))?;
-                    let reader: Box<dyn std::io::Read> =
-                        if path.extension().is_some_and(|e| e == "gz") {
-                            Box::new(flate2::read::MultiGzDecoder::new(file))
-                        } else {
-                            Box::new(file)
-                        };
-                    let reader = std::io::BufReader::new(reader);
+                    let reader = dp_queries::open_csv(path)?;
                     (
                         dp_queries::count_csv_streaming(
                             reader, &label, &schema, workload, settings,

@@ -107,8 +107,8 @@ pub(crate) struct ReleaseArgs {
     #[arg(long, value_name = "N", requires = "dry_run", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) assume_n: Option<u64>,
     /// Count the workload in one streaming pass over the data (bounded memory: a few batches
-    /// of records and the counts, never the whole table; batches counted in parallel; a `.gz`
-    /// --data is decompressed on the fly) and release from the counts. For the mechanisms
+    /// of records and the counts, never the whole table; batches counted in parallel; a gzip
+    /// --data, by `.gz` name or magic bytes, is decompressed on the fly) and release from the counts. For the mechanisms
     /// that need only counts (gaussian, laplace: `dpqr mechanisms`); refused for the others
     /// and with --attributes. A Parquet --data is streamed without this flag whenever the
     /// mechanism needs only counts and --attributes is not given.
