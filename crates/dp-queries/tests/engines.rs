@@ -112,7 +112,11 @@ fn assert_equal_to_native(name: &str, seed: u64) {
     for (label, w) in workloads(schema.domain(), seed) {
         let expected = native(&csv, &schema, &w);
         assert!(expected.rows > 0);
-        for plan in [CountPlan::GroupingSets, CountPlan::PerTable] {
+        for plan in [
+            CountPlan::GroupingSets,
+            CountPlan::PerTable,
+            CountPlan::Auto,
+        ] {
             for file in [&csv, &parquet] {
                 let got = count_datafusion(file, &schema, &w, &settings(plan)).unwrap();
                 assert_eq!(
@@ -124,6 +128,27 @@ fn assert_equal_to_native(name: &str, seed: u64) {
         }
     }
     std::fs::remove_file(parquet).ok();
+}
+
+/// The default plan is the one measured faster per format (docs/benchmarks.md): grouping
+/// sets for CSV, one query per table for Parquet; explicit plans are kept.
+#[test]
+fn the_automatic_plan_is_chosen_by_file_format() {
+    use dp_queries::engine::FileFormat;
+    assert_eq!(EngineSettings::default().plan, CountPlan::Auto);
+    assert_eq!(
+        CountPlan::Auto.for_format(FileFormat::Csv),
+        CountPlan::GroupingSets
+    );
+    assert_eq!(
+        CountPlan::Auto.for_format(FileFormat::Parquet),
+        CountPlan::PerTable
+    );
+    for format in [FileFormat::Csv, FileFormat::Parquet] {
+        for plan in [CountPlan::GroupingSets, CountPlan::PerTable] {
+            assert_eq!(plan.for_format(format), plan);
+        }
+    }
 }
 
 #[test]
