@@ -130,23 +130,23 @@ fn assert_equal_to_native(name: &str, seed: u64) {
     std::fs::remove_file(parquet).ok();
 }
 
-/// The default plan is the one measured faster per format (docs/benchmarks.md): grouping
-/// sets for CSV, one query per table for Parquet; explicit plans are kept.
+/// The default plan is the one measured faster (docs/benchmarks.md): in process, grouping
+/// sets for CSV and one query per table for Parquet; on a cluster, grouping sets always;
+/// explicit plans are kept.
 #[test]
-fn the_automatic_plan_is_chosen_by_file_format() {
+fn the_automatic_plan_is_chosen_by_engine_and_file_format() {
     use dp_queries::engine::FileFormat;
     assert_eq!(EngineSettings::default().plan, CountPlan::Auto);
-    assert_eq!(
-        CountPlan::Auto.for_format(FileFormat::Csv),
-        CountPlan::GroupingSets
-    );
-    assert_eq!(
-        CountPlan::Auto.for_format(FileFormat::Parquet),
-        CountPlan::PerTable
-    );
+    let auto = |format, distributed| CountPlan::Auto.resolve(format, distributed);
+    assert_eq!(auto(FileFormat::Csv, false), CountPlan::GroupingSets);
+    assert_eq!(auto(FileFormat::Parquet, false), CountPlan::PerTable);
+    assert_eq!(auto(FileFormat::Csv, true), CountPlan::GroupingSets);
+    assert_eq!(auto(FileFormat::Parquet, true), CountPlan::GroupingSets);
     for format in [FileFormat::Csv, FileFormat::Parquet] {
         for plan in [CountPlan::GroupingSets, CountPlan::PerTable] {
-            assert_eq!(plan.for_format(format), plan);
+            for distributed in [false, true] {
+                assert_eq!(plan.resolve(format, distributed), plan);
+            }
         }
     }
 }

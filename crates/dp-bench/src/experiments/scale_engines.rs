@@ -4,7 +4,7 @@
 //! With `datafusion`, each generated table is also counted by DataFusion in this process,
 //! as one `GROUP BY GROUPING SETS` query (`"datafusion"`) and as one `GROUP BY` per table
 //! combined by `UNION ALL` (`"datafusion-per-table"`); with `ballista`, by the default plan
-//! (`CountPlan::Auto`: grouping sets for CSV, per table for Parquet) on a loopback cluster of
+//! (`CountPlan::Auto`: grouping sets on a cluster) on a loopback cluster of
 //! a scheduler and 2 executors started in this process (`"ballista-loopback-2"`). The counts are compared with the native streaming counts of
 //! the same table (a difference is an error: the bench measures only equal counts).
 

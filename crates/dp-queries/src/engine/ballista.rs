@@ -72,7 +72,7 @@ async fn remote_count(
     let ctx = SessionContext::remote(url)
         .await
         .map_err(failed(BALLISTA, "connecting to the scheduler"))?;
-    count_with_context(&ctx, BALLISTA, path, schema, workload, settings).await
+    count_with_context(&ctx, BALLISTA, true, path, schema, workload, settings).await
 }
 
 /// A Ballista scheduler and executors running in this process on the loopback interface

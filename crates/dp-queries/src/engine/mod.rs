@@ -12,7 +12,8 @@
 //! * [`CountPlan::PerTable`]: one `GROUP BY` per distinct attribute set over the same
 //!   scan definition, combined with `UNION ALL` (the engine may scan once per table).
 //!
-//! [`CountPlan::Auto`] (the default) picks, per file format, the plan measured faster.
+//! [`CountPlan::Auto`] (the default) picks, per engine and file format, the plan measured
+//! faster.
 //! Both return, per table and cell, an exact `COUNT(*)` (`Int64`): no float aggregation
 //! anywhere. The cells are put in workload order here, so the result is a
 //! [`StreamedCounts`] equal bit for bit to [`crate::count_csv_streaming`] on the same
@@ -33,8 +34,9 @@
 //!   fail, and that is an [`QueryError::EngineFailed`] as above. The header (public: the
 //!   schema's column names) is checked first with the loaders' errors.
 //! * **No retries, no partial results.** The query runs once; any failure fails the count.
-//!   The result is checked before use: every grouping set must partition the same number of
-//!   rows, every count must be positive, every key a code of its column; otherwise
+//!   The result is checked before use: every table (grouping set or per-table query) must
+//!   partition the same number of rows, every count must be positive, every key a code of
+//!   its column; otherwise
 //!   [`QueryError::EngineFailed`] ("checking the result").
 //! * **n stays private.** [`StreamedCounts::rows`] is the sum of one table's counts (no
 //!   separate `COUNT(*)`); like the native streaming count's, it is private under add/remove
@@ -74,12 +76,14 @@ use crate::workload::MarginalWorkload;
 /// How the workload's tables are asked of the engine (module docs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum CountPlan {
-    /// The plan measured faster for the file's format (the default): grouping sets for CSV
-    /// (one parse of the text feeds every table), one `GROUP BY` per table for Parquet (a
-    /// scan of a few integer columns is cheap, and DataFusion's grouping-set aggregation
-    /// expands every row once per set). Measured in release mode on adult resampled to 10⁷
-    /// rows (docs/benchmarks.md, "Counting at scale"): CSV all 2-way 20 s vs 55 s, Parquet
-    /// 7.4 s vs 19.7 s.
+    /// The plan measured faster for the engine and the file's format (the default):
+    /// DataFusion in this process runs grouping sets on CSV (one parse of the text feeds every
+    /// table) and one `GROUP BY` per table on Parquet (a scan of a few integer columns is
+    /// cheap, and the grouping-set aggregation expands every row once per set); a Ballista
+    /// cluster always runs grouping sets (there every per-table query is its own set of
+    /// stages, each scheduled and shuffled). Measured in release mode on adult resampled to
+    /// 10⁷ rows (docs/benchmarks.md, "Counting at scale"), all 2-way: DataFusion CSV 20 s vs
+    /// 55 s, Parquet 7.4 s vs 19.4 s per table; Ballista Parquet 20 s vs 148 s per table.
     #[default]
     Auto,
     /// One `GROUP BY GROUPING SETS` query over one scan.
@@ -89,13 +93,14 @@ pub enum CountPlan {
 }
 
 impl CountPlan {
-    /// The concrete plan for a file of `format`: [`CountPlan::Auto`] resolved, the others
-    /// unchanged.
-    pub fn for_format(self, format: FileFormat) -> CountPlan {
-        match (self, format) {
-            (CountPlan::Auto, FileFormat::Csv) => CountPlan::GroupingSets,
-            (CountPlan::Auto, FileFormat::Parquet) => CountPlan::PerTable,
-            (plan, _) => plan,
+    /// The concrete plan for a file of `format` on an in-process engine (`distributed =
+    /// false`, DataFusion) or a cluster (`true`, Ballista): [`CountPlan::Auto`] resolved, the
+    /// others unchanged.
+    pub fn resolve(self, format: FileFormat, distributed: bool) -> CountPlan {
+        match (self, format, distributed) {
+            (CountPlan::Auto, FileFormat::Parquet, false) => CountPlan::PerTable,
+            (CountPlan::Auto, _, _) => CountPlan::GroupingSets,
+            (plan, _, _) => plan,
         }
     }
 }
@@ -184,15 +189,17 @@ pub fn count_datafusion(
     }
     let ctx = SessionContext::new_with_config(config);
     rt.block_on(count_with_context(
-        &ctx, DATAFUSION, path, schema, workload, settings,
+        &ctx, DATAFUSION, false, path, schema, workload, settings,
     ))
 }
 
-/// The shared body of every engine: check the inputs, plan the query on `ctx`, run it once,
-/// decode and check the result.
+/// The shared body of every engine: check the inputs, plan the query on `ctx` (`distributed`:
+/// `ctx` runs it on a cluster, which decides [`CountPlan::Auto`]), run it once, decode and
+/// check the result.
 pub(crate) async fn count_with_context(
     ctx: &SessionContext,
     engine: &'static str,
+    distributed: bool,
     path: &Path,
     schema: &Schema,
     workload: &MarginalWorkload,
@@ -257,7 +264,7 @@ pub(crate) async fn count_with_context(
         }
     };
     let query = plan
-        .build(frame, settings.plan.for_format(format))
+        .build(frame, settings.plan.resolve(format, distributed))
         .map_err(failed(engine, "planning the query"))?;
     let batches = query
         .collect()
