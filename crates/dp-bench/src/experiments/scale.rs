@@ -97,15 +97,17 @@ pub struct ScaleRecord {
     pub workload: String,
     /// Marginals in the workload.
     pub marginals: usize,
-    /// `"read-bytes"`, `"streaming"`, `"in-memory"`, and with the engine features
+    /// `"read-bytes"`, `"streaming"`, `"release"` (the Gaussian release from the streamed
+    /// counts: noise and simplex projection, [`release_from_counts`]), `"in-memory"`, and
+    /// with the engine features
     /// `"datafusion"`, `"datafusion-per-table"`, `"ballista-loopback-2"`
     /// ([`super::scale_engines`]).
     pub method: String,
     /// Wall seconds.
     pub seconds: f64,
-    /// Records per second.
+    /// Records per second (0 for release, which does not read records).
     pub rows_per_second: f64,
-    /// Record × marginal updates per second (0 for read-bytes).
+    /// Record × marginal updates per second (0 for read-bytes and release).
     pub updates_per_second: f64,
     /// Peak resident memory of the measurement, MiB (Linux; `None` elsewhere).
     pub peak_mib: Option<f64>,
@@ -163,8 +165,12 @@ pub fn run_scale(
                     marginals,
                     method: method.into(),
                     seconds,
-                    rows_per_second: n as f64 / seconds.max(1e-9),
-                    updates_per_second: if method == "read-bytes" {
+                    rows_per_second: if method == "release" {
+                        0.0
+                    } else {
+                        n as f64 / seconds.max(1e-9)
+                    },
+                    updates_per_second: if method == "read-bytes" || method == "release" {
                         0.0
                     } else {
                         (n as f64 * marginals as f64) / seconds.max(1e-9)
@@ -188,6 +194,16 @@ pub fn run_scale(
                 let secs = t.elapsed().as_secs_f64();
                 std::hint::black_box(&streamed.counts);
                 push(name, w.len(), "streaming", secs, peak_mib());
+                reset_peak();
+                let t = Instant::now();
+                release_from_counts(streamed.counts.clone(), n, w)?;
+                push(
+                    name,
+                    w.len(),
+                    "release",
+                    t.elapsed().as_secs_f64(),
+                    peak_mib(),
+                );
                 #[cfg(feature = "datafusion")]
                 engines.measure(&path, &schema, w, &streamed.counts, |method, secs, peak| {
                     push(name, w.len(), method, secs, peak)
@@ -210,6 +226,27 @@ pub fn run_scale(
         }
     }
     Ok(records)
+}
+
+/// What a release costs beside the count: the Gaussian mechanism of `dpqr release
+/// --mechanism gaussian --epsilon 1 --delta 1e-9 --post simplex` from the exact
+/// `counts` of `n` records (discrete Gaussian noise on every cell, then each table projected
+/// onto the simplex; seed 1). The answers are dropped: the bench times them, and they are
+/// never compared with the data.
+pub fn release_from_counts(counts: Vec<i64>, n: u64, workload: &MarginalWorkload) -> Result<()> {
+    use dp_mechanisms::{GaussianParams, Mechanism, PostProcessing};
+    let mechanism = GaussianParams::new(dp_core::PrivacyLoss::Approx {
+        epsilon: 1.0,
+        delta: 1e-9,
+    })
+    .post_processing(PostProcessing::SimplexProjection)
+    .check()?;
+    let n = usize::try_from(n)
+        .map_err(|_| crate::BenchError::Usage("more records than this machine can count".into()))?;
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(1);
+    let release = mechanism.release_counts(counts, n, workload, &mut rng)?;
+    std::hint::black_box(&release);
+    Ok(())
 }
 
 /// The streaming count of the file `path` in `format` with the default settings.
@@ -308,7 +345,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("dpqr-scale-run-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let records = run_scale("adult", &[3000], &dir, |_| {}).unwrap();
-        // per format: read-bytes, then streaming and in-memory for each of the two workloads
+        // per format: read-bytes, then streaming, release and in-memory for each workload
         for format in ["csv", "parquet"] {
             let methods: Vec<(&str, &str)> = records
                 .iter()
@@ -320,8 +357,10 @@ mod tests {
                 [
                     ("-", "read-bytes"),
                     ("all-2way", "streaming"),
+                    ("all-2way", "release"),
                     ("all-2way", "in-memory"),
                     ("random-3way:64", "streaming"),
+                    ("random-3way:64", "release"),
                     ("random-3way:64", "in-memory"),
                 ],
                 "{format}"
