@@ -540,28 +540,7 @@ impl MarginalWorkload {
         out: &mut [u64],
         parallelism: Parallelism,
     ) -> Result<()> {
-        self.check_data(data)?;
-        if out.len() != self.num_queries() {
-            return Err(QueryError::LengthMismatch {
-                expected: self.num_queries(),
-                found: out.len(),
-            });
-        }
-        let mut tables: Vec<(&Marginal, &mut [u64])> = Vec::with_capacity(self.len());
-        let mut rest = out;
-        for m in &self.marginals {
-            let (head, tail) = rest.split_at_mut(m.num_cells());
-            tables.push((m, head));
-            rest = tail;
-        }
-        match parallelism {
-            Parallelism::None => tables
-                .into_iter()
-                .try_for_each(|(m, t)| m.count_into(data, t)),
-            Parallelism::Rayon => tables
-                .into_par_iter()
-                .try_for_each(|(m, t)| m.count_into(data, t)),
-        }
+        self.for_each_table(data, out, parallelism, |m, t| m.count_into(data, t))
     }
 
     /// **Adds** the exact counts of all queries on `data` to `totals` (of length
@@ -576,27 +555,35 @@ impl MarginalWorkload {
         totals: &mut [i128],
         parallelism: Parallelism,
     ) -> Result<()> {
+        self.for_each_table(data, totals, parallelism, |m, t| m.add_counts_into(data, t))
+    }
+
+    /// Checks `data` and the length of `out`, cuts `out` into one slice per table (workload
+    /// order) and runs `count` on each, tables in parallel under [`Parallelism::Rayon`].
+    fn for_each_table<T: Send>(
+        &self,
+        data: &Dataset,
+        out: &mut [T],
+        parallelism: Parallelism,
+        count: impl Fn(&Marginal, &mut [T]) -> Result<()> + Sync,
+    ) -> Result<()> {
         self.check_data(data)?;
-        if totals.len() != self.num_queries() {
+        if out.len() != self.num_queries() {
             return Err(QueryError::LengthMismatch {
                 expected: self.num_queries(),
-                found: totals.len(),
+                found: out.len(),
             });
         }
-        let mut tables: Vec<(&Marginal, &mut [i128])> = Vec::with_capacity(self.len());
-        let mut rest = totals;
+        let mut tables: Vec<(&Marginal, &mut [T])> = Vec::with_capacity(self.len());
+        let mut rest = out;
         for m in &self.marginals {
             let (head, tail) = rest.split_at_mut(m.num_cells());
             tables.push((m, head));
             rest = tail;
         }
         match parallelism {
-            Parallelism::None => tables
-                .into_iter()
-                .try_for_each(|(m, t)| m.add_counts_into(data, t)),
-            Parallelism::Rayon => tables
-                .into_par_iter()
-                .try_for_each(|(m, t)| m.add_counts_into(data, t)),
+            Parallelism::None => tables.into_iter().try_for_each(|(m, t)| count(m, t)),
+            Parallelism::Rayon => tables.into_par_iter().try_for_each(|(m, t)| count(m, t)),
         }
     }
 

@@ -5,7 +5,7 @@ use dp_bench::io::datasets;
 use dp_bench::io::synthetic::{WeightedRecords, read_weighted, sniff_weighted};
 use dp_bench::{BenchError, Result, io_error, quoted};
 use dp_queries::{Dataset, Domain, QueryError};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub(crate) struct DataArgs {
@@ -99,11 +99,6 @@ impl DataArgs {
         v
     }
 
-    /// Whether `--data` is a Parquet file (`dp_queries::is_parquet`).
-    pub(crate) fn is_parquet(&self) -> bool {
-        self.data.as_deref().is_some_and(dp_queries::is_parquet)
-    }
-
     /// The exact counts of `workload` over the data in one streaming pass, in bounded memory
     /// (`dp_queries::count_csv_streaming`, or `count_parquet_streaming` for a Parquet file),
     /// and the number of records: `--data` (a gzip CSV file, by `.gz` name or magic bytes, is
@@ -132,12 +127,16 @@ impl DataArgs {
                     (count_parquet(path, &schema, workload, settings)?, label)
                 } else {
                     let reader = dp_queries::open_csv(path)?;
-                    (
-                        dp_queries::count_csv_streaming(
-                            reader, &label, &schema, workload, settings,
-                        )?,
-                        label,
-                    )
+                    let counted = dp_queries::count_csv_streaming(
+                        reader, &label, &schema, workload, settings,
+                    );
+                    match counted {
+                        Ok(counted) => (counted, label),
+                        Err(e @ QueryError::ExtraColumn { .. }) => {
+                            return Err(explain_extra_column(e, path, schema.domain()));
+                        }
+                        Err(e) => return Err(e.into()),
+                    }
                 }
             }
             (None, None, Some(name)) => {
@@ -188,10 +187,7 @@ impl DataArgs {
                     Ok(data) => data,
                     Err(e @ QueryError::ExtraColumn { .. }) => {
                         let domain = Domain::from_json_file(dom)?;
-                        return Err(match sniff_weighted(csv, &domain, None)? {
-                            Some(weight) => refuse_weighted(csv, &weight),
-                            None => e.into(),
-                        });
+                        return Err(explain_extra_column(e, csv, &domain));
                     }
                     Err(e) => return Err(e.into()),
                 }
@@ -285,6 +281,18 @@ impl WeightedData {
             WeightedData::Plain(d) => d,
             WeightedData::Weighted(w) => &w.records,
         }
+    }
+}
+
+/// An extra column in a release's input: when the file is a weighted records file (a
+/// synthetic file, `io::synthetic::weighted_header`), the refusal that says why and points to
+/// `dpqr synthetic expand` ([`DataArgs::load`]); otherwise the loader's error `e` as it is.
+/// The loaders and the streaming pass give the same answer for the same file.
+fn explain_extra_column(e: QueryError, csv: &Path, domain: &Domain) -> BenchError {
+    match sniff_weighted(csv, domain, None) {
+        Ok(Some(weight)) => refuse_weighted(csv, &weight),
+        Ok(None) => e.into(),
+        Err(other) => other,
     }
 }
 

@@ -108,10 +108,11 @@ pub(crate) struct ReleaseArgs {
     pub(crate) assume_n: Option<u64>,
     /// Count the workload in one streaming pass over the data (bounded memory: a few batches
     /// of records and the counts, never the whole table; batches counted in parallel; a gzip
-    /// --data, by `.gz` name or magic bytes, is decompressed on the fly) and release from the counts. For the mechanisms
-    /// that need only counts (gaussian, laplace: `dpqr mechanisms`); refused for the others
-    /// and with --attributes. A Parquet --data is streamed without this flag whenever the
-    /// mechanism needs only counts and --attributes is not given.
+    /// --data, by `.gz` name or magic bytes, is decompressed on the fly) and release from
+    /// the counts. For the mechanisms that need only counts (gaussian, laplace: `dpqr
+    /// mechanisms`); refused for the others and with --attributes. A --data file (CSV or
+    /// Parquet) is streamed without this flag whenever the mechanism needs only counts and
+    /// --attributes is not given; the flag matters for --dataset and --batch-rows.
     #[arg(long)]
     pub(crate) stream: bool,
     /// Records per batch of --stream.
@@ -341,10 +342,11 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
     // From here on, under add/remove neighbours n is private: nothing printed or written
     // (stdout, stderr, report, answers, ledger) may be the true n or derived from it.
     let allow_empty = neighbouring == Neighbouring::AddRemove;
-    // a Parquet file is streamed whenever the mechanism needs only the counts (memory for
-    // the tables, not for the rows); --stream asks for it with CSV too
+    // a --data file (CSV, gzip CSV or Parquet) is streamed whenever the mechanism needs only
+    // the counts (memory for the tables, not for the rows; the same counts, so the same
+    // answers); --stream asks for it with a bundled table too
     let stream = args.stream
-        || (args.data.is_parquet() && mech.counts_suffice() && args.data.attributes.is_none());
+        || (args.data.data.is_some() && mech.counts_suffice() && args.data.attributes.is_none());
     let data = if args.engine.is_engine() {
         let (counts, rows) = args.engine.counts(&args.data, &workload, allow_empty)?;
         Loaded::Counts { counts, rows }
