@@ -238,15 +238,8 @@ impl Marginal {
     /// Errors: [`QueryError::LengthMismatch`] for a wrong `out` length,
     /// [`QueryError::DomainMismatch`] for an incompatible dataset.
     pub fn count_into(&self, data: &Dataset, out: &mut [u64]) -> Result<()> {
-        self.check_fits(data)?;
-        if out.len() != self.num_cells {
-            return Err(QueryError::LengthMismatch {
-                expected: self.num_cells,
-                found: out.len(),
-            });
-        }
+        let cols = self.table_columns(data, out.len())?;
         out.fill(0);
-        let cols: Vec<&[u32]> = self.attrs.iter().map(|&a| data.column(a)).collect();
         count_table(&cols, &self.strides, out);
         Ok(())
     }
@@ -259,16 +252,23 @@ impl Marginal {
     ///
     /// Errors: as [`Marginal::count_into`].
     pub fn add_counts_into(&self, data: &Dataset, totals: &mut [i128]) -> Result<()> {
-        self.check_fits(data)?;
-        if totals.len() != self.num_cells {
-            return Err(QueryError::LengthMismatch {
-                expected: self.num_cells,
-                found: totals.len(),
-            });
-        }
-        let cols: Vec<&[u32]> = self.attrs.iter().map(|&a| data.column(a)).collect();
+        let cols = self.table_columns(data, totals.len())?;
         count_table(&cols, &self.strides, totals);
         Ok(())
+    }
+
+    /// The checks of [`Marginal::count_into`] and [`Marginal::add_counts_into`] — `data`
+    /// fits this marginal, the table has `num_cells()` entries (`table_len`) — and then the
+    /// columns of this marginal's attributes, in its order.
+    fn table_columns<'d>(&self, data: &'d Dataset, table_len: usize) -> Result<Vec<&'d [u32]>> {
+        self.check_fits(data)?;
+        if table_len != self.num_cells {
+            return Err(QueryError::LengthMismatch {
+                expected: self.num_cells,
+                found: table_len,
+            });
+        }
+        Ok(self.attrs.iter().map(|&a| data.column(a)).collect())
     }
 
     fn check_fits(&self, data: &Dataset) -> Result<()> {
