@@ -106,6 +106,52 @@ impl AttributeSchema {
         }
     }
 
+    /// The field dpqr writes for the `other` bucket of this attribute: `other`, or — when
+    /// that is one of its labels — the first of `other_1`, `other_2`, … that is not.
+    /// Never empty and never a label, and no bin value (it is not a number), so it reads
+    /// back as the `other` bucket; `None` when the attribute has no `other` bucket.
+    ///
+    /// (Not an empty field: a file of one column would hold blank lines, which the loader
+    /// skips.)
+    pub fn other_value(&self) -> Option<String> {
+        if !self.other {
+            return None;
+        }
+        let taken = |v: &str| self.lookup.contains_key(v);
+        if !taken("other") {
+            return Some("other".into());
+        }
+        (1u64..).map(|i| format!("other_{i}")).find(|v| !taken(v))
+    }
+
+    /// The raw field dpqr writes for code `code` of an attribute of this encoding, chosen so
+    /// that [`Schema::encode`] reads it back as `code` (the inverse of the encoding on its
+    /// codes; [`Schema::decode`] checks the code against the attribute's size):
+    ///
+    /// * [`Encoding::Codes`]: the code in decimal digits;
+    /// * [`Encoding::Labels`]: label `code`;
+    /// * [`Encoding::Bins`]: the lower edge of bin `code` (it is in the bin, whether the
+    ///   bin is half-open or the closed last one), written in Rust's shortest round-trip
+    ///   form with a decimal point or an exponent (`18.0`, `-2.5`, `1e300`): it parses back
+    ///   to exactly the same number, and it is never a bare integer such as `18`;
+    /// * the `other` code: [`AttributeSchema::other_value`].
+    ///
+    /// `None` when `code` is neither a value of the schema nor its `other` bucket (and never
+    /// for [`Encoding::Codes`], which knows no size).
+    fn value_of(&self, code: u32) -> Option<String> {
+        let i = code as usize;
+        let value = match &self.encoding {
+            Encoding::Codes => return Some(code.to_string()),
+            Encoding::Labels(labels) => labels.get(i).cloned(),
+            Encoding::Bins(edges) => (i + 1 < edges.len()).then(|| format!("{:?}", edges[i])),
+        };
+        match value {
+            Some(v) => Some(v),
+            None if Some(code) == self.declared() => self.other_value(),
+            None => None,
+        }
+    }
+
     /// The code of the raw field `value`, or why it is outside the schema.
     /// [`Encoding::Codes`] attributes are not encoded here (the loader reads their codes).
     fn encode(&self, value: &str) -> std::result::Result<u32, String> {
@@ -326,10 +372,42 @@ impl Schema {
             .all(|a| a.encoding == Encoding::Codes)
     }
 
+    /// The raw field that stands for code `code` of attribute `attribute` — the inverse
+    /// of [`Schema::encode`] on the attribute's codes: `encode(a, decode(a, c)) == c` for
+    /// every code `c` below the attribute's size. A label attribute gives its label, a bins
+    /// attribute the lower edge of the bin (`18.0`: a decimal point or an exponent always,
+    /// parsed back exactly), the `other` code [`AttributeSchema::other_value`], and an
+    /// attribute of integer codes the code in decimal digits. This is what dpqr writes in
+    /// synthetic files read through the schema.
+    ///
+    /// `None` when `attribute` is out of range or `code` is not below its size.
+    pub fn decode(&self, attribute: usize, code: u32) -> Option<String> {
+        if code >= self.domain.sizes().get(attribute).copied()? {
+            return None;
+        }
+        self.attributes.get(attribute)?.value_of(code)
+    }
+
+    /// The schema on the attributes `names`, in the order given (as [`Domain::project`]
+    /// restricts the domain).
+    ///
+    /// Errors: [`QueryError::UnknownAttribute`] for a name not in the schema,
+    /// [`QueryError::BadDomain`] for a repeated name or an empty list.
+    pub fn select(&self, names: &[&str]) -> Result<Schema> {
+        let idx = names
+            .iter()
+            .map(|n| self.domain.index_of(n))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Schema {
+            domain: self.domain.project(&idx)?,
+            attributes: idx.iter().map(|&i| self.attributes[i].clone()).collect(),
+        })
+    }
+
     /// The code of raw field `value` of attribute `i`: `Ok(None)` if the attribute holds
     /// integer codes (read by the loader), `Err(reason)` if the value is outside the schema
     /// and the attribute has no `other` bucket.
-    pub(crate) fn encode(&self, i: usize, value: &str) -> std::result::Result<Option<u32>, String> {
+    pub fn encode(&self, i: usize, value: &str) -> std::result::Result<Option<u32>, String> {
         match self.attributes.get(i) {
             None => Err("internal: attribute out of range".into()),
             Some(a) if a.encoding == Encoding::Codes => Ok(None),
@@ -804,6 +882,143 @@ mod tests {
             age.encoding(),
             &Encoding::Bins(vec![0.0, 18.0, 30.0, 65.0, 120.0])
         );
+    }
+
+    /// Every code of `s`, decoded to its raw field and encoded back, is itself — through
+    /// [`Schema::encode`] and through the CSV loader reading the decoded fields as a file.
+    fn assert_decode_inverts_encode(s: &Schema) {
+        let d = s.domain();
+        let mut csv = d.names().collect::<Vec<_>>().join(",");
+        csv.push('\n');
+        let widest = d.sizes().iter().copied().max().unwrap_or(0);
+        let mut want: Vec<Vec<u32>> = vec![Vec::new(); d.len()];
+        for row in 0..widest {
+            let mut fields = Vec::with_capacity(d.len());
+            for (a, &size) in d.sizes().iter().enumerate() {
+                let code = row.min(size - 1);
+                let field = s.decode(a, code).expect("a code below the size decodes");
+                let back = s.encode(a, &field).expect("a decoded field encodes");
+                assert_eq!(
+                    back.unwrap_or(code),
+                    code,
+                    "attribute {a} code {code}: {field:?}"
+                );
+                if s.attribute(a).unwrap().encoding() != &Encoding::Codes {
+                    assert!(back.is_some(), "{field:?}");
+                }
+                want[a].push(code);
+                fields.push(csv_field(&field));
+            }
+            csv.push_str(&fields.join(","));
+            csv.push('\n');
+        }
+        let loaded = Dataset::from_csv_reader_with_schema(csv.as_bytes(), "decoded.csv", s)
+            .unwrap_or_else(|e| panic!("{e}\n{csv}"));
+        for (a, codes) in want.iter().enumerate() {
+            assert_eq!(loaded.column(a), codes.as_slice(), "{csv}");
+        }
+        // nothing decodes outside the domain
+        for (a, &size) in d.sizes().iter().enumerate() {
+            assert_eq!(s.decode(a, size), None);
+            assert_eq!(s.decode(a, u32::MAX), None);
+        }
+        assert_eq!(s.decode(d.len(), 0), None);
+    }
+
+    /// `field` as one CSV field (quoted when it holds a comma or a quote).
+    fn csv_field(field: &str) -> String {
+        if field.contains([',', '"']) {
+            format!("\"{}\"", field.replace('"', "\"\""))
+        } else {
+            field.to_string()
+        }
+    }
+
+    #[test]
+    fn decode_inverts_encode_on_every_code() {
+        assert_decode_inverts_encode(&schema());
+        for json in [
+            // labels that are digits, not in their codes' order, and labels called other
+            r#"{"d": {"labels": ["2", "0", "1"]}, "e": {"labels": ["other", "x"], "other": true}}"#,
+            r#"{"f": {"labels": ["other", "other_1", "a,b", "q\"uote", " pad "], "other": true}}"#,
+            // negative, tiny, huge and inexact edges; the closed last bin; other
+            r#"{"n": {"bins": [-1e308, -2.5, -0.0, 5e-324, 0.1, 0.30000000000000004, 1e300], "other": true}}"#,
+            r#"{"m": {"bins": [-1.7976931348623157e308, 1.7976931348623157e308]}, "c": 5}"#,
+            r#"{"i": {"bins": [0, 1, 2, 3]}, "j": {"bins": [100, 1e16, 1e17, 1.5e17]}}"#,
+        ] {
+            let s = Schema::from_json_str(json, "s.json").unwrap_or_else(|e| panic!("{json}: {e}"));
+            assert_decode_inverts_encode(&s);
+        }
+    }
+
+    #[test]
+    fn decoded_values_are_labels_edges_and_other() {
+        let s = schema();
+        assert_eq!(s.decode(0, 1).as_deref(), Some("male"));
+        // the lower edge of each bin, never a bare integer; the closed last bin too
+        let ages: Vec<String> = (0..4).filter_map(|c| s.decode(1, c)).collect();
+        assert_eq!(ages, ["0.0", "18.0", "30.0", "65.0"]);
+        assert_eq!(s.decode(2, 2).as_deref(), Some("other"));
+        assert_eq!(s.decode(3, 1).as_deref(), Some("1"));
+        let taken = Schema::from_json_str(
+            r#"{"r": {"labels": ["other", "other_1", "b"], "other": true}}"#,
+            "t.json",
+        )
+        .unwrap();
+        assert_eq!(taken.decode(0, 3).as_deref(), Some("other_2"));
+        assert_eq!(
+            taken.attribute(0).unwrap().other_value().as_deref(),
+            Some("other_2")
+        );
+        assert_eq!(s.attribute(0).unwrap().other_value(), None);
+        let huge = Schema::from_json_str(r#"{"h": {"bins": [-1e300, 1e300]}}"#, "h.json").unwrap();
+        assert_eq!(huge.decode(0, 0).as_deref(), Some("-1e300"));
+    }
+
+    #[test]
+    fn a_schema_is_selected_by_attribute_names() {
+        let s = schema();
+        let t = s.select(&["region", "sex"]).unwrap();
+        assert_eq!(t.domain().names().collect::<Vec<_>>(), ["region", "sex"]);
+        assert_eq!(t.domain().sizes(), &[3, 2]);
+        assert_eq!(t.decode(0, 2).as_deref(), Some("other"));
+        assert_eq!(t.decode(1, 0).as_deref(), Some("female"));
+        assert!(matches!(
+            s.select(&["nope"]),
+            Err(QueryError::UnknownAttribute { .. })
+        ));
+        assert!(matches!(
+            s.select(&["sex", "sex"]),
+            Err(QueryError::BadDomain { .. })
+        ));
+        assert!(matches!(s.select(&[]), Err(QueryError::BadDomain { .. })));
+    }
+
+    proptest::proptest! {
+        /// Random strictly increasing finite edges (any magnitude, any sign): every bin's
+        /// decoded value falls back into that bin.
+        #[test]
+        fn decoded_bins_encode_back(
+            raw in proptest::collection::vec(proptest::num::f64::NORMAL | proptest::num::f64::SUBNORMAL | proptest::num::f64::ZERO, 2..12),
+            other in proptest::bool::ANY,
+        ) {
+            let mut edges = raw;
+            edges.sort_by(f64::total_cmp);
+            edges.dedup_by(|a, b| a == b);
+            proptest::prop_assume!(edges.len() >= 2);
+            let json = format!(
+                "{{\"x\": {{\"bins\": {}, \"other\": {other}}}}}",
+                serde_json::to_string(&edges).unwrap()
+            );
+            // (JSON parsing may merge two adjacent floats: then there is nothing to test)
+            let parsed = Schema::from_json_str(&json, "p.json");
+            proptest::prop_assume!(parsed.is_ok());
+            let s = parsed.unwrap();
+            for code in 0..s.domain().size(0) {
+                let field = s.decode(0, code).unwrap();
+                proptest::prop_assert_eq!(s.encode(0, &field), Ok(Some(code)), "{}", field);
+            }
+        }
     }
 
     #[test]
