@@ -22,14 +22,20 @@ pub enum CoreError {
     },
     /// A [`crate::Ledger`] refused a spend that would exceed its budget.
     #[error(
-        "privacy budget exceeded: spending {requested} on '{label}' would exceed the remaining budget {remaining}"
+        "privacy budget exceeded: spending {requested} on '{label}' does not fit: total budget \
+         {total}, spent {spent}, remaining {remaining}"
     )]
     BudgetExceeded {
         /// The label of the refused spend.
         label: String,
-        /// The refused loss, formatted.
+        /// The refused loss, formatted (with its charge when it is stated for another
+        /// neighbouring relation than the ledger's).
         requested: String,
-        /// What was left of the budget, formatted.
+        /// The ledger's total budget, formatted.
+        total: String,
+        /// What the recorded spends have used of it, formatted.
+        spent: String,
+        /// What is left of the total, formatted.
         remaining: String,
     },
     /// Two privacy losses cannot be combined into one guarantee of the kind asked for

@@ -177,7 +177,19 @@ impl Ledger {
     /// invalid, of a kind the budget does not accept, or has no conversion to the ledger's
     /// relation).
     pub fn can_spend_under(&self, loss: &PrivacyLoss, neighbouring: Neighbouring) -> Result<()> {
-        self.check("(unlabelled)", loss, neighbouring)
+        self.check("unlabelled spend", loss, neighbouring)
+    }
+
+    /// [`Self::can_spend_under`] for a spend labelled `label`, the label a refusal
+    /// ([`CoreError::BudgetExceeded`]) names: `Ok(())` exactly when
+    /// [`Self::spend_under`] with the same arguments would record the spend.
+    pub fn check_spend(
+        &self,
+        label: &str,
+        loss: &PrivacyLoss,
+        neighbouring: Neighbouring,
+    ) -> Result<()> {
+        self.check(label, loss, neighbouring)
     }
 
     /// Records `loss`, stated for this ledger's own relation, under `label` if the budget
@@ -217,6 +229,10 @@ impl Ledger {
                     self.neighbouring
                 )
             },
+            total: self.budget.to_string(),
+            spent: self
+                .spent()
+                .map_or_else(|e| format!("unknown ({e})"), |t| t.to_string()),
             remaining: self.remaining_description(),
         };
         let total = match self.total_with(Some(&charged)) {
@@ -242,10 +258,36 @@ impl Ledger {
         if within { Ok(()) } else { Err(exceeded()) }
     }
 
+    /// What is left of the budget, in its own notion (each component rounded down, never
+    /// below zero); for an (ε, δ) budget the ε and δ left once the zCDP spends are
+    /// converted at the δ the others leave (see the type docs).
     fn remaining_description(&self) -> String {
-        match self.spent() {
-            Ok(s) => format!("{} of which {} is spent", self.budget, s),
-            Err(_) => format!("{}", self.budget),
+        let left = |b: f64, s: f64| sub_down(b, s).max(0.0);
+        match (self.budget, self.spent()) {
+            (PrivacyLoss::Pure { epsilon: b }, Ok(PrivacyLoss::Pure { epsilon: s })) => {
+                PrivacyLoss::Pure {
+                    epsilon: left(b, s),
+                }
+                .to_string()
+            }
+            (PrivacyLoss::Zcdp { rho: b }, Ok(PrivacyLoss::Zcdp { rho: s })) => {
+                PrivacyLoss::Zcdp { rho: left(b, s) }.to_string()
+            }
+            (
+                PrivacyLoss::Approx {
+                    epsilon: be,
+                    delta: bd,
+                },
+                Ok(PrivacyLoss::Approx {
+                    epsilon: se,
+                    delta: sd,
+                }),
+            ) => PrivacyLoss::Approx {
+                epsilon: left(be, se),
+                delta: left(bd, sd),
+            }
+            .to_string(),
+            _ => "unknown (the spends cannot be totalled)".to_string(),
         }
     }
 
@@ -269,7 +311,7 @@ impl Ledger {
                     return Err(CoreError::IncompatibleComposition {
                         left: b.to_string(),
                         right: s.to_string(),
-                        reason: "this budget's notion cannot account for this spend".to_string(),
+                        reason: notion_mismatch(&b, s),
                     });
                 }
             }
@@ -323,6 +365,24 @@ impl Ledger {
     }
 }
 
+/// Why a budget of `budget`'s notion cannot account for a spend of `spend`'s notion.
+fn notion_mismatch(budget: &PrivacyLoss, spend: &PrivacyLoss) -> String {
+    let kind = |l: &PrivacyLoss| match l {
+        PrivacyLoss::Pure { .. } => "pure ε-DP",
+        PrivacyLoss::Approx { .. } => "(ε, δ)-DP",
+        PrivacyLoss::Zcdp { .. } => "ρ-zCDP",
+    };
+    let why = match budget {
+        PrivacyLoss::Pure { .. } => "only pure ε-DP spends imply a pure ε-DP bound",
+        _ => "an (ε, δ)-DP guarantee implies no ρ-zCDP bound",
+    };
+    format!(
+        "a {} budget cannot account for a {} spend ({why})",
+        kind(budget),
+        kind(spend)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,6 +399,47 @@ mod tests {
         assert!(l.spend("z", PrivacyLoss::zcdp(0.0)?).is_err());
         assert_eq!(l.spends().len(), 2);
         assert_eq!(l.spent()?, PrivacyLoss::Pure { epsilon: 1.0 });
+        Ok(())
+    }
+
+    #[test]
+    fn a_refusal_names_the_spend_and_states_total_spent_and_remaining() -> Result<()> {
+        let mut l = Ledger::new(PrivacyLoss::pure(1.0)?);
+        l.spend("first", PrivacyLoss::pure(0.75)?)?;
+        let e = l
+            .check_spend(
+                "gaussian on all-2way",
+                &PrivacyLoss::pure(0.5)?,
+                Neighbouring::ReplaceOne,
+            )
+            .unwrap_err();
+        let msg = e.to_string();
+        assert!(matches!(e, CoreError::BudgetExceeded { .. }), "{msg}");
+        for want in [
+            "'gaussian on all-2way'",
+            "total budget ε = 1 ",
+            "spent ε = 0.75 ",
+            "remaining ε = 0.25 ",
+        ] {
+            assert!(msg.contains(want), "{want}: {msg}");
+        }
+        assert!(!msg.contains("unlabelled"), "{msg}");
+        // check_spend records nothing, and agrees with spend_under
+        assert_eq!(l.spends().len(), 1);
+        assert!(
+            l.check_spend("x", &PrivacyLoss::pure(0.25)?, Neighbouring::ReplaceOne)
+                .is_ok()
+        );
+        // a kind the budget cannot account for says so, in plain words
+        let e = l
+            .check_spend("g", &PrivacyLoss::zcdp(0.01)?, Neighbouring::ReplaceOne)
+            .unwrap_err();
+        assert!(matches!(e, CoreError::IncompatibleComposition { .. }));
+        assert!(
+            e.to_string()
+                .contains("a pure ε-DP budget cannot account for a ρ-zCDP spend"),
+            "{e}"
+        );
         Ok(())
     }
 
