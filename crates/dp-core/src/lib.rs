@@ -13,6 +13,7 @@
 //! | [`samplers`] | exact [`sample_uniform_below`], [`sample_bernoulli_exp`] (and its `u128` form [`sample_bernoulli_exp_ratio`]), [`sample_bernoulli_two_over_e`], [`DiscreteLaplace`], [`DiscreteGaussian`] (CKS 2020) on exact rationals ([`exact_rational`]); continuous [`Laplace`], [`Gaussian`] with the floating-point caveat |
 //! | [`exponential`] | [`ExponentialMechanism`] (exact rejection sampling ∝ exp(ε q/(2Δ)); ε-DP, ε²/8-zCDP by bounded range) and [`PermuteAndFlip`] (ε-DP, charged ε²/2-zCDP), [`Selector`] (either); exact Bernoulli coins, exact output distributions for audits |
 //! | [`progress`] | [`Progress`]: how far a long stage has got (public round/iteration counts only), for the caller to show |
+//! | [`rounding`] | directed rounding of `+ − × ÷ √ exp ln` for accounting; [`rounding::split_down`]: an equal budget split rounded down so that its composition stays within the total |
 //! | [`rng`] | [`seeded_rng`], [`os_seeded_rng`], [`stream_rng`]: ChaCha20, no global state |
 //!
 //! Accounting rounds in the safe direction: every privacy parameter that is reported
@@ -35,7 +36,7 @@ pub mod loss;
 pub mod neighbouring;
 pub mod progress;
 pub mod rng;
-mod rounding;
+pub mod rounding;
 pub mod samplers;
 
 pub use composition::{advanced_composition, advanced_composition_epsilon0, compose_all};

@@ -77,7 +77,7 @@ fn check_record(sizes: &[u32], record: &[u32]) -> Result<()> {
 }
 
 /// Per-attribute randomized response: each of the `d` attributes through k-ary
-/// randomized response at ε/d (ε-LDP by basic composition).
+/// randomized response at ε/d rounded down (ε-LDP by basic composition).
 #[derive(Clone, Debug)]
 pub struct PerAttributeRr {
     epsilon: f64,
@@ -96,7 +96,7 @@ impl PerAttributeRr {
                 reason: "need at least one attribute, each with at least two values".into(),
             });
         }
-        let per = epsilon / sizes.len() as f64;
+        let per = dp_core::rounding::split_down(epsilon, sizes.len() as u64);
         Ok(PerAttributeRr {
             epsilon,
             gamma: exact_rational(per)?,
@@ -104,9 +104,11 @@ impl PerAttributeRr {
         })
     }
 
-    /// The ε of each attribute, ε/d.
+    /// The ε of each attribute, ε/d **rounded down** ([`dp_core::rounding::split_down`],
+    /// issue #23 §2): the `d` per-attribute ε's compose (added in `f64`, or rounded up as
+    /// dp-core composes) to at most ε.
     pub fn per_attribute_epsilon(&self) -> f64 {
-        self.epsilon / self.sizes.len() as f64
+        dp_core::rounding::split_down(self.epsilon, self.sizes.len() as u64)
     }
 
     /// The attribute sizes.

@@ -355,7 +355,7 @@ impl LocalProtocol {
         let dec = ChainDecomposition::new(&metric, k)?;
         let nontrivial: Vec<usize> = (0..k).filter(|&j| dec.is_nontrivial(j)).collect();
         let levels = nontrivial.len();
-        let eps_l = self.epsilon / levels.max(1) as f64;
+        let eps_l = level_epsilon(self.epsilon, levels);
         let maps: Vec<Vec<usize>> = dec.levels.iter().map(|l| l.map.clone()).collect();
         let mut server_seconds = t.elapsed().as_secs_f64();
         let mut client_seconds = 0.0;
@@ -422,4 +422,12 @@ impl LocalProtocol {
             notes,
         })
     }
+}
+
+/// The ε of each of the `levels` messages of `local-chaining` (one per non-trivial level):
+/// ε/L **rounded down** ([`dp_core::rounding::split_down`], issue #23 §2), so that the L
+/// messages of one client compose (basic composition, in `f64` or rounded up as dp-core
+/// composes) to at most ε. `levels = 0` is treated as one message.
+pub fn level_epsilon(epsilon: f64, levels: usize) -> f64 {
+    dp_core::rounding::split_down(epsilon, levels.max(1) as u64)
 }
