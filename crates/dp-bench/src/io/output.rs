@@ -109,6 +109,11 @@ impl AtomicFile {
         &self.path
     }
 
+    /// The temporary file being written (removed on drop, renamed by a commit).
+    pub fn temp_path(&self) -> &Path {
+        &self.tmp
+    }
+
     /// Flush and sync the temporary file; returns it closed.
     fn finish(&mut self) -> Result<()> {
         let out = self.out.take().ok_or_else(|| {

@@ -63,27 +63,33 @@ pub(crate) fn audit(args: &AuditArgs) -> Result<bool> {
     };
     let r = audit_with(&args.mechanism, &settings, &config)?;
     if let Some(f) = noise_factor {
-        println!(
+        outln!(
             "CANARY: {} run with {f} times its noise scale, claiming the original guarantee",
             args.mechanism
         );
     }
     if steps.is_some() {
-        println!("== black-box audit (α = {alpha:e}) ==");
+        outln!("== black-box audit (α = {alpha:e}) ==");
     }
-    println!("claimed: {}", r.certificate.statement());
-    println!(
+    outln!("claimed: {}", r.certificate.statement());
+    outln!(
         "audited at δ = {:e}: claimed ε = {:.4}; {} runs per dataset (half select the event)",
-        r.delta, r.claimed_epsilon, r.runs
+        r.delta,
+        r.claimed_epsilon,
+        r.runs
     );
-    println!("event: {}", r.event);
-    println!(
+    outln!("event: {}", r.event);
+    outln!(
         "in event: {}/{} runs on the favoured dataset, {}/{} on the other",
-        r.favoured.0, r.favoured.1, r.other.0, r.other.1
+        r.favoured.0,
+        r.favoured.1,
+        r.other.0,
+        r.other.1
     );
-    println!(
+    outln!(
         "ε lower bound {:.4} at confidence {}",
-        r.epsilon_lower, r.confidence
+        r.epsilon_lower,
+        r.confidence
     );
     let ratio = |lower: f64, claimed: f64| lower / claimed.max(f64::MIN_POSITIVE);
     let mut worst = (r.epsilon_lower, r.claimed_epsilon);
@@ -94,13 +100,13 @@ pub(crate) fn audit(args: &AuditArgs) -> Result<bool> {
             ..config.clone()
         };
         let s = audit_steps(&args.mechanism, &settings, &step_config)?;
-        println!(
+        outln!(
             "== step audit (α = {alpha:e} over {} steps, {} runs per dataset and step) ==",
             s.steps.len(),
             s.runs
         );
-        println!("claimed: {}", s.certificate.statement());
-        println!(
+        outln!("claimed: {}", s.certificate.statement());
+        outln!(
             "composition of the per-step losses: {} (mechanism's accounting {}): {}",
             s.composed,
             s.accounting,
@@ -111,10 +117,10 @@ pub(crate) fn audit(args: &AuditArgs) -> Result<bool> {
             }
         );
         for line in s.step_lines() {
-            println!("{line}");
+            outln!("{line}");
         }
         for u in &s.unmatched {
-            println!("canary step without an honest counterpart (not audited): {u}");
+            outln!("canary step without an honest counterpart (not audited): {u}");
         }
         // the part with the largest ε_lower / claimed (a failing step has ratio > 1)
         if let Some(w) = s.worst()
@@ -124,7 +130,7 @@ pub(crate) fn audit(args: &AuditArgs) -> Result<bool> {
         }
         passed &= s.passed;
     }
-    println!(
+    outln!(
         "epsilon_lower={:.4} claimed={:.4} verdict={}",
         worst.0,
         worst.1,

@@ -169,7 +169,7 @@ pub(crate) fn eval(args: &EvalArgs) -> Result<()> {
         Some(path) => Some(prediction(path, answers.len())?),
         None => None,
     };
-    eprintln!(
+    errln!(
         "WARNING: NON-PRIVATE EVALUATION. These error figures are computed from the true data \
          and are not differentially private; use them for benchmarking only, never publish them \
          as part of a release."
@@ -202,17 +202,20 @@ pub(crate) fn eval(args: &EvalArgs) -> Result<()> {
         }
         let text = serde_json::to_string(&report)
             .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
-        println!("{text}");
+        outln!("{text}");
         return Ok(());
     }
-    println!(
+    outln!(
         "marginals: {}  queries: {}  (scored: {what} answers)",
         workload.len(),
         workload.num_queries()
     );
-    println!(
+    outln!(
         "{:<20} {:>12} {:>12} {:>12}",
-        "", what, "uniform", "all-zeros"
+        "",
+        what,
+        "uniform",
+        "all-zeros"
     );
     let rows: [(&str, Metric); 4] = [
         ("max_abs_error:", |r| r.max_abs),
@@ -221,14 +224,14 @@ pub(crate) fn eval(args: &EvalArgs) -> Result<()> {
         ("mean_marginal_l1:", |r| r.mean_marginal_l1),
     ];
     for (label, get) in rows {
-        println!(
+        outln!(
             "{label:<20} {:>12.4e} {:>12.4e} {:>12.4e}",
             get(&scored.overall),
             get(&uniform.overall),
             get(&zeros.overall)
         );
     }
-    println!("per marginal (ℓ1 distance between tables | largest cell error):");
+    outln!("per marginal (ℓ1 distance between tables | largest cell error):");
     let labels: Vec<String> = scored
         .per_marginal
         .iter()
@@ -240,7 +243,7 @@ pub(crate) fn eval(args: &EvalArgs) -> Result<()> {
         .max()
         .unwrap_or(0)
         .max(8);
-    println!(
+    outln!(
         "  {:<width$} {:>21} {:>21} {:>21}",
         "marginal",
         format!("{what} ℓ1 | max"),
@@ -249,7 +252,7 @@ pub(crate) fn eval(args: &EvalArgs) -> Result<()> {
     );
     for (j, label) in labels.iter().enumerate() {
         let cell = |t: &TableError| format!("{:.3e} | {:.3e}", t.l1, t.max_abs);
-        println!(
+        outln!(
             "  {label:<width$} {:>21} {:>21} {:>21}",
             cell(&scored.per_marginal[j]),
             cell(&uniform.per_marginal[j]),
@@ -258,17 +261,19 @@ pub(crate) fn eval(args: &EvalArgs) -> Result<()> {
     }
     match predicted {
         None => {}
-        Some(None) => println!(
+        Some(None) => outln!(
             "prediction: no prediction for this mechanism (its report describes no noise added \
              to the answers)"
         ),
         Some(Some(p)) => {
-            println!(
+            outln!(
                 "prediction: noise of standard deviation σ = {:.4e} per answer; {} = {:.4e}, \
                  expected rmse ≈ σ",
-                p.answer_std, p.formula, p.expected_mean_abs
+                p.answer_std,
+                p.formula,
+                p.expected_mean_abs
             );
-            println!(
+            outln!(
                 "prediction: the mean abs error should lie in [{:.4e}, {:.4e}] (expectation ± 3 \
                  standard deviations of the mean of {} independent errors); measured {:.4e}: {}",
                 p.mean_abs_low,
@@ -282,7 +287,7 @@ pub(crate) fn eval(args: &EvalArgs) -> Result<()> {
                 }
             );
             for note in &p.notes {
-                println!("prediction note: {note}");
+                outln!("prediction note: {note}");
             }
         }
     }
@@ -329,7 +334,7 @@ fn eval_queries(args: &EvalArgs, data: &WeightedData, workload: &AnyWorkload) ->
         Some(path) => Some(prediction(path, answers.len())?),
         None => None,
     };
-    eprintln!(
+    errln!(
         "WARNING: NON-PRIVATE EVALUATION. These error figures are computed from the true data \
          and are not differentially private; use them for benchmarking only, never publish them \
          as part of a release."
@@ -367,21 +372,24 @@ fn eval_queries(args: &EvalArgs, data: &WeightedData, workload: &AnyWorkload) ->
         }
         let text = serde_json::to_string(&report)
             .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
-        println!("{text}");
+        outln!("{text}");
         return Ok(());
     }
-    println!(
+    outln!(
         "{} queries of class {}  (scored: {what} answers)",
         workload.num_queries(),
         workload.class()
     );
-    println!(
+    outln!(
         "{:<16} {:>12} {:>12} {:>12}",
-        "", what, "uniform", "all-zeros"
+        "",
+        what,
+        "uniform",
+        "all-zeros"
     );
     for (i, name) in names.iter().enumerate() {
         let u = uniform.map_or("not computed".to_string(), |u| format!("{:.4e}", u[i]));
-        println!(
+        outln!(
             "{:<16} {:>12.4e} {:>12} {:>12.4e}",
             format!("{name}_error:"),
             scored[i],
@@ -390,12 +398,12 @@ fn eval_queries(args: &EvalArgs, data: &WeightedData, workload: &AnyWorkload) ->
         );
     }
     if uniform.is_none() {
-        println!("uniform: not computed (the touched attributes have more than 2^20 combinations)");
+        outln!("uniform: not computed (the touched attributes have more than 2^20 combinations)");
     }
     match predicted {
         None => {}
-        Some(None) => println!("prediction: no prediction for this mechanism"),
-        Some(Some(p)) => println!(
+        Some(None) => outln!("prediction: no prediction for this mechanism"),
+        Some(Some(p)) => outln!(
             "prediction: σ = {:.4e} per answer; the mean abs error should lie in [{:.4e}, \
              {:.4e}]; measured {:.4e}: {}",
             p.answer_std,

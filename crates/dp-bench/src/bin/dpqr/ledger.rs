@@ -68,7 +68,7 @@ pub(crate) fn ledger(cmd: &LedgerCommand) -> Result<()> {
                 NeighbouringArg::AddRemove => Neighbouring::AddRemove,
             };
             ledger_file::init(file, budget, neighbouring)?;
-            println!(
+            outln!(
                 "created ledger {} with per-dataset budget {budget} under {neighbouring} \
                  neighbours",
                 file.display()
@@ -76,7 +76,7 @@ pub(crate) fn ledger(cmd: &LedgerCommand) -> Result<()> {
             Ok(())
         }
         LedgerCommand::Show { file } => {
-            print!("{}", ledger_file::read(file)?.describe());
+            out!("{}", ledger_file::read(file)?.describe());
             Ok(())
         }
     }

@@ -14,16 +14,23 @@
 //!                                                   # then: dpqr release ... --ledger FILE
 //! ```
 
+#![forbid(unsafe_code)]
+
 use clap::{Parser, Subcommand, ValueEnum};
 use dp_bench::io::datasets;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::process::ExitCode;
 use std::time::Duration;
 
+// first: its macros (`outln!`, `out!`, `errln!`) are used by the modules below
+#[macro_use]
+mod out;
+
 mod audit;
 mod data;
 mod engine;
 mod eval;
+mod interrupt;
 mod ledger;
 mod mechanisms;
 mod progress;
@@ -41,8 +48,30 @@ use release::{ReleaseArgs, release};
 use schema::{SchemaCommand, schema};
 use synthetic::{SyntheticCommand, synthetic};
 
+/// The exit statuses, shown by `dpqr --help` (and in the README).
+const EXIT_STATUSES: &str = "\
+Exit status:
+  0    success. Also when stdout was closed early (`dpqr ... | head -1`), and when a release
+       has finished (spend recorded, every output in place) but stdout could not be written
+       or a SIGINT/SIGTERM came after it finished: stderr says so; do not retry.
+  1    `dpqr audit`: the audit FAILED (the empirical lower bound exceeds the claimed ε).
+  2    error (usage, input, I/O) with nothing charged: no spend recorded in any ledger.
+  3    the --ledger refused the spend (over budget): nothing recorded, read or written.
+  4    stdout could not be written (not a closed pipe) by a command whose result is what it
+       prints (mechanisms, datasets, eval, audit, ledger show, schema draft, --dry-run).
+  5    `dpqr release` failed after its spend was recorded in the --ledger: the spend stays;
+       stderr says which outputs were written. Running it again spends again.
+  130  interrupted by SIGINT (143: SIGTERM) before the release finished; stderr says whether
+       the budget was charged (and in which ledger) and which outputs were written.";
+
 #[derive(Parser)]
-#[command(name = "dpqr", version, about = "Differentially private query release", long_about = None)]
+#[command(
+    name = "dpqr",
+    version,
+    about = "Differentially private query release",
+    long_about = None,
+    after_help = EXIT_STATUSES
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -99,26 +128,68 @@ pub(crate) fn spinner(quiet: bool) -> ProgressBar {
     pb
 }
 
+/// The exit status when the command itself succeeded, from what became of stdout: a closed
+/// pipe is never an error; another failure is (status 4) unless the command's work was
+/// files or a spend that are now in place (`did_files`), which a retry would only redo.
+fn status_after_success(did_files: bool) -> ExitCode {
+    match out::stdout_status() {
+        out::StdoutStatus::Complete => ExitCode::SUCCESS,
+        out::StdoutStatus::Closed => {
+            if let Some(r) = interrupt::report(
+                "dpqr: stdout was closed before the summary was printed in full; the release \
+                 is complete (exit status 0, do not retry):",
+            ) && interrupt::finished()
+            {
+                errln!("{}", r.trim_end());
+            }
+            ExitCode::SUCCESS
+        }
+        out::StdoutStatus::Failed(e) if did_files || interrupt::finished() => {
+            let header = format!(
+                "dpqr: warning: cannot write to stdout ({e}); the command is complete (exit \
+                 status 0, do not retry)"
+            );
+            match interrupt::report(&format!("{header}:")) {
+                Some(r) if interrupt::finished() => errln!("{}", r.trim_end()),
+                _ => errln!("{header}"),
+            }
+            ExitCode::SUCCESS
+        }
+        out::StdoutStatus::Failed(e) => {
+            errln!("error: cannot write to stdout: {e}");
+            ExitCode::from(4)
+        }
+    }
+}
+
 pub(crate) fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Audit(a) = &cli.command {
-        return match audit(a) {
-            Ok(true) => ExitCode::SUCCESS,
+        let verdict = audit(a);
+        out::flush_stdout();
+        return match verdict {
+            Ok(true) => status_after_success(false),
             Ok(false) => ExitCode::from(1),
             Err(e) => {
-                eprintln!("error: {e}");
+                errln!("error: {e}");
                 ExitCode::from(2)
             }
         };
+    }
+    if matches!(cli.command, Command::Release(_)) {
+        interrupt::install();
     }
     let outcome = match &cli.command {
         Command::Release(a) => release(a),
         Command::Eval(a) => eval(a),
         Command::Datasets => {
             for d in datasets::BUNDLED {
-                println!(
+                outln!(
                     "{:<8} {}\n         origin: {}; license: {}",
-                    d.name, d.description, d.origin, d.license
+                    d.name,
+                    d.description,
+                    d.origin,
+                    d.license
                 );
             }
             Ok(())
@@ -129,10 +200,24 @@ pub(crate) fn main() -> ExitCode {
         Command::Audit(_) => Ok(()),
         Command::Mechanisms { json } => mechanisms(*json),
     };
+    out::flush_stdout();
     match outcome {
-        Ok(()) => ExitCode::SUCCESS,
+        // a ledger created or a file expanded is in place whatever became of stdout
+        Ok(()) => status_after_success(matches!(
+            cli.command,
+            Command::Ledger(LedgerCommand::Init { .. }) | Command::Synthetic(_)
+        )),
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
+            if interrupt::charged() {
+                // 5: the spend is recorded and stays; say what was written
+                if let Some(r) =
+                    interrupt::report("dpqr: the release failed after its spend was recorded:")
+                {
+                    errln!("{}", r.trim_end());
+                }
+                return ExitCode::from(5);
+            }
             // 3: a budget refused the spend (nothing was read, drawn or written); 2: any
             // other error
             ExitCode::from(if e.is_over_budget() { 3 } else { 2 })

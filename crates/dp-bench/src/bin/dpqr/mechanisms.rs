@@ -62,17 +62,17 @@ pub(crate) fn mechanisms(json: bool) -> Result<()> {
             .collect();
         let text = serde_json::to_string_pretty(&list)
             .map_err(|e| BenchError::Usage(format!("cannot encode the list: {e}")))?;
-        println!("{text}");
+        outln!("{text}");
         return Ok(());
     }
     for (i, spec) in MECHANISMS.iter().enumerate() {
         if i > 0 {
-            println!();
+            outln!();
         }
-        println!("{}", spec.name);
-        println!("  what:           {}", spec.description);
-        println!("  guarantee:      {}", spec.guarantee);
-        println!("  budget flags:   {}", spec.budget_flags());
+        outln!("{}", spec.name);
+        outln!("  what:           {}", spec.description);
+        outln!("  guarantee:      {}", spec.guarantee);
+        outln!("  budget flags:   {}", spec.budget_flags());
         let relations = if spec.relations.len() == 1 {
             format!(
                 "{} only (--neighbouring {}): {}",
@@ -91,8 +91,8 @@ pub(crate) fn mechanisms(json: bool) -> Result<()> {
                     .join(" or ")
             )
         };
-        println!("  neighbours:     {relations}");
-        println!(
+        outln!("  neighbours:     {relations}");
+        outln!(
             "  synthetic data: {}",
             if spec.synthetic {
                 "yes, weighted synthetic records (--synthetic-out)"
@@ -100,12 +100,12 @@ pub(crate) fn mechanisms(json: bool) -> Result<()> {
                 "no, answers only"
             }
         );
-        println!("  domain:         {}", spec.universe);
+        outln!("  domain:         {}", spec.universe);
         if spec.settings.is_empty() {
-            println!("  settings:       none");
+            outln!("  settings:       none");
         }
         for (i, s) in spec.settings.iter().enumerate() {
-            println!(
+            outln!(
                 "  {:<16}{} — {} (default {}{})",
                 if i == 0 { "settings:" } else { "" },
                 s.kind.flag(),
@@ -116,24 +116,24 @@ pub(crate) fn mechanisms(json: bool) -> Result<()> {
         }
     }
     for spec in LOCAL_MECHANISMS {
-        println!();
-        println!("{}", spec.name);
-        println!("  what:           {}", spec.description);
-        println!("  guarantee:      {}", LocalMechanismSpec::GUARANTEE);
-        println!("  budget flags:   {}", LocalMechanismSpec::BUDGET_FLAGS);
-        println!(
+        outln!();
+        outln!("{}", spec.name);
+        outln!("  what:           {}", spec.description);
+        outln!("  guarantee:      {}", LocalMechanismSpec::GUARANTEE);
+        outln!("  budget flags:   {}", LocalMechanismSpec::BUDGET_FLAGS);
+        outln!(
             "  neighbours:     local — any two inputs of one client (one simulated client per \
              record); not a central relation, so --neighbouring and --ledger are refused"
         );
-        println!("  synthetic data: no, answers only");
-        println!("  domain:         {}", spec.universe);
-        println!("  settings:       none");
+        outln!("  synthetic data: no, answers only");
+        outln!("  domain:         {}", spec.universe);
+        outln!("  settings:       none");
     }
     let kinds: Vec<String> = BudgetKind::ALL
         .iter()
         .map(|k| format!("{} is {}", k.flags(), k.describe()))
         .collect();
-    println!();
-    println!("Budget flags: {}.", kinds.join("; "));
+    outln!();
+    outln!("Budget flags: {}.", kinds.join("; "));
     Ok(())
 }

@@ -50,7 +50,7 @@ pub(crate) fn announce_stage(bar: &ProgressBar, quiet: bool, message: &str) {
         return;
     }
     if std::env::var(PROGRESS_ENV).is_ok_and(|v| v == "plain") {
-        eprintln!("{message}");
+        errln!("{message}");
     } else {
         bar.set_message(message.to_string());
     }
@@ -102,7 +102,7 @@ impl Progress for CliProgress {
             return;
         }
         s.printed_tenth = Some(tenth);
-        eprintln!(
+        errln!(
             "{stage}: {done} of {total} ({}%), ETA {}",
             done * 100 / total,
             eta(s.start.elapsed(), done, total)

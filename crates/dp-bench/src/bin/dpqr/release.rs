@@ -4,7 +4,7 @@ use clap::{Args, ValueEnum};
 use dp_bench::catalogue::{self};
 use dp_bench::io::answers::{write_answers, write_query_answers};
 use dp_bench::io::ledger_file::{self, LockedLedger};
-use dp_bench::io::output::{self, AtomicFile};
+use dp_bench::io::output;
 use dp_bench::io::synthetic::{weight_column, write_synthetic};
 use dp_bench::registry::{BudgetArgs, BuildOptions, check_budget_is_meaningful, delta_too_large};
 use dp_bench::{BenchError, Result, io_error, quoted};
@@ -167,7 +167,7 @@ pub(crate) fn check_delta(args: &ReleaseArgs, public_n: Option<usize>) -> Result
     match delta_too_large(delta, public_n) {
         None => Ok(()),
         Some(why) if args.allow_large_delta => {
-            eprintln!("WARNING: {why}; accepted because of --allow-large-delta");
+            errln!("WARNING: {why}; accepted because of --allow-large-delta");
             Ok(())
         }
         Some(why) => Err(BenchError::Usage(format!(
@@ -207,6 +207,8 @@ pub(crate) fn release_inputs(args: &ReleaseArgs) -> Vec<(&'static str, PathBuf)>
 }
 
 pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
+    // what the release has done, for a SIGINT/SIGTERM or a closed stdout (interrupt.rs)
+    crate::interrupt::begin_release(&release_outputs(args), args.ledger.as_deref());
     if let Some(local) = catalogue::find_local(&args.mechanism) {
         return crate::release_local::release_local(args, local);
     }
@@ -235,6 +237,7 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
         check_delta(args, None)?;
     }
     let pb = spinner(args.quiet);
+    crate::interrupt::set_progress(&pb);
     let round_pb = pb.clone();
     let attribute_names = Arc::new(OnceLock::new());
     let options = BuildOptions {
@@ -384,7 +387,7 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
     );
     let mut rng = match args.seed {
         Some(s) => {
-            eprintln!(
+            errln!(
                 "WARNING: --seed fixes the noise: anyone who knows or guesses the seed can \
                  regenerate the noise and recover the exact counts. Use it for tests and \
                  reproducible experiments only, never for a release you publish. The seed is \
@@ -406,7 +409,13 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
                 args.workload,
                 workload.num_queries()
             );
+            // held while the spend is written: a signal meanwhile is answered once it is
+            let charging = crate::interrupt::charging(
+                key,
+                format!("{spend} under {spend_relation} neighbours"),
+            );
             let release = ledger_file::release_charged_with(l, key, &label, &certificate, || {
+                charging.recorded();
                 data.release(mech.as_ref(), &workload, &mut rng)
             })
             .map_err(|e| match e {
@@ -430,7 +439,7 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
                     Err(_) => String::new(),
                 }
             };
-            println!(
+            outln!(
                 "ledger {}: recorded {spend} under {spend_relation} neighbours{charged} for \
                  {key}",
                 path.display()
@@ -504,33 +513,32 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
     // into place only when all of them are complete: a failure leaves no output changed.
     pb.set_message("writing outputs");
     let mut files = Vec::with_capacity(3);
-    let mut answers_file = AtomicFile::create(&args.out)?;
+    let mut answers_file = crate::interrupt::create_output(&args.out)?;
     output::write_maybe_compressed(&mut answers_file, |w| match &workload {
         AnyWorkload::Marginals(m) => write_answers(w, m, &release.answers),
         other => write_query_answers(w, other, &release.answers),
     })?;
     files.push(answers_file);
     if let (Some(path), Some(text)) = (&args.report, &report_text) {
-        let mut f = AtomicFile::create(path)?;
+        let mut f = crate::interrupt::create_output(path)?;
         output::write_maybe_compressed(&mut f, |w| {
             w.write_all(text.as_bytes()).map_err(io_error(path))
         })?;
         files.push(f);
     }
     if let Some((path, synthetic)) = synthetic {
-        let mut f = AtomicFile::create(path)?;
+        let mut f = crate::interrupt::create_output(path)?;
         output::write_maybe_compressed(&mut f, |w| write_synthetic(w, synthetic))?;
         files.push(f);
     }
-    for f in files {
-        f.commit()?;
-    }
+    // renamed into place under the interrupt state's lock: from here the release is complete
+    crate::interrupt::commit_outputs(files)?;
     pb.finish_and_clear();
-    println!("privacy spent: {}", release.certificate.statement());
-    println!("settings: {}", spec.settings_line(&settings));
-    println!("{n_note}");
+    outln!("privacy spent: {}", release.certificate.statement());
+    outln!("settings: {}", spec.settings_line(&settings));
+    outln!("{n_note}");
     if let Some(noise) = release.diagnostics.noise {
-        println!(
+        outln!(
             "noise: {} on counts, {} = {} (sensitivity {:.4}); standard deviation {:.4} per \
              count, {:.4e} per answer ({})",
             noise.distribution,
@@ -546,14 +554,14 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
         );
     }
     for note in &release.diagnostics.notes {
-        println!("note: {note}");
+        outln!("note: {note}");
     }
     let size = |p: &std::path::Path| {
         std::fs::metadata(p).map_or(String::new(), |m| {
             format!(" ({})", output::human_size(m.len()))
         })
     };
-    println!(
+    outln!(
         "wrote {} answers ({}) to {}{}",
         release.answers.len(),
         describe_workload(&workload),
@@ -567,7 +575,7 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
         } else {
             format!("; its weight column is called {weight} because an attribute is named weight")
         };
-        println!(
+        outln!(
             "wrote {} synthetic records to {}{}{renamed}",
             synthetic.weights.len(),
             path.display(),
@@ -584,7 +592,7 @@ fn stated_bound(args: &ReleaseArgs, workload: &AnyWorkload, mech: &dyn Mechanism
         .assume_n
         .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     match n.map(|n| (n, mech.stated_error_bound(workload, n))) {
-        Some((n, Some(b))) => println!(
+        Some((n, Some(b))) => outln!(
             "stated bound: {} at most {:.4} {} for a table of {n} records ({})",
             b.statement,
             b.value,
@@ -594,17 +602,17 @@ fn stated_bound(args: &ReleaseArgs, workload: &AnyWorkload, mech: &dyn Mechanism
             },
             b.citation
         ),
-        Some((n, None)) => println!(
+        Some((n, None)) => outln!(
             "stated bound: none for this mechanism and workload with {n} records; see its \
              guarantee above and the measured errors in docs/benchmarks.md"
         ),
         // probe with a large table: whether the mechanism states a bound at all
-        None if mech.stated_error_bound(workload, usize::MAX >> 8).is_some() => println!(
+        None if mech.stated_error_bound(workload, usize::MAX >> 8).is_some() => outln!(
             "stated bound: this mechanism's paper bounds its error in terms of the number of \
              records n, which a dry run does not read; give --assume-n N for the bound for a \
              table of N records"
         ),
-        None => println!(
+        None => outln!(
             "predicted error: no a-priori per-answer figure for this mechanism; see its \
              guarantee above and the measured errors in docs/benchmarks.md"
         ),
@@ -623,11 +631,11 @@ pub(crate) fn dry_run(
 ) -> Result<()> {
     let domain = workload.domain();
     let certificate = mech.certificate();
-    println!("dry run: no data read, no budget recorded, no noise drawn, nothing written");
-    println!("privacy: {}", certificate.statement());
-    println!("settings: {settings_line}");
+    outln!("dry run: no data read, no budget recorded, no noise drawn, nothing written");
+    outln!("privacy: {}", certificate.statement());
+    outln!("settings: {settings_line}");
     let touched = workload.touched_attributes();
-    println!(
+    outln!(
         "workload: {}, {} answers, over {} of the domain's {} attributes",
         describe_workload(workload),
         workload.num_queries(),
@@ -636,7 +644,7 @@ pub(crate) fn dry_run(
     );
     let need = (workload.num_queries() as u64).saturating_mul(BYTES_PER_QUERY);
     let cap = args.max_memory_mib.saturating_mul(1 << 20);
-    println!(
+    outln!(
         "memory: about {} for the answers ({BYTES_PER_QUERY} bytes per answer): {} \
          --max-memory-mib {}",
         output::human_size(need),
@@ -653,7 +661,7 @@ pub(crate) fn dry_run(
             .map(|&a| f64::from(domain.size(a)).log10())
             .sum();
         let limits = dp_bench::catalogue::find(mech.name()).map_or("", |s| s.universe);
-        println!(
+        outln!(
             "universe: the mechanism enumerates the records over the touched attributes, \
              10^{log10:.1} of them; its limits: {limits}"
         );
@@ -661,7 +669,7 @@ pub(crate) fn dry_run(
     // answer perturbation: the noise per count is fixed before running
     let noise = mech.count_noise(workload);
     match noise {
-        Some(n) => println!(
+        Some(n) => outln!(
             "predicted error: every count gets independent noise of standard deviation {:.4} \
              (exact); an answer's is that divided by n (replace-one) or by the noisy total \
              (add/remove)",
@@ -672,9 +680,9 @@ pub(crate) fn dry_run(
     let mut outs = vec![args.out.display().to_string()];
     outs.extend(args.report.iter().map(|p| p.display().to_string()));
     outs.extend(args.synthetic_out.iter().map(|p| p.display().to_string()));
-    println!("outputs: {} (checked writable)", outs.join(", "));
+    outln!("outputs: {} (checked writable)", outs.join(", "));
     if let Some(note) = ledger_note {
-        println!("{note}");
+        outln!("{note}");
     }
     Ok(())
 }

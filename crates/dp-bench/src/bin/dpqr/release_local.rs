@@ -7,7 +7,7 @@
 
 use dp_bench::catalogue::LocalMechanismSpec;
 use dp_bench::io::answers::write_answers;
-use dp_bench::io::output::{self, AtomicFile};
+use dp_bench::io::output;
 use dp_bench::registry::{BudgetArgs, check_budget_is_meaningful};
 use dp_bench::{BenchError, Result, io_error, quoted};
 use dp_core::{PrivacyLoss, StreamFamily, os_seeded_rng, seeded_rng};
@@ -104,9 +104,9 @@ pub(crate) fn release_local(args: &ReleaseArgs, spec: &LocalMechanismSpec) -> Re
         dp_core::Num(epsilon)
     );
     if args.dry_run {
-        println!("dry run: nothing read, nothing written");
-        println!("privacy: {guarantee}");
-        println!(
+        outln!("dry run: nothing read, nothing written");
+        outln!("privacy: {guarantee}");
+        outln!(
             "workload: {} marginals, {} counting queries over {} attributes; one simulated \
              client per record",
             sub.len(),
@@ -121,7 +121,7 @@ pub(crate) fn release_local(args: &ReleaseArgs, spec: &LocalMechanismSpec) -> Re
     let data = data.select_attributes(&names)?;
     let mut rng = match args.seed {
         Some(s) => {
-            eprintln!(
+            errln!(
                 "WARNING: --seed fixes the clients' randomness: anyone who knows the seed can \
                  undo it. Use it for tests and reproducible experiments only."
             );
@@ -152,28 +152,26 @@ pub(crate) fn release_local(args: &ReleaseArgs, spec: &LocalMechanismSpec) -> Re
         ),
     };
     let mut files = Vec::with_capacity(2);
-    let mut answers_file = AtomicFile::create(&args.out)?;
+    let mut answers_file = crate::interrupt::create_output(&args.out)?;
     output::write_maybe_compressed(&mut answers_file, |w| {
         write_answers(w, &sub, &release.answers)
     })?;
     files.push(answers_file);
     if let (Some(path), Some(text)) = (&args.report, &report_text) {
-        let mut f = AtomicFile::create(path)?;
+        let mut f = crate::interrupt::create_output(path)?;
         output::write_maybe_compressed(&mut f, |w| {
             w.write_all(text.as_bytes()).map_err(io_error(path))
         })?;
         files.push(f);
     }
-    for f in files {
-        f.commit()?;
-    }
-    println!("privacy spent: {guarantee}");
-    println!(
+    crate::interrupt::commit_outputs(files)?;
+    outln!("privacy spent: {guarantee}");
+    outln!(
         "{} clients (one per record), {} message(s) per client; not recorded in any ledger \
          (a local ε is accounted per client)",
         data.n(),
         release.guarantee.messages_per_client
     );
-    println!("wrote {}", quoted(&args.out.display().to_string()));
+    outln!("wrote {}", quoted(&args.out.display().to_string()));
     Ok(())
 }

@@ -44,7 +44,7 @@ pub(crate) fn schema(cmd: &SchemaCommand) -> Result<()> {
         &data.display().to_string(),
         settings,
     )?;
-    eprintln!(
+    errln!(
         "WARNING: NON-PRIVATE. This draft was made by reading {}: its labels, minima and \
          maxima come from the private records and can disclose them. A schema must be public \
          and fixed without looking at the data: review and coarsen the draft (public category \
@@ -52,6 +52,6 @@ pub(crate) fn schema(cmd: &SchemaCommand) -> Result<()> {
          before any release uses it, and never publish the draft itself.",
         data.display()
     );
-    print!("{draft}");
+    out!("{draft}");
     Ok(())
 }

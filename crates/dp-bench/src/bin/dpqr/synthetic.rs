@@ -59,7 +59,7 @@ pub(crate) fn synthetic(command: &SyntheticCommand) -> Result<()> {
     let size = std::fs::metadata(&args.out).map_or(String::new(), |m| {
         format!(" ({})", output::human_size(m.len()))
     });
-    println!(
+    outln!(
         "wrote {} rows from {} weighted records to {}{size} (largest-remainder rounding of \
          each weight's share of {})",
         args.total,
