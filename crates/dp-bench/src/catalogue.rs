@@ -285,6 +285,18 @@ impl MechanismSpec {
         }
     }
 
+    /// The relation `dpqr release` uses when `--neighbouring` is not given: add/remove
+    /// where the entry supports it — under it `n` is private and never printed, so a
+    /// practitioner who does not know the relations gets the one that publishes less —
+    /// and otherwise the only one it supports, replace-one (`n` public).
+    pub fn default_relation(&self) -> Neighbouring {
+        if self.supports(Neighbouring::AddRemove) {
+            Neighbouring::AddRemove
+        } else {
+            Neighbouring::ReplaceOne
+        }
+    }
+
     /// The relations it is stated for, in words, e.g. "replace-one or add/remove".
     pub fn relation_list(&self) -> String {
         let names: Vec<String> = self.relations.iter().map(|r| r.to_string()).collect();

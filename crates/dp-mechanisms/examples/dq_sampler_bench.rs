@@ -106,11 +106,11 @@ fn run(
          sampling + update alone: exact {:.2} ms/round, f64 path {:.2}; \
          oracle {:.1} ms/round, proposals/sample mean {:.1}, worst round expected {:.1}, total {total:.1} s",
         2 * k,
-        per(out.mw_seconds),
+        per(out.cost.mw_seconds),
         per(exact),
         per(old),
-        per(out.oracle_seconds),
-        out.proposals as f64 / (rounds * samples) as f64,
+        per(out.cost.oracle_seconds),
+        out.cost.proposals as f64 / (rounds * samples) as f64,
         worst,
     );
     Ok(())

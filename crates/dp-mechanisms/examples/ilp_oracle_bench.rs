@@ -163,7 +163,7 @@ fn run(
         println!(
             "{label} s={samples} T={rounds} {name:>10}: oracle {:8.2} ms/round, proven {:>4}/{rounds}, \
              mean err {mean:.4}, max err {max:.3}, total {secs:.1} s",
-            1e3 * out.oracle_seconds / rounds as f64,
+            1e3 * out.cost.oracle_seconds / rounds as f64,
             out.provably_optimal_rounds,
         );
     }

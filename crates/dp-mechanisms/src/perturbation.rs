@@ -38,7 +38,6 @@ use dp_core::{DiscreteGaussian, DiscreteLaplace, Neighbouring, PrivacyLoss, Stre
 use dp_queries::{AnswerLayout, Dataset, Domain, Workload};
 use rand::CryptoRng;
 use rayon::prelude::*;
-use std::time::Instant;
 
 /// Parameters of an answer-perturbation baseline, before validation (linfa's `ParamGuard`
 /// habit: `check()` turns them into a usable mechanism). The noise family is the type
@@ -205,7 +204,6 @@ impl<W: Workload> Mechanism<W> for GaussianMechanism {
         workload: &W,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        let start = Instant::now();
         check_post_processing(self.post_processing, workload)?;
         let (sensitivity, total) = measured_sensitivity(workload, self.neighbouring);
         let mut counts = with_total(counts, n, workload, self.neighbouring, total)?;
@@ -225,7 +223,6 @@ impl<W: Workload> Mechanism<W> for GaussianMechanism {
                 sigma2,
                 sensitivity.l2(),
             ),
-            start,
         )
     }
 }
@@ -319,7 +316,6 @@ impl<W: Workload> Mechanism<W> for LaplaceMechanism {
         workload: &W,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        let start = Instant::now();
         check_post_processing(self.post_processing, workload)?;
         let (sensitivity, total) = measured_sensitivity(workload, self.neighbouring);
         let mut counts = with_total(counts, n, workload, self.neighbouring, total)?;
@@ -338,7 +334,6 @@ impl<W: Workload> Mechanism<W> for LaplaceMechanism {
                 scale,
                 sensitivity.l1 as f64,
             ),
-            start,
         )
     }
 }
@@ -489,7 +484,6 @@ fn with_total<W: Workload + ?Sized>(
 /// hence post-processing with no further privacy cost (Dwork–Roth 2014, Prop. 2.1). Each
 /// noisy total is an unbiased estimate of `n` (its noise has mean zero), so `T̂` is too
 /// before the clamp at 1. The per-answer spread reported is then relative to `T̂`.
-#[allow(clippy::too_many_arguments)]
 fn finish<W: Workload + ?Sized>(
     certificate: PrivacyCertificate,
     neighbouring: Neighbouring,
@@ -498,7 +492,6 @@ fn finish<W: Workload + ?Sized>(
     n: usize,
     noisy_counts: &[i64],
     noise: (NoiseDistribution, f64, f64),
-    start: Instant,
 ) -> Result<Release> {
     let mut notes = Vec::new();
     let (distribution, parameter, sensitivity) = noise;
@@ -558,7 +551,6 @@ fn finish<W: Workload + ?Sized>(
         synthetic: None,
         certificate,
         diagnostics: Diagnostics {
-            wall_seconds: start.elapsed().as_secs_f64(),
             noise: Some(noise),
             notes,
             ..Diagnostics::default()

@@ -187,10 +187,20 @@ impl NoiseDescription {
 }
 
 /// What happened during a release: for reproducibility and for judging accuracy.
+///
+/// **Everything here is published with the answers**, so every field and every note is a
+/// function of the public inputs (parameters, domain, workload, and `n` where the
+/// neighbouring relation makes it public) and of the mechanism's privatized transcript —
+/// the noisy measurements and private selections its privacy proof covers, of which
+/// everything else is post-processing (Dwork–Roth 2014, Prop. 2.1). Nothing is measured
+/// from the data directly: no count of rejection-sampling proposals, no timing (wall time
+/// grows with `n` and with the data-dependent work of a sampler; callers that benchmark
+/// time the call themselves), no statistic of the records. Where a cost is worth stating,
+/// a note gives its data-independent bound instead. The black-box audit
+/// (`dp_bench::audit`) treats these diagnostics as part of the output and tests them with
+/// the answers.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Diagnostics {
-    /// Wall time of the release, in seconds.
-    pub wall_seconds: f64,
     /// Iterations of the mechanism's main loop, where it has one.
     pub iterations: Option<usize>,
     /// Calls to a linear-optimization oracle, where used.

@@ -312,8 +312,8 @@ fn dual_query_seeded_and_checks_answers() {
     };
     let (a, b) = (run(5), run(5));
     assert_eq!(a.records, b.records);
-    assert_eq!(a.proposals, b.proposals);
-    assert!(a.proposals >= 12 * 30);
+    assert_eq!(a.cost.proposals, b.cost.proposals);
+    assert!(a.cost.proposals >= 12 * 30);
     let mut bad = truth.clone();
     bad[3] = 0.123456789; // not a multiple of 1/40
     assert!(

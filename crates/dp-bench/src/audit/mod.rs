@@ -64,8 +64,10 @@
 //! * **Canary:** [`step_canary`] (half the noise scale; DualQuery: twice its step size η)
 //!   runs its steps, each claiming the honest mechanism's per-step loss of the same label.
 
+pub mod side;
 pub mod stats;
 
+use crate::audit::side::{Feature, Observation, side_outputs};
 use crate::audit::stats::{clopper_pearson_lower, clopper_pearson_upper};
 use crate::registry::{
     AuditSettings, StepAuditSettings, StepCanary, audit_settings, build_mechanism,
@@ -76,6 +78,7 @@ use dp_mechanisms::{AuditedStep, Mechanism, PostProcessing, PrivacyCertificate, 
 use dp_queries::{Dataset, Domain, MarginalWorkload};
 use rayon::prelude::*;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// Default total failure probability of an audit: a correct mechanism is flagged with
 /// probability at most this.
@@ -215,6 +218,25 @@ pub struct AuditPair {
 }
 
 impl AuditPair {
+    /// A pair of given neighbouring datasets of one domain and the workload released on
+    /// them; the direction is `q(D1) − q(D2)`. Errors: datasets of another domain than the
+    /// workload's.
+    pub fn new(d1: Dataset, d2: Dataset, workload: MarginalWorkload) -> Result<AuditPair> {
+        if d1.domain() != workload.domain() || d2.domain() != workload.domain() {
+            return Err(BenchError::Usage(
+                "audit pair: the datasets must have the workload's domain".into(),
+            ));
+        }
+        let (a1, a2) = (workload.answers(&d1)?, workload.answers(&d2)?);
+        let direction = a1.iter().zip(&a2).map(|(x, y)| x - y).collect();
+        Ok(AuditPair {
+            d1,
+            d2,
+            workload,
+            direction,
+        })
+    }
+
     /// The adversarial pair on the audit's tiny domain (attributes `a`, `b` of size 2, the
     /// one 2-way table) with `n` records in `D1`: see the module docs.
     pub fn adversarial(n: usize, neighbouring: Neighbouring) -> Result<AuditPair> {
@@ -400,19 +422,45 @@ pub fn audit_with(
         z @ PrivacyLoss::Zcdp { .. } => (z.epsilon_at(settings.delta)?, settings.delta),
     };
     let pair = AuditPair::adversarial_kway(config.n, config.neighbouring, settings.audit_kway)?;
-    let names: Vec<String> = [
+    audit_pair(
+        name,
+        mechanism.as_ref(),
+        &pair,
+        (claimed, claimed_epsilon, delta),
+        config,
+    )
+}
+
+/// The black-box audit of `mechanism` on the neighbouring datasets of `pair`: steps 2–4 of
+/// the module docs on every run's answer statistics **and side outputs**
+/// ([`side::side_outputs`]: notes, diagnostics, synthetic records, certificate), at the
+/// claim `(certificate, ε, δ)`. `config.runs`, `seed` and `alpha` are used; the pair
+/// replaces `config.n` and `config.neighbouring` (the caller vouches that `pair` holds
+/// neighbours under the certificate's relation). For pairs the adversarial construction
+/// does not find — e.g. a data-dependent note that only moves near a threshold of the data
+/// (the DualQuery counterexample of issue #23, `crates/dp-bench/tests/side_outputs.rs`).
+pub fn audit_pair(
+    name: &str,
+    mechanism: &dyn Mechanism,
+    pair: &AuditPair,
+    claim: (PrivacyCertificate, f64, f64),
+    config: &AuditConfig,
+) -> Result<AuditReport> {
+    let (claimed, claimed_epsilon, delta) = claim;
+    let names = [
         "projection onto q(D1) − q(D2)",
         "most-raised cell",
         "−(most-lowered cell)",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let outcome = run_and_bound(config.runs, config.alpha, delta, &names, |on_d1, stream| {
+    ];
+    let outcome = run_and_bound_features(config.runs, config.alpha, delta, |on_d1, stream| {
         let data = if on_d1 { &pair.d1 } else { &pair.d2 };
         let mut rng = stream_rng(config.seed, stream);
         let release = mechanism.release(data, &pair.workload, &mut rng)?;
-        Ok(pair.statistics(&release.answers).to_vec())
+        let mut observed = side_outputs(&release);
+        for (name, x) in names.iter().zip(pair.statistics(&release.answers)) {
+            observed.insert(format!("answers: {name}"), Feature::number(x));
+        }
+        Ok(observed)
     })?;
     Ok(AuditReport {
         mechanism: name.to_string(),
@@ -453,6 +501,39 @@ fn run_and_bound<F>(
 where
     F: Fn(bool, u64) -> Result<Vec<f64>> + Sync,
 {
+    let width = names.len();
+    run_and_bound_features(runs, alpha, delta, |on_d1, stream| {
+        let stats = run(on_d1, stream)?;
+        if stats.len() != width {
+            return Err(BenchError::Usage(format!(
+                "audit: a run gave {} statistics, expected {width}",
+                stats.len()
+            )));
+        }
+        Ok(names
+            .iter()
+            .cloned()
+            .zip(stats.into_iter().map(Feature::number))
+            .collect())
+    })
+}
+
+/// One feature of every run, in run order: numbers, or texts as indices into `values`.
+enum Column {
+    Numbers(Vec<f64>),
+    Texts {
+        codes: Vec<u32>,
+        values: Vec<String>,
+    },
+}
+
+/// [`run_and_bound`] on named [`Feature`]s (numbers and texts; a feature may be missing
+/// from some runs: a missing number is −∞, a missing text is its own value). Events:
+/// thresholds on numbers, equality and inequality on texts, each favouring either dataset.
+fn run_and_bound_features<F>(runs: usize, alpha: f64, delta: f64, run: F) -> Result<Outcome>
+where
+    F: Fn(bool, u64) -> Result<Observation> + Sync,
+{
     if runs < 20 {
         return Err(BenchError::Usage(format!(
             "an audit needs at least 20 runs per dataset, got {runs}"
@@ -463,44 +544,78 @@ where
             "alpha must be in (0, 1), got {alpha}"
         )));
     }
-    let stats: Vec<Vec<f64>> = (0..2 * runs)
+    let observed: Vec<Observation> = (0..2 * runs)
         .into_par_iter()
         .map(|i| run(i < runs, i as u64))
         .collect::<Result<Vec<_>>>()?;
-    let width = names.len();
-    if let Some(bad) = stats.iter().find(|s| s.len() != width) {
-        return Err(BenchError::Usage(format!(
-            "audit: a run gave {} statistics, expected {width}",
-            bad.len()
-        )));
-    }
-    let (s1, s2) = stats.split_at(runs);
+    let (names, columns) = columns_of(&observed);
     let half = runs / 2;
     let a = alpha / 2.0;
-    // selection on the first half of each
+    // selection on the first half of each dataset's runs
     let mut best: Option<(f64, Event)> = None;
-    for stat in 0..width {
-        let mut sel1: Vec<f64> = s1[..half].iter().map(|s| s[stat]).collect();
-        let mut sel2: Vec<f64> = s2[..half].iter().map(|s| s[stat]).collect();
-        sel1.sort_by(f64::total_cmp);
-        sel2.sort_by(f64::total_cmp);
-        for t in candidate_thresholds(&sel1, &sel2) {
-            for (upper, favours_d1) in [(true, true), (false, true), (true, false), (false, false)]
-            {
-                let event = Event {
-                    stat,
-                    t,
-                    upper,
-                    favours_d1,
-                };
-                let (k1, k2) = (event.count_sorted(&sel1), event.count_sorted(&sel2));
-                let (ka, kb) = if favours_d1 { (k1, k2) } else { (k2, k1) };
-                let score = epsilon_lower(ka, half as u64, kb, half as u64, delta, a)?;
-                // prefer the bound; among events with no evidence, the point estimate
-                let point = ((ka as f64 + 0.5) / (kb as f64 + 0.5)).ln() * 1e-9;
-                let key = score + point;
-                if best.as_ref().is_none_or(|(b, _)| key > *b) {
-                    best = Some((key, event));
+    let mut consider = |event: Event, k1: u64, k2: u64| -> Result<()> {
+        let (ka, kb) = if event.favours_d1 { (k1, k2) } else { (k2, k1) };
+        let score = epsilon_lower(ka, half as u64, kb, half as u64, delta, a)?;
+        // prefer the bound; among events with no evidence, the point estimate
+        let point = ((ka as f64 + 0.5) / (kb as f64 + 0.5)).ln() * 1e-9;
+        let key = score + point;
+        if best.as_ref().is_none_or(|(b, _)| key > *b) {
+            best = Some((key, event));
+        }
+        Ok(())
+    };
+    for (feature, column) in columns.iter().enumerate() {
+        match column {
+            Column::Numbers(x) => {
+                let mut sel1: Vec<f64> = x[..half].to_vec();
+                let mut sel2: Vec<f64> = x[runs..runs + half].to_vec();
+                sel1.sort_by(f64::total_cmp);
+                sel2.sort_by(f64::total_cmp);
+                for t in candidate_thresholds(&sel1, &sel2) {
+                    for test in [Test::AtLeast(t), Test::AtMost(t)] {
+                        for favours_d1 in [true, false] {
+                            let event = Event {
+                                feature,
+                                test,
+                                favours_d1,
+                            };
+                            let (k1, k2) = (test.count_sorted(&sel1), test.count_sorted(&sel2));
+                            consider(event, k1, k2)?;
+                        }
+                    }
+                }
+            }
+            Column::Texts { codes, values } => {
+                let mut in1 = vec![0u64; values.len()];
+                let mut in2 = vec![0u64; values.len()];
+                for (i, &c) in codes.iter().enumerate() {
+                    if i < half {
+                        in1[c as usize] += 1;
+                    } else if (runs..runs + half).contains(&i) {
+                        in2[c as usize] += 1;
+                    }
+                }
+                // the most frequent values first; at most MAX_THRESHOLDS of them
+                let mut order: Vec<u32> = (0..values.len() as u32)
+                    .filter(|&c| in1[c as usize] + in2[c as usize] > 0)
+                    .collect();
+                order.sort_by_key(|&c| std::cmp::Reverse(in1[c as usize] + in2[c as usize]));
+                order.truncate(MAX_THRESHOLDS);
+                for c in order {
+                    let (k1, k2) = (in1[c as usize], in2[c as usize]);
+                    for (test, k1, k2) in [
+                        (Test::Equals(c), k1, k2),
+                        (Test::Differs(c), half as u64 - k1, half as u64 - k2),
+                    ] {
+                        for favours_d1 in [true, false] {
+                            let event = Event {
+                                feature,
+                                test,
+                                favours_d1,
+                            };
+                            consider(event, k1, k2)?;
+                        }
+                    }
                 }
             }
         }
@@ -509,17 +624,71 @@ where
         return Err(BenchError::Usage("audit: no candidate event".into()));
     };
     // evaluation on the other half
-    let eval1: Vec<f64> = s1[half..].iter().map(|s| s[event.stat]).collect();
-    let eval2: Vec<f64> = s2[half..].iter().map(|s| s[event.stat]).collect();
     let n_eval = (runs - half) as u64;
-    let (k1, k2) = (event.count(&eval1), event.count(&eval2));
+    let (mut k1, mut k2) = (0u64, 0u64);
+    for i in (half..runs).chain(runs + half..2 * runs) {
+        if event.test.contains(&columns[event.feature], i) {
+            if i < runs {
+                k1 += 1;
+            } else {
+                k2 += 1;
+            }
+        }
+    }
     let (ka, kb) = if event.favours_d1 { (k1, k2) } else { (k2, k1) };
     Ok(Outcome {
         epsilon_lower: epsilon_lower(ka, n_eval, kb, n_eval, delta, a)?,
-        event: event.describe(&names[event.stat]),
+        event: event.describe(&names[event.feature], &columns[event.feature]),
         favoured: (ka, n_eval),
         other: (kb, n_eval),
     })
+}
+
+/// The features of all runs as columns (the union of the runs' feature names; a feature
+/// that is a text in any run is a text column, its numbers written as text).
+fn columns_of(observed: &[Observation]) -> (Vec<String>, Vec<Column>) {
+    let mut kinds: BTreeMap<&str, bool> = BTreeMap::new();
+    for o in observed {
+        for (name, f) in o {
+            let text = matches!(f, Feature::Text(_));
+            *kinds.entry(name.as_str()).or_insert(text) |= text;
+        }
+    }
+    let mut names = Vec::with_capacity(kinds.len());
+    let mut columns = Vec::with_capacity(kinds.len());
+    for (name, text) in kinds {
+        names.push(name.to_string());
+        if text {
+            let mut index: BTreeMap<String, u32> = BTreeMap::new();
+            let mut values = Vec::new();
+            let codes = observed
+                .iter()
+                .map(|o| {
+                    let v = match o.get(name) {
+                        None => "(absent)".to_string(),
+                        Some(Feature::Text(t)) => t.clone(),
+                        Some(Feature::Number(x)) => format!("{x:?}"),
+                    };
+                    *index.entry(v.clone()).or_insert_with(|| {
+                        values.push(v);
+                        (values.len() - 1) as u32
+                    })
+                })
+                .collect();
+            columns.push(Column::Texts { codes, values });
+        } else {
+            columns.push(Column::Numbers(
+                observed
+                    .iter()
+                    .map(|o| match o.get(name) {
+                        Some(Feature::Number(x)) => *x,
+                        _ => f64::NEG_INFINITY,
+                    })
+                    .collect(),
+            ));
+        }
+    }
+    (names, columns)
 }
 
 /// The step audit's neighbouring pair and public reference dataset (module docs, "Step
@@ -829,37 +998,76 @@ pub fn epsilon_lower(ka: u64, na: u64, kb: u64, nb: u64, delta: f64, a: f64) -> 
     Ok((pa / pb).ln().max(0.0))
 }
 
+/// The test of one event on one feature.
+#[derive(Clone, Copy, Debug)]
+enum Test {
+    /// `{x ≥ t}` on a number.
+    AtLeast(f64),
+    /// `{x ≤ t}` on a number.
+    AtMost(f64),
+    /// `{x = v}` on a text (`v` by its index in the column's values).
+    Equals(u32),
+    /// `{x ≠ v}` on a text.
+    Differs(u32),
+}
+
+impl Test {
+    fn holds(&self, x: f64) -> bool {
+        match *self {
+            Test::AtLeast(t) => x >= t,
+            Test::AtMost(t) => x <= t,
+            Test::Equals(_) | Test::Differs(_) => false,
+        }
+    }
+    /// Whether run `i` of `column` is in the event.
+    fn contains(&self, column: &Column, i: usize) -> bool {
+        match (self, column) {
+            (Test::Equals(v), Column::Texts { codes, .. }) => codes[i] == *v,
+            (Test::Differs(v), Column::Texts { codes, .. }) => codes[i] != *v,
+            (_, Column::Numbers(x)) => self.holds(x[i]),
+            _ => false,
+        }
+    }
+    /// Runs in the event among `sorted` numbers.
+    fn count_sorted(&self, sorted: &[f64]) -> u64 {
+        match *self {
+            Test::AtLeast(t) => (sorted.len() - sorted.partition_point(|&s| s < t)) as u64,
+            Test::AtMost(t) => sorted.partition_point(|&s| s <= t) as u64,
+            Test::Equals(_) | Test::Differs(_) => 0,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Event {
-    stat: usize,
-    t: f64,
-    /// `{s ≥ t}` when true, `{s ≤ t}` when false.
-    upper: bool,
+    feature: usize,
+    test: Test,
     /// Whether the event is tested as more likely under D1 (`P_1(E) ≤ e^ε P_2(E) + δ`) or
     /// under D2 (the reverse inequality).
     favours_d1: bool,
 }
 
 impl Event {
-    fn contains(&self, s: f64) -> bool {
-        if self.upper { s >= self.t } else { s <= self.t }
-    }
-    fn count(&self, values: &[f64]) -> u64 {
-        values.iter().filter(|&&s| self.contains(s)).count() as u64
-    }
-    fn count_sorted(&self, sorted: &[f64]) -> u64 {
-        let below = sorted.partition_point(|&s| s < self.t);
-        let at_or_below = sorted.partition_point(|&s| s <= self.t);
-        if self.upper {
-            (sorted.len() - below) as u64
-        } else {
-            at_or_below as u64
-        }
-    }
-    fn describe(&self, name: &str) -> String {
-        let op = if self.upper { "≥" } else { "≤" };
+    fn describe(&self, name: &str, column: &Column) -> String {
         let favoured = if self.favours_d1 { "D1" } else { "D2" };
-        format!("{name} {op} {:.6e} (favours {favoured})", self.t)
+        let value = |v: u32| match column {
+            Column::Texts { values, .. } => {
+                let t = &values[v as usize];
+                if t.chars().count() > 200 {
+                    format!("{:?}…", t.chars().take(200).collect::<String>())
+                } else {
+                    format!("{t:?}")
+                }
+            }
+            Column::Numbers(_) => String::new(),
+        };
+        let test = match self.test {
+            Test::AtLeast(t) => format!("≥ {t:.6e}"),
+            Test::AtMost(t) => format!("≤ {t:.6e}"),
+            Test::Equals(v) => format!("= {}", value(v)),
+            Test::Differs(v) => format!("≠ {}", value(v)),
+        };
+        format!("{name} {test} (favours {favoured})")
     }
 }
 

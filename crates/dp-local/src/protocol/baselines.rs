@@ -1,8 +1,6 @@
 //! The baselines ([`crate::client::baselines`], [`crate::server::baselines`]) as simulated
 //! protocols, one client per record, deterministic from a seed.
 
-use std::time::Instant;
-
 use super::{LocalGuarantee, LocalRelease, simulate};
 use crate::client::{FourierParity, FrequencyOracle, PerAttributeRr, SampledTableOracle};
 use crate::server::{NoisyRecords, OracleAggregate, ParityAggregate};
@@ -65,7 +63,6 @@ pub fn run_baseline(
             reason: "there are no clients (the data has no records)".into(),
         });
     }
-    let t = Instant::now();
     let estimate = match kind {
         BaselineKind::PerAttributeRr => {
             let r = PerAttributeRr::new(epsilon, workload.domain().sizes())?;
@@ -98,8 +95,6 @@ pub fn run_baseline(
             epsilon,
             messages_per_client: 1,
         },
-        client_seconds: t.elapsed().as_secs_f64(),
-        server_seconds: 0.0,
         notes: vec![format!(
             "baseline {}: unbiased estimates, not post-processed",
             kind.name()

@@ -19,8 +19,6 @@ pub mod baselines;
 
 pub use baselines::{BaselineKind, run_baseline};
 
-use std::time::Instant;
-
 use rayon::prelude::*;
 
 use crate::client::{
@@ -120,10 +118,6 @@ pub struct LocalRelease {
     pub estimate: Vec<f64>,
     /// The privacy guarantee.
     pub guarantee: LocalGuarantee,
-    /// Seconds spent simulating the clients (randomizing and summing messages).
-    pub client_seconds: f64,
-    /// Seconds spent by the server on covers and projections.
-    pub server_seconds: f64,
     /// Human-readable diagnostics.
     pub notes: Vec<String>,
 }
@@ -266,11 +260,8 @@ impl LocalProtocol {
         points: &MarginalPoints<'_>,
         family: &StreamFamily,
     ) -> Result<LocalRelease> {
-        let t = Instant::now();
         let r = SampledTableRelease::new(self.epsilon, MarginalEncoding::new(workload))?;
         let y = simulate_clients(&r, data, family, 0)?.estimate(r.unbias_factor())?;
-        let client_seconds = t.elapsed().as_secs_f64();
-        let t = Instant::now();
         let fw = project_onto(points, &y, &self.settings.frank_wolfe)?;
         Ok(LocalRelease {
             notes: vec![format!("projection onto conv 𝒳: {}", fw_summary(&fw))],
@@ -280,8 +271,6 @@ impl LocalProtocol {
                 epsilon: self.epsilon,
                 messages_per_client: 1,
             },
-            client_seconds,
-            server_seconds: t.elapsed().as_secs_f64(),
         })
     }
 
@@ -293,7 +282,6 @@ impl LocalProtocol {
         points: &MarginalPoints<'_>,
         family: &StreamFamily,
     ) -> Result<LocalRelease> {
-        let t = Instant::now();
         let metric = MarginalMetric::new(universe, workload)?;
         let alpha = self
             .settings
@@ -301,20 +289,15 @@ impl LocalProtocol {
             .unwrap_or_else(|| default_alpha(universe.len(), data.n(), self.epsilon));
         let centers = metric.maximal_separated_subset(alpha / 2.0)?;
         let map = metric.nearest_point_map_cover(&centers, alpha / 2.0)?;
-        let mut server_seconds = t.elapsed().as_secs_f64();
-        let t = Instant::now();
         let r =
             SampledTableRelease::new(self.epsilon, RoundedEncoding::new(workload, universe, map)?)?;
         let y = simulate_clients(&r, data, family, 0)?.estimate(r.unbias_factor())?;
-        let client_seconds = t.elapsed().as_secs_f64();
-        let t = Instant::now();
         let fw = if centers.len() == universe.len() {
             project_onto(points, &y, &self.settings.frank_wolfe)?
         } else {
             let hull = GatheredPoints::subset(points, &centers)?;
             project_onto(hull, &y, &self.settings.frank_wolfe)?
         };
-        server_seconds += t.elapsed().as_secs_f64();
         Ok(LocalRelease {
             notes: vec![
                 format!(
@@ -330,8 +313,6 @@ impl LocalProtocol {
                 epsilon: self.epsilon,
                 messages_per_client: 1,
             },
-            client_seconds,
-            server_seconds,
         })
     }
 
@@ -343,7 +324,6 @@ impl LocalProtocol {
         points: &MarginalPoints<'_>,
         family: &StreamFamily,
     ) -> Result<LocalRelease> {
-        let t = Instant::now();
         let metric = MarginalMetric::new(universe, workload)?;
         let exact = ChainDecomposition::exact_levels(&metric);
         let k = match self.settings.alpha {
@@ -357,8 +337,6 @@ impl LocalProtocol {
         let levels = nontrivial.len();
         let eps_l = level_epsilon(self.epsilon, levels);
         let maps: Vec<Vec<usize>> = dec.levels.iter().map(|l| l.map.clone()).collect();
-        let mut server_seconds = t.elapsed().as_secs_f64();
-        let mut client_seconds = 0.0;
         let dim = workload.num_queries();
         let mut answers = vec![0.0; dim];
         let mut estimate = vec![0.0; dim];
@@ -379,13 +357,10 @@ impl LocalProtocol {
             dp_geometry::PointSet::add_scaled(points, q0, 1.0, &mut estimate);
         }
         for &j in &nontrivial {
-            let t = Instant::now();
             let enc = IncrementEncoding::new(workload, universe, maps.clone(), j)?;
             let r = SampledTableRelease::new(eps_l, enc)?;
             let y = simulate_clients(&r, data, family, (j as u64 + 1) << 40)?
                 .estimate(r.unbias_factor())?;
-            client_seconds += t.elapsed().as_secs_f64();
-            let t = Instant::now();
             let fw = if j == 0 && dec.levels[0].centers.len() == universe.len() {
                 project_onto(points, &y, &self.settings.frank_wolfe)?
             } else {
@@ -396,7 +371,6 @@ impl LocalProtocol {
                     &self.settings.frank_wolfe,
                 )?
             };
-            server_seconds += t.elapsed().as_secs_f64();
             notes.push(format!(
                 "level {}: projection onto conv 𝒳^({}): {}",
                 j + 1,
@@ -417,8 +391,6 @@ impl LocalProtocol {
                 epsilon: self.epsilon,
                 messages_per_client: levels.max(1),
             },
-            client_seconds,
-            server_seconds,
             notes,
         })
     }

@@ -51,7 +51,6 @@ pub mod round;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Instant;
 
 use dp_core::{Neighbouring, PrivacyLoss};
 use dp_queries::{Dataset, Domain, GraphicalModelSettings, Marginal, MarginalWorkload};
@@ -477,7 +476,6 @@ impl AdaptiveProjection {
         rng: &mut dyn CryptoRng,
         observe: &mut dyn FnMut(&RoundView<'_>),
     ) -> Result<AdaptiveRun> {
-        let start = Instant::now();
         let p = &self.params;
         let rel = p.neighbouring;
         crate::perturbation::check_data_under(data, workload, rel)?;
@@ -690,7 +688,6 @@ impl AdaptiveProjection {
                 .into(),
         );
         let diagnostics = Diagnostics {
-            wall_seconds: start.elapsed().as_secs_f64(),
             iterations: Some(round),
             notes,
             ..Diagnostics::default()

@@ -46,8 +46,6 @@
 //! `Σ_j ρ_j = ρ`. Trivial levels have one-point universes and spend nothing.
 //! (ε, δ) budgets are converted to the largest ρ within them, as for the projection family.
 
-use std::time::Instant;
-
 use std::sync::Arc;
 
 use dp_core::{ExponentialMechanism, PrivacyLoss, ProgressSink, Selector, report_progress};
@@ -182,7 +180,8 @@ impl WorstCasePlan {
         let Some((rho_j, s, plan)) = self.levels.get(j).and_then(|l| l.as_ref()) else {
             return Ok(None);
         };
-        let em = ExponentialMechanism::new(plan.select_epsilon, *s as f64, false)?;
+        let ds = crate::sensitivity::distinguisher_selector_sensitivity(*s);
+        let em = ExponentialMechanism::new(plan.select_epsilon, ds, false)?;
         Ok(Some(RoundPlan {
             select_loss: em.zcdp_privacy(),
             selector: Selector::Exponential(em),
@@ -380,7 +379,6 @@ impl ChainingWorstCase {
         rng: &mut dyn CryptoRng,
         observe: &mut dyn FnMut(usize, usize, &[f64]),
     ) -> Result<(Release, WorstCasePlan, Vec<Vec<(usize, i64)>>)> {
-        let start = Instant::now();
         let (universe, plan, level_h) = self.level_setup(data, workload)?;
         let points = MarginalPoints::new(&universe, workload)?;
         let n = data.n();
@@ -484,7 +482,6 @@ impl ChainingWorstCase {
             synthetic: None,
             certificate: self.certificate(),
             diagnostics: Diagnostics {
-                wall_seconds: start.elapsed().as_secs_f64(),
                 iterations: Some(plan.levels.iter().flatten().map(|l| l.2.rounds).sum()),
                 notes,
                 ..Default::default()

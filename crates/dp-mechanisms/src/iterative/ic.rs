@@ -49,8 +49,6 @@
 //! α (bisection) meeting this for its own ε₀ — "fix ε, derive α". The release reports
 //! whether the guarantee holds for the α used.
 
-use std::time::Instant;
-
 use std::sync::Arc;
 
 use dp_core::{
@@ -237,7 +235,10 @@ pub struct EmDistinguisher {
 impl EmDistinguisher {
     /// ε₀-DP distinguisher.
     pub fn new(epsilon0: f64) -> Result<Self> {
-        let em = PermuteAndFlip::new(epsilon0, distinguisher_score_sensitivity() as f64, false)?;
+        let ds = crate::sensitivity::distinguisher_selector_sensitivity(
+            distinguisher_score_sensitivity(),
+        );
+        let em = PermuteAndFlip::new(epsilon0, ds, false)?;
         Ok(EmDistinguisher {
             selector: Selector::PermuteAndFlip(em.clone()),
             em,
@@ -490,7 +491,6 @@ impl IterativeConstruction {
         workload: &MarginalWorkload,
         rng: &mut R,
     ) -> Result<(Release, IcTrace, IcPlan)> {
-        let start = Instant::now();
         if data.domain() != workload.domain() {
             return Err(MechanismError::Data {
                 reason: "the data's domain is not the workload's".into(),
@@ -529,7 +529,6 @@ impl IterativeConstruction {
             synthetic: Some(synthetic),
             certificate: self.certificate(),
             diagnostics: Diagnostics {
-                wall_seconds: start.elapsed().as_secs_f64(),
                 iterations: Some(trace.queries.len()),
                 notes: vec![
                     format!(

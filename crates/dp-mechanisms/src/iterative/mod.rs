@@ -31,9 +31,9 @@ pub use chaining_worst_case::{
     linf_marginal_decomposition,
 };
 pub use dualquery::{
-    DEFAULT_ETA, DualQuery, DualQueryConfig, DualQueryOutput, DualQueryParams, OracleChoice,
-    TheoryParameters, dual_query, dual_query_counts, dualquery_approx_epsilon, dualquery_loss,
-    dualquery_pure_epsilon, dualquery_sample_epsilon, max_rounds,
+    DEFAULT_ETA, DualQuery, DualQueryConfig, DualQueryCost, DualQueryOutput, DualQueryParams,
+    OracleChoice, TheoryParameters, dual_query, dual_query_counts, dualquery_approx_epsilon,
+    dualquery_loss, dualquery_pure_epsilon, dualquery_sample_epsilon, max_rounds,
 };
 pub use ic::{
     DatabaseUpdate, Distinguisher, EmDistinguisher, IcParams, IcPlan, IcTrace,
@@ -47,4 +47,4 @@ pub use oracle::{
     BestResponse, BestResponseOracle, BestResponseProblem, Clause, ClauseKind, ExhaustiveOracle,
     FreeAttributes, MaxCspOracle,
 };
-pub use query_sampler::{ExactQueryWeights, RoundSampler};
+pub use query_sampler::{ExactQueryWeights, RoundSampler, expected_proposals_bound};

@@ -32,8 +32,6 @@
 //!   would **not** do here: it is not ε₁²/8-zCDP (issue #9: KL 0.2551 > 0.125 at ε₁ = 1;
 //!   until issue #9 MWEM used it here, which overspent its zCDP budget).
 
-use std::time::Instant;
-
 use std::sync::Arc;
 
 use dp_core::{
@@ -261,7 +259,9 @@ impl Mwem {
     pub fn selection(&self) -> Result<Selector> {
         let (e, d) = (
             self.plan.select_epsilon,
-            distinguisher_score_sensitivity() as f64,
+            crate::sensitivity::distinguisher_selector_sensitivity(
+                distinguisher_score_sensitivity(),
+            ),
         );
         Ok(match self.plan.loss {
             PrivacyLoss::Pure { .. } => Selector::PermuteAndFlip(PermuteAndFlip::new(e, d, false)?),
@@ -356,7 +356,6 @@ impl Mwem {
         workload: &MarginalWorkload,
         rng: &mut R,
     ) -> Result<(Release, MwemTrace)> {
-        let start = Instant::now();
         if data.domain() != workload.domain() {
             return Err(MechanismError::Data {
                 reason: "the data's domain is not the workload's".into(),
@@ -383,7 +382,6 @@ impl Mwem {
             synthetic: Some(synthetic),
             certificate: self.certificate(),
             diagnostics: Diagnostics {
-                wall_seconds: start.elapsed().as_secs_f64(),
                 iterations: Some(self.plan.rounds),
                 notes: vec![format!(
                     "MWEM: T = {}, {} MW passes, selection ε₁ = {:.4e} per round, measurement {}, |X| = {}",

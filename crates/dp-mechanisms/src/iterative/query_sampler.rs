@@ -350,3 +350,73 @@ impl RoundSampler<'_> {
         }
     }
 }
+
+/// A **data-independent** upper bound on the expected number of proposals per query sample
+/// in any round of a DualQuery run with `actions = 2k` actions, step `eta` and `rounds`
+/// rounds: the smaller of the two bounds of the module docs ("Cost"),
+///
+/// * `e·(e/2)^{C−1} + m·2^{−C}` with `C = max(1, ⌈log₂ m⌉)` (whatever the scores), and
+/// * `e^{η·(T−1)}`: the largest score of round `t` is at most `t − 1 ≤ T − 1` (each of the
+///   `t − 1` payoffs `q(D) − q(xⁱ)` lies in `[−1, 1]`).
+///
+/// It depends only on public parameters, so a release may state it. The *measured* number
+/// of proposals depends on the data through the envelope buckets and must never be
+/// published (issue #23: it leaked ε ≥ 2.45 against a claimed 0.075).
+pub fn expected_proposals_bound(actions: usize, eta: f64, rounds: usize) -> f64 {
+    let m = actions.max(1) as f64;
+    let cap = (usize::BITS - (actions.max(2) - 1).leading_zeros()).max(1) as i32;
+    let envelope =
+        std::f64::consts::E * (std::f64::consts::E / 2.0).powi(cap - 1) + m * 0.5f64.powi(cap);
+    let by_score = (eta * rounds.saturating_sub(1) as f64).exp();
+    envelope.min(by_score).max(1.0)
+}
+
+#[cfg(test)]
+mod bound_tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    /// The bound holds against the exact expectation of every round of runs whose scores
+    /// are pushed to the extremes (all records satisfy nothing, or everything), and matches
+    /// the closed forms of the module docs.
+    #[test]
+    fn expected_proposals_never_exceed_the_public_bound() {
+        // C = ⌈log₂ m⌉: m = 4 000 → C = 12: e·(e/2)^11 + 4000/4096
+        let b = expected_proposals_bound(4000, 1e6, 100);
+        let closed = std::f64::consts::E * (std::f64::consts::E / 2.0).powi(11) + 4000.0 / 4096.0;
+        assert!((b - closed).abs() < 1e-9 * closed, "{b} vs {closed}");
+        // the score bound wins for a small η·(T − 1)
+        assert!((expected_proposals_bound(4000, 0.01, 11) - 0.1f64.exp()).abs() < 1e-12);
+        // a power of two: m = 4 → C = 2
+        let four = std::f64::consts::E * std::f64::consts::E / 2.0 + 1.0;
+        assert!((expected_proposals_bound(4, 1e3, 50) - four).abs() < 1e-12);
+
+        let domain = dp_queries::Domain::new(vec![("a".into(), 2), ("b".into(), 3)]).unwrap();
+        let marginals = dp_queries::MarginalWorkload::all_kway(&domain, 2).unwrap();
+        let workload = ConjunctionWorkload::from_marginals(&marginals).unwrap();
+        let k = workload.len();
+        let n = 50u64;
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(7);
+        for (eta, counts) in [
+            (0.9, vec![0u64; k]),
+            (0.9, vec![n; k]),
+            (3.0, (0..k as u64).map(|j| (j * 7) % (n + 1)).collect()),
+        ] {
+            let rounds = 12;
+            let mut w = ExactQueryWeights::new(counts, n, eta).unwrap();
+            for t in 0..rounds {
+                let s = w.sampler().unwrap();
+                let exact = s.expected_proposals();
+                let bound = expected_proposals_bound(2 * k, eta, rounds);
+                assert!(
+                    exact <= bound * (1.0 + 1e-12),
+                    "round {t}: {exact} > {bound}"
+                );
+                drop(s);
+                // a record that satisfies a random half of the literals: scores move apart
+                let rec: Vec<u32> = (0..2).map(|a| rng.next_u32() % [2u32, 3][a]).collect();
+                w.observe(&workload, &rec).unwrap();
+            }
+        }
+    }
+}

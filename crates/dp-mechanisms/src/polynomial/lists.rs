@@ -36,7 +36,6 @@
 //! loss is at most `ε` (`ρ`), as for the other classes.
 
 use std::collections::HashMap;
-use std::time::Instant;
 
 use dp_core::{DiscreteGaussian, DiscreteLaplace, StreamFamily, report_progress};
 use dp_queries::{Dataset, DecisionListShape, DecisionListWorkload, Workload};
@@ -417,7 +416,6 @@ impl PolynomialMechanism {
         workload: &DecisionListWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        let start = Instant::now();
         if data.domain() != workload.domain() {
             return Err(MechanismError::Data {
                 reason: "the dataset's domain is not the workload's domain".into(),
@@ -455,7 +453,6 @@ impl PolynomialMechanism {
             synthetic: None,
             certificate: self.certificate(),
             diagnostics: Diagnostics {
-                wall_seconds: start.elapsed().as_secs_f64(),
                 notes,
                 ..Diagnostics::default()
             },

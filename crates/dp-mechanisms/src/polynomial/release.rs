@@ -46,8 +46,6 @@
 //! computed before anything is allocated ([`MonomialPlan`]); the release refuses when the
 //! coefficient vector, the per-thread counts and the index would exceed the cap.
 
-use std::time::Instant;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dp_core::{
@@ -886,7 +884,6 @@ impl PolynomialMechanism {
         workload: &ThresholdWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        let start = Instant::now();
         if data.domain() != workload.domain() {
             return Err(MechanismError::Data {
                 reason: "the dataset's domain is not the workload's domain".into(),
@@ -948,7 +945,6 @@ impl PolynomialMechanism {
             synthetic: None,
             certificate: self.certificate(),
             diagnostics: Diagnostics {
-                wall_seconds: start.elapsed().as_secs_f64(),
                 notes,
                 ..Diagnostics::default()
             },
@@ -992,7 +988,6 @@ impl PolynomialMechanism {
         workload: &ConjunctionWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        let start = Instant::now();
         let sense = match workload.kind() {
             QueryKind::Disjunction => BitSense::Holds,
             QueryKind::Conjunction => BitSense::Fails,
@@ -1060,7 +1055,6 @@ impl PolynomialMechanism {
             synthetic: None,
             certificate: self.certificate(),
             diagnostics: Diagnostics {
-                wall_seconds: start.elapsed().as_secs_f64(),
                 notes,
                 ..Diagnostics::default()
             },

@@ -53,7 +53,6 @@ use dp_core::{Neighbouring, ProgressSink, report_progress};
 use dp_geometry::{MultiscaleDecomposition, PointSet};
 use dp_queries::{Dataset, MarginalPoints, MarginalWorkload, Universe};
 use rand::CryptoRng;
-use std::time::Instant;
 
 /// One scale of the decomposition: `S_j` and `π_j`, as universe indices.
 #[derive(Clone, Debug, PartialEq)]
@@ -379,17 +378,15 @@ impl Mechanism for ChainingMechanism {
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        let start = Instant::now();
         let universe = prepare(data, workload, &self.settings)?;
         let points = MarginalPoints::new(&universe, workload)?;
         let plan = self.plan(&universe, workload, data.n())?;
-        let plan_seconds = start.elapsed().as_secs_f64();
         let noisy = Self::draw_levels(&plan, &universe, &points, data, rng)?;
         let dec = &plan.decomposition;
         let m = workload.num_queries();
         let mut answers = vec![0.0; m];
         let mut notes = vec![format!(
-            "decomposition: α = {:.4}, k = {} levels, Δ = {:.4}, |S_j| = {:?} of {} ({:.3} s); \
+            "decomposition: α = {:.4}, k = {} levels, Δ = {:.4}, |S_j| = {:?} of {}; \
              {} non-trivial level(s) share ρ",
             plan.alpha,
             dec.levels.len(),
@@ -399,7 +396,6 @@ impl Mechanism for ChainingMechanism {
                 .map(|l| l.centers.len())
                 .collect::<Vec<_>>(),
             universe.len(),
-            plan_seconds,
             plan.noise.iter().flatten().count()
         )];
         let (mut iterations, mut oracle_calls, mut gap) = (0usize, 0usize, 0.0f64);
@@ -414,7 +410,6 @@ impl Mechanism for ChainingMechanism {
                 }
                 Some(nc) => {
                     let y = nc.answers();
-                    let t = Instant::now();
                     // each level's solve is its own stage ("chaining level 2 of 5: …")
                     let solver = self.settings.solver_with_prefix(&format!(
                         "chaining level {} of {}: ",
@@ -428,7 +423,6 @@ impl Mechanism for ChainingMechanism {
                         let hull = GatheredPoints::new(&points, plus, minus)?;
                         project_onto(hull, &y, &solver)?
                     };
-                    let secs = t.elapsed().as_secs_f64();
                     for (a, v) in answers.iter_mut().zip(&fw.point) {
                         *a += v;
                     }
@@ -441,7 +435,7 @@ impl Mechanism for ChainingMechanism {
                         plan.noise[j].map_or(0.0, |n| n.0),
                         nc.sensitivity.l2_squared,
                         nc.sigma2,
-                        fw_note("projection onto conv 𝒳^(j)", &fw, secs)
+                        fw_note("projection onto conv 𝒳^(j)", &fw)
                     ));
                     description = match description {
                         None => Some(Some(nc.description())),
@@ -455,7 +449,6 @@ impl Mechanism for ChainingMechanism {
             synthetic: None,
             certificate: self.certificate(),
             diagnostics: Diagnostics {
-                wall_seconds: start.elapsed().as_secs_f64(),
                 iterations: Some(iterations),
                 oracle_calls: Some(oracle_calls),
                 // Sum over levels: the levels' errors add (Lemma 3.3), and so do their

@@ -32,7 +32,6 @@ use crate::{Mechanism, MechanismError, PrivacyCertificate, Release, Result};
 use dp_core::{Neighbouring, PrivacyLoss};
 use dp_queries::{Dataset, MarginalPoints, MarginalWorkload, Universe};
 use rand::CryptoRng;
-use std::time::Instant;
 
 /// The projection mechanism's error guarantee `(ln|𝒳|)^{1/4}/((2ρ)^{1/4}√n)` (seed 004
 /// Lemma 2.2 with Δ = 1, natural log), the default target α of the coarse and chaining
@@ -243,30 +242,25 @@ impl Mechanism for CoarseProjectionMechanism {
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        let start = Instant::now();
         let universe = prepare(data, workload, &self.settings)?;
         let points = MarginalPoints::new(&universe, workload)?;
         let (cover, noisy) = self.noisy_counts_in(&universe, &points, data, workload, rng)?;
-        let cover_seconds = start.elapsed().as_secs_f64();
         let y = noisy.answers();
-        let t = Instant::now();
         let fw = if cover.centers.len() == universe.len() {
             project_onto(&points, &y, &self.settings.frank_wolfe)?
         } else {
             let hull = GatheredPoints::subset(&points, &cover.centers)?;
             project_onto(hull, &y, &self.settings.frank_wolfe)?
         };
-        let fw_seconds = t.elapsed().as_secs_f64();
         let synthetic = synthetic_from_atoms(&universe, &fw.atoms, |a| cover.centers[a])?;
         let notes = vec![
             format!(
-                "cover: α = {:.4}, {} of {} records are an α/2-separated α/2-cover ({:.3} s)",
+                "cover: α = {:.4}, {} of {} records are an α/2-separated α/2-cover",
                 cover.alpha,
                 cover.centers.len(),
                 universe.len(),
-                cover_seconds
             ),
-            fw_note("projection onto conv 𝒳^(1)", &fw, fw_seconds),
+            fw_note("projection onto conv 𝒳^(1)", &fw),
         ];
         Ok(projection_release(
             fw,
@@ -274,7 +268,6 @@ impl Mechanism for CoarseProjectionMechanism {
             self.certificate(),
             &noisy,
             notes,
-            start,
         ))
     }
 }

@@ -72,7 +72,6 @@ use dp_queries::{
     RecordOracleSettings, Universe,
 };
 use rand::CryptoRng;
-use std::time::Instant;
 
 /// Default cap on the explicit universe: 2²² = 4 194 304 records.
 pub const DEFAULT_MAX_UNIVERSE: usize = 1 << 22;
@@ -320,7 +319,7 @@ pub fn project_onto<P: PointSet>(
 }
 
 /// Diagnostics of one Frank–Wolfe solve, appended to a release's notes.
-pub(crate) fn fw_note(label: &str, fw: &FrankWolfeResult, seconds: f64) -> String {
+pub(crate) fn fw_note(label: &str, fw: &FrankWolfeResult) -> String {
     let status = match fw.status {
         SolveStatus::Converged => "converged",
         SolveStatus::MaxIterations => "iteration cap hit",
@@ -328,14 +327,12 @@ pub(crate) fn fw_note(label: &str, fw: &FrankWolfeResult, seconds: f64) -> Strin
     };
     format!(
         "{label}: Frank–Wolfe {status} after {} iterations, gap {:.3e}, objective {:.3e}, \
-         {} atoms, {} oracle calls in {:.3} s ({:.0} calls/s)",
+         {} atoms, {} oracle calls",
         fw.iterations,
         fw.gap,
         fw.objective,
         fw.atoms.len(),
         fw.oracle_calls,
-        seconds,
-        fw.oracle_calls as f64 / seconds.max(1e-9)
     )
 }
 
@@ -347,14 +344,12 @@ pub(crate) fn projection_release(
     certificate: PrivacyCertificate,
     noisy: &NoisyCounts,
     notes: Vec<String>,
-    start: Instant,
 ) -> Release {
     Release {
         answers: fw.point,
         synthetic: Some(synthetic),
         certificate,
         diagnostics: Diagnostics {
-            wall_seconds: start.elapsed().as_secs_f64(),
             iterations: Some(fw.iterations),
             oracle_calls: Some(fw.oracle_calls),
             frank_wolfe_gap: Some(fw.gap),
@@ -523,14 +518,11 @@ impl ProjectionMechanism {
         data: &Dataset,
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
-        start: Instant,
     ) -> Result<Release> {
         let mut oracle = MarginalRecordOracle::new(workload, self.settings.record_oracle.clone())?;
         let noisy = self.noisy_counts_of(data, workload, rng)?;
         let y = noisy.answers();
-        let t = Instant::now();
         let fw = min_norm_point_project_generated(&mut oracle, &y, &self.settings.frank_wolfe)?;
-        let fw_seconds = t.elapsed().as_secs_f64();
         let ids: Vec<usize> = fw.atoms.iter().map(|&(a, _)| a).collect();
         let total: f64 = fw.atoms.iter().map(|&(_, w)| w).sum();
         let synthetic = SyntheticData {
@@ -556,7 +548,7 @@ impl ProjectionMechanism {
                     .project(oracle.attributes())?
                     .log10_universe_size()
             ),
-            fw_note("projection onto conv 𝒳", &fw, fw_seconds),
+            fw_note("projection onto conv 𝒳", &fw),
             format!(
                 "gap certified: {}",
                 if fw.gap_certified {
@@ -572,7 +564,6 @@ impl ProjectionMechanism {
             self.certificate(),
             &noisy,
             notes,
-            start,
         ))
     }
 
@@ -659,21 +650,18 @@ impl Mechanism for ProjectionMechanism {
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        let start = Instant::now();
         crate::perturbation::check_data(data, workload)?;
         let Some(universe) = self.explicit_universe(workload)? else {
-            return self.release_implicit(data, workload, rng, start);
+            return self.release_implicit(data, workload, rng);
         };
         let points = MarginalPoints::new(&universe, workload)?;
         let noisy = self.noisy_counts_of(data, workload, rng)?;
         let y = noisy.answers();
-        let t = Instant::now();
         let fw = project_onto(&points, &y, &self.settings.frank_wolfe)?;
-        let fw_seconds = t.elapsed().as_secs_f64();
         let synthetic = synthetic_from_atoms(&universe, &fw.atoms, |a| a)?;
         let notes = vec![
             format!("universe: {} records (explicit)", universe.len()),
-            fw_note("projection onto conv 𝒳", &fw, fw_seconds),
+            fw_note("projection onto conv 𝒳", &fw),
         ];
         Ok(projection_release(
             fw,
@@ -681,7 +669,6 @@ impl Mechanism for ProjectionMechanism {
             self.certificate(),
             &noisy,
             notes,
-            start,
         ))
     }
 }

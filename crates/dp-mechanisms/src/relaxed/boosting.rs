@@ -67,8 +67,6 @@
 //! As [`super::RelaxedProjection`]: binary attributes, replace-one neighbours (public `n`),
 //! ρ-zCDP (or (ε, δ) converted to ρ).
 
-use std::time::Instant;
-
 use dp_core::{DiscreteGaussian, ExponentialMechanism, Neighbouring, Num, PrivacyLoss};
 use dp_geometry::{FrankWolfeSettings, frank_wolfe_project};
 use dp_queries::{Dataset, MarginalParityTransform, MarginalWorkload, SignRecords};
@@ -602,7 +600,6 @@ impl Mechanism<MarginalWorkload> for BoostingForQueries {
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        let start = Instant::now();
         let touched = workload.touched_attributes();
         let sub_workload = workload.on_attributes(&touched)?;
         let transform = MarginalParityTransform::new(&sub_workload)?;
@@ -699,7 +696,6 @@ impl Mechanism<MarginalWorkload> for BoostingForQueries {
         );
         let answers = transform.marginals_from_parities(&parities)?;
         diagnostics.notes = notes;
-        diagnostics.wall_seconds = start.elapsed().as_secs_f64();
         Ok(Release {
             answers,
             synthetic: None,

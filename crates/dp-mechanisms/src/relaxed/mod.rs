@@ -52,8 +52,6 @@ pub use body::ParityBody;
 pub use boosting::{BoostingAccounting, BoostingForQueries, BoostingParams, BoostingSettings};
 pub use onehot::OneHotEncoded;
 
-use std::time::Instant;
-
 use dp_core::{DiscreteGaussian, Neighbouring, Num, PrivacyLoss};
 use dp_geometry::{FrankWolfeSettings, GrothendieckSettings, frank_wolfe_project};
 use dp_queries::{Dataset, MarginalParityTransform, MarginalWorkload, SignRecords};
@@ -297,7 +295,6 @@ impl Mechanism<MarginalWorkload> for RelaxedProjection {
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        let start = Instant::now();
         // Public checks that do not need the data, before anything is counted: the transform
         // (binary attributes) and the size of the relaxation.
         let touched = workload.touched_attributes();
@@ -413,7 +410,6 @@ impl Mechanism<MarginalWorkload> for RelaxedProjection {
                 .into(),
         );
         diagnostics.notes = notes;
-        diagnostics.wall_seconds = start.elapsed().as_secs_f64();
         Ok(Release {
             answers,
             synthetic: None,
