@@ -4,23 +4,53 @@
 //! Header: the domain's attribute names in domain order, then the weight column — always
 //! the last column, called `weight` unless an attribute already has that name, in which
 //! case it is the first of `weight_1`, `weight_2`, … that is not an attribute name
-//! ([`weight_column`]; `dpqr release` says so when it happens). Each row holds a record's
-//! integer codes and its non-negative weight; the weights sum to one. Workload answers
-//! computed from this weighted dataset equal the release's answers (for the mechanisms
-//! whose output *is* the synthetic data). The file is standard CSV (written with the `csv`
-//! crate): a name holding `,`, `"` or a line break is quoted, with `"` doubled.
+//! ([`weight_column`]; `dpqr release` says so when it happens). Each row holds a record and
+//! its non-negative weight; the weights sum to one. Workload answers computed from this
+//! weighted dataset equal the release's answers (for the mechanisms whose output *is* the
+//! synthetic data). The file is standard CSV (written with the `csv` crate): a field holding
+//! `,`, `"` or a line break is quoted, with `"` doubled.
+//!
+//! # Values in the input's own form
+//!
+//! Every file written here ([`write_synthetic`], [`write_expanded`]) holds each record in
+//! the form of the data it came from, through the schema of the release
+//! ([`dp_queries::Schema::decode`]): a label attribute holds its label, a bins attribute the
+//! lower edge of the bin written with a decimal point or an exponent (`18.0`, `1e300`; it
+//! parses back to exactly that number, which is in the bin, the closed last one included),
+//! an `other` code the value `other` (or `other_1`, … when `other` is a label), and an
+//! attribute given by its size alone its integer code. Read back through the same schema,
+//! every field gives exactly the code it was written for.
 //!
 //! # Reading it back
 //!
-//! [`read_weighted`] reads such a file against the domain it was released over (codes
-//! only: ASCII digits, each below its attribute's size; weights finite and non-negative,
-//! not all zero; errors name the file, the line and the column). Which column holds the
-//! weights is decided by one rule ([`weighted_header`]): a column named by the caller
-//! (`--weights-column NAME`), or else — automatically — the header holds every attribute of
-//! the domain exactly once (any order) plus exactly one more column, named as
-//! [`weight_column`] names it for that domain. Any other header is not a weighted file. The
-//! weights need not sum to one: answers are weighted counts divided by the total weight
-//! ([`crate::scoring::weighted_answers`]).
+//! [`read_weighted`] reads such a file through the schema it was released over (weights
+//! finite and non-negative, not all zero; errors name the file, the line and the column).
+//! Which column holds the weights is decided by one rule ([`weighted_header`]): a column
+//! named by the caller (`--weights-column NAME`), or else — automatically — the header holds
+//! every attribute of the domain exactly once (any order) plus exactly one more column,
+//! named as [`weight_column`] names it for that domain. Any other header is not a weighted
+//! file. The weights need not sum to one: answers are weighted counts divided by the total
+//! weight ([`crate::scoring::weighted_answers`]).
+//!
+//! The label and bins columns of a file are read in one of two forms, decided for the whole
+//! file ([`FileForm`]):
+//!
+//! * **codes** — what dpqr wrote before it wrote values — when some field of a label or bins
+//!   column is a bare integer (ASCII digits only) that is not a label of its attribute:
+//!   dpqr never writes such a field as a value (a bin value always has a decimal point or an
+//!   exponent). Every field of those columns must then be an integer code below its
+//!   attribute's size, and the codes are taken as they are;
+//! * **values** otherwise: each field goes through the schema, as the loader reads raw data.
+//!   A label made of digits is read as that label (`"2"` in a column with labels
+//!   `["2", "0", "1"]` is code 0).
+//!
+//! So an older file of codes is read exactly, except in one case no rule can tell apart: a
+//! file whose label and bins columns are all digit-label columns and whose every field is
+//! one of those labels is read as labels. Its codes are the same either way when each
+//! digit label is its own position (`["0", "1", "2"]`).
+//!
+//! Attributes given by a size alone always hold integer codes (ASCII digits, below the
+//! size).
 //!
 //! # Expanding to integer rows
 //!
@@ -29,13 +59,13 @@
 //! the total weight), and the rows still missing go, one each, to the records with the
 //! largest remainders `N·wᵢ/W − ⌊N·wᵢ/W⌋` (ties to the earlier record). Every count is then
 //! within one of `N·wᵢ/W`, and the counts sum to exactly `N`. [`write_expanded`] writes the
-//! result as a plain CSV (one row per unit of count, no weight column) that every `dpqr`
-//! command reads as ordinary data.
+//! result as a plain CSV (one row per unit of count, no weight column, values in the input's
+//! form as above) that every `dpqr` command reads as ordinary data through the same schema.
 
 use crate::{BenchError, Result, quoted};
 use dp_core::Num;
 use dp_mechanisms::SyntheticData;
-use dp_queries::{Dataset, Domain};
+use dp_queries::{Dataset, Domain, Encoding, Schema};
 use std::io::Write;
 use std::path::Path;
 
@@ -53,8 +83,57 @@ pub fn weight_column(domain: &Domain) -> String {
         .unwrap_or_default()
 }
 
-/// Write `synthetic` as CSV to `w`.
-pub fn write_synthetic<W: Write>(w: W, synthetic: &SyntheticData) -> Result<()> {
+/// For each attribute of `domain` (the records'), its index in `schema`, matched by name;
+/// the sizes must agree.
+fn schema_columns(domain: &Domain, schema: &Schema) -> Result<Vec<usize>> {
+    let mut columns = Vec::with_capacity(domain.len());
+    for (name, &size) in domain.names().zip(domain.sizes()) {
+        let j = schema.domain().index_of(name).map_err(|_| {
+            BenchError::Usage(format!(
+                "the records' attribute {} is not in the schema they are written through",
+                quoted(name)
+            ))
+        })?;
+        let expected = schema.domain().size(j);
+        if expected != size {
+            return Err(BenchError::Usage(format!(
+                "the records' attribute {} has {size} codes but {expected} in the schema                  they are written through",
+                quoted(name)
+            )));
+        }
+        columns.push(j);
+    }
+    Ok(columns)
+}
+
+/// Record `r` of `records` as raw fields through `schema` (`columns` from
+/// [`schema_columns`]), into `row`.
+fn decode_row(
+    records: &Dataset,
+    r: usize,
+    schema: &Schema,
+    columns: &[usize],
+    row: &mut Vec<String>,
+) -> Result<()> {
+    row.clear();
+    for (a, &j) in columns.iter().enumerate() {
+        let code = records.column(a)[r];
+        let field = schema.decode(j, code).ok_or_else(|| {
+            BenchError::Usage(format!(
+                "record {r}: code {code} of attribute {} has no value in the schema",
+                quoted(records.domain().names().nth(a).unwrap_or_default())
+            ))
+        })?;
+        row.push(field);
+    }
+    Ok(())
+}
+
+/// Write `synthetic` as CSV to `w`, each record in the form of the data it came from
+/// through `schema` (module docs; [`Schema::codes`] for integer codes throughout). The
+/// records' attributes are matched to the schema's by name, so records over some of its
+/// attributes (a release over the attributes its workload touches) are written too.
+pub fn write_synthetic<W: Write>(w: W, synthetic: &SyntheticData, schema: &Schema) -> Result<()> {
     let records = &synthetic.records;
     if records.n() != synthetic.weights.len() {
         return Err(BenchError::Usage(format!(
@@ -64,15 +143,15 @@ pub fn write_synthetic<W: Write>(w: W, synthetic: &SyntheticData) -> Result<()> 
         )));
     }
     let io = |e: csv::Error| BenchError::Usage(format!("cannot write the synthetic data: {e}"));
-    let mut out = csv::Writer::from_writer(w);
     let domain = records.domain();
+    let columns = schema_columns(domain, schema)?;
+    let mut out = csv::Writer::from_writer(w);
     let weight = weight_column(domain);
     out.write_record(domain.names().chain(std::iter::once(weight.as_str())))
         .map_err(io)?;
     let mut row: Vec<String> = Vec::with_capacity(domain.len() + 1);
     for (r, weight) in synthetic.weights.iter().enumerate() {
-        row.clear();
-        row.extend((0..domain.len()).map(|a| records.column(a)[r].to_string()));
+        decode_row(records, r, schema, &columns, &mut row)?;
         row.push(Num(*weight).to_string());
         out.write_record(&row).map_err(io)?;
     }
@@ -80,9 +159,28 @@ pub fn write_synthetic<W: Write>(w: W, synthetic: &SyntheticData) -> Result<()> 
         .map_err(|e| BenchError::Usage(format!("cannot write the synthetic data: {e}")))
 }
 
-/// Write `synthetic` to a file, atomically ([`crate::io::output::write_atomically`]).
-pub fn write_synthetic_file(path: &Path, synthetic: &SyntheticData) -> Result<()> {
-    crate::io::output::write_atomically(path, |w| write_synthetic(w, synthetic))
+/// Write `synthetic` through `schema` to a file, atomically
+/// ([`crate::io::output::write_atomically`]).
+pub fn write_synthetic_file(path: &Path, synthetic: &SyntheticData, schema: &Schema) -> Result<()> {
+    crate::io::output::write_atomically(path, |w| write_synthetic(w, synthetic, schema))
+}
+
+/// How the label and bins columns of a weighted file were read (module docs, "Reading it
+/// back").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileForm {
+    /// Values through the schema: what dpqr writes (and the only form of a file whose
+    /// schema has no label or bins attribute).
+    Values,
+    /// Integer codes, as dpqr wrote synthetic files before it wrote values.
+    Codes {
+        /// The line of the first field that showed it.
+        line: u64,
+        /// Its column.
+        column: String,
+        /// The field: a bare integer that is no value of the schema.
+        field: String,
+    },
 }
 
 /// Records with non-negative weights: a synthetic file read back by [`read_weighted`].
@@ -92,6 +190,8 @@ pub struct WeightedRecords {
     pub records: Dataset,
     /// The weight of each record, finite and non-negative, not all zero.
     pub weights: Vec<f64>,
+    /// How the file's label and bins columns were read.
+    pub form: FileForm,
 }
 
 impl WeightedRecords {
@@ -106,7 +206,28 @@ impl WeightedRecords {
         Ok(WeightedRecords {
             records: self.records.select_attributes(names)?,
             weights: self.weights.clone(),
+            form: self.form.clone(),
         })
+    }
+
+    /// A note for the user when the file was read as integer codes ([`FileForm::Codes`]),
+    /// naming the field that decided it; `None` for values.
+    pub fn form_note(&self, file: &Path) -> Option<String> {
+        match &self.form {
+            FileForm::Values => None,
+            FileForm::Codes {
+                line,
+                column,
+                field,
+            } => Some(format!(
+                "note: {} holds integer codes in its label and bins columns (line {line}, \
+                 column {}: {} is no value of the schema), as dpqr wrote synthetic files \
+                 before it wrote values: read as codes",
+                file.display(),
+                quoted(column),
+                quoted(field)
+            )),
+        }
     }
 }
 
@@ -155,25 +276,49 @@ pub fn sniff_weighted(path: &Path, domain: &Domain, named: Option<&str>) -> Resu
     }))
 }
 
-/// Read the weighted records file at `path` (`.gz` decompressed) over `domain`; the weight
-/// column is `weights_column` if given, else found by the automatic rule (module docs).
+/// Read the weighted records file at `path` (`.gz` decompressed) through `schema` (module
+/// docs, "Reading it back"); the weight column is `weights_column` if given, else found by
+/// the automatic rule.
 pub fn read_weighted(
     path: &Path,
-    domain: &Domain,
+    schema: &Schema,
     weights_column: Option<&str>,
 ) -> Result<WeightedRecords> {
     let bytes = crate::io::output::read_maybe_compressed(path)?;
-    parse_weighted(&bytes, &path.display().to_string(), domain, weights_column)
+    parse_weighted(&bytes, &path.display().to_string(), schema, weights_column)
 }
 
-/// Parse the bytes of a weighted records file (see [`read_weighted`]); `file` labels error
-/// messages. Never panics, whatever the bytes.
+/// Whether `field` is a bare integer (ASCII digits only, not empty).
+fn bare_integer(field: &str) -> bool {
+    !field.is_empty() && field.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Whether `field` of attribute `a` shows a file of integer codes: a bare integer that is
+/// not a label of a label attribute, or any bare integer of a bins attribute (dpqr writes
+/// bin values with a decimal point or an exponent).
+fn shows_codes(schema: &Schema, a: usize, field: &str) -> bool {
+    if !bare_integer(field) {
+        return false;
+    }
+    match schema.attribute(a).map(|s| s.encoding()) {
+        Some(Encoding::Labels(labels)) => !matches!(
+            schema.encode(a, field),
+            Ok(Some(c)) if labels.get(c as usize).is_some_and(|l| l == field)
+        ),
+        Some(Encoding::Bins(_)) => true,
+        _ => false,
+    }
+}
+
+/// Parse the bytes of a weighted records file through `schema` (see [`read_weighted`]);
+/// `file` labels error messages. Never panics, whatever the bytes.
 pub fn parse_weighted(
     bytes: &[u8],
     file: &str,
-    domain: &Domain,
+    schema: &Schema,
     weights_column: Option<&str>,
 ) -> Result<WeightedRecords> {
+    let domain = schema.domain();
     let err = |line: u64, message: String| BenchError::WeightedFile {
         file: file.to_string(),
         line,
@@ -232,9 +377,8 @@ pub fn parse_weighted(
             targets.push(Some(domain.index_of(name)?));
         }
     }
-    let sizes = domain.sizes().to_vec();
-    let mut columns: Vec<Vec<u32>> = vec![Vec::new(); domain.len()];
-    let mut weights = Vec::new();
+    // every record first (the form is decided for the whole file)
+    let mut rows: Vec<(u64, csv::StringRecord)> = Vec::new();
     for record in records {
         let record = record.map_err(csv_error)?;
         let line = record.position().map_or(0, |p| p.line());
@@ -247,51 +391,100 @@ pub fn parse_weighted(
                 format!("expected {} fields, found {}", header.len(), record.len()),
             ));
         }
+        rows.push((line, record));
+    }
+    let form =
+        rows.iter()
+            .find_map(|(line, record)| {
+                record.iter().zip(targets.iter().zip(&header)).find_map(
+                    |(field, (target, name))| {
+                        let a = (*target)?;
+                        shows_codes(schema, a, field).then(|| FileForm::Codes {
+                            line: *line,
+                            column: name.clone(),
+                            field: field.to_string(),
+                        })
+                    },
+                )
+            })
+            .unwrap_or(FileForm::Values);
+    let read_as_codes = match &form {
+        FileForm::Values => String::new(),
+        FileForm::Codes {
+            line,
+            column,
+            field,
+        } => format!(
+            " (the file is read as integer codes, as dpqr wrote synthetic files before it \
+             wrote values, because line {line}, column {}, holds {}, which is no value of \
+             the schema)",
+            quoted(column),
+            quoted(field)
+        ),
+    };
+    let sizes = domain.sizes().to_vec();
+    let mut columns: Vec<Vec<u32>> = vec![Vec::new(); domain.len()];
+    let mut weights = Vec::with_capacity(rows.len());
+    for (line, record) in &rows {
+        let line = *line;
         for (field, (target, name)) in record.iter().zip(targets.iter().zip(&header)) {
-            match target {
-                None => {
-                    let w: f64 = field.trim().parse().map_err(|_| {
-                        err(
-                            line,
-                            format!(
-                                "column {}: weight {} is not a number",
-                                quoted(name),
-                                quoted(field)
-                            ),
-                        )
-                    })?;
-                    if !w.is_finite() || w < 0.0 {
-                        return Err(err(
-                            line,
-                            format!(
-                                "column {}: weight {} must be a finite number of at least 0",
-                                quoted(name),
-                                quoted(field)
-                            ),
-                        ));
-                    }
-                    weights.push(w);
+            let Some(a) = *target else {
+                let w: f64 = field.trim().parse().map_err(|_| {
+                    err(
+                        line,
+                        format!(
+                            "column {}: weight {} is not a number",
+                            quoted(name),
+                            quoted(field)
+                        ),
+                    )
+                })?;
+                if !w.is_finite() || w < 0.0 {
+                    return Err(err(
+                        line,
+                        format!(
+                            "column {}: weight {} must be a finite number of at least 0",
+                            quoted(name),
+                            quoted(field)
+                        ),
+                    ));
                 }
-                Some(a) => {
-                    let code = (!field.is_empty() && field.bytes().all(|b| b.is_ascii_digit()))
-                        .then(|| field.parse::<u32>().ok())
-                        .flatten()
-                        .filter(|&c| c < sizes[*a]);
-                    let Some(code) = code else {
-                        return Err(err(
-                            line,
-                            format!(
-                                "column {}: {} is not a code of the attribute (an integer \
-                                 from 0 to {})",
-                                quoted(name),
-                                quoted(field),
-                                sizes[*a].saturating_sub(1)
-                            ),
-                        ));
-                    };
-                    columns[*a].push(code);
-                }
-            }
+                weights.push(w);
+                continue;
+            };
+            let through_schema = match form {
+                FileForm::Values => schema.encode(a, field).map_err(|reason| {
+                    err(
+                        line,
+                        format!(
+                            "column {}: {} is outside the schema: {reason}",
+                            quoted(name),
+                            quoted(field)
+                        ),
+                    )
+                })?,
+                FileForm::Codes { .. } => None,
+            };
+            let code = match through_schema {
+                Some(code) => Some(code),
+                None => bare_integer(field)
+                    .then(|| field.parse::<u32>().ok())
+                    .flatten()
+                    .filter(|&c| c < sizes[a]),
+            };
+            let Some(code) = code else {
+                return Err(err(
+                    line,
+                    format!(
+                        "column {}: {} is not a code of the attribute (an integer from 0 to \
+                         {}){read_as_codes}",
+                        quoted(name),
+                        quoted(field),
+                        sizes[a].saturating_sub(1)
+                    ),
+                ));
+            };
+            columns[a].push(code);
         }
     }
     if weights.is_empty() {
@@ -304,7 +497,11 @@ pub fn parse_weighted(
         ));
     }
     let records = Dataset::from_columns(domain.clone(), columns)?;
-    Ok(WeightedRecords { records, weights })
+    Ok(WeightedRecords {
+        records,
+        weights,
+        form,
+    })
 }
 
 /// Largest `--total` [`expand_counts`] accepts: 10⁹ rows.
@@ -370,8 +567,15 @@ pub fn expand_counts(weights: &[f64], total: u64) -> Result<Vec<u64>> {
 }
 
 /// Write `records` as a plain CSV to `w`: the header (attribute names in domain order),
-/// then record `i` repeated `counts[i]` times, in record order.
-pub fn write_expanded<W: Write>(w: W, records: &Dataset, counts: &[u64]) -> Result<()> {
+/// then record `i` repeated `counts[i]` times, in record order, each in the form of the
+/// data it came from through `schema` (module docs). A label holding a line break is
+/// refused: the CSV loader reads no field across lines, so the file would not read back.
+pub fn write_expanded<W: Write>(
+    w: W,
+    records: &Dataset,
+    counts: &[u64],
+    schema: &Schema,
+) -> Result<()> {
     if counts.len() != records.n() {
         return Err(BenchError::Usage(format!(
             "{} records but {} counts",
@@ -380,13 +584,28 @@ pub fn write_expanded<W: Write>(w: W, records: &Dataset, counts: &[u64]) -> Resu
         )));
     }
     let io = |e: csv::Error| BenchError::Usage(format!("cannot write the rows: {e}"));
-    let mut out = csv::Writer::from_writer(w);
     let domain = records.domain();
+    let columns = schema_columns(domain, schema)?;
+    let mut out = csv::Writer::from_writer(w);
     out.write_record(domain.names()).map_err(io)?;
     let mut row: Vec<String> = Vec::with_capacity(domain.len());
     for (r, &count) in counts.iter().enumerate() {
-        row.clear();
-        row.extend((0..domain.len()).map(|a| records.column(a)[r].to_string()));
+        if count == 0 {
+            continue;
+        }
+        decode_row(records, r, schema, &columns, &mut row)?;
+        if let Some((a, field)) = row
+            .iter()
+            .enumerate()
+            .find(|(_, f)| f.contains(['\n', '\r']))
+        {
+            return Err(BenchError::Usage(format!(
+                "attribute {}: the label {} holds a line break, which the CSV loader cannot \
+                 read back; rename the label in the schema",
+                quoted(domain.names().nth(a).unwrap_or_default()),
+                quoted(field)
+            )));
+        }
         for _ in 0..count {
             out.write_record(&row).map_err(io)?;
         }
@@ -400,6 +619,11 @@ mod tests {
     use super::*;
     use dp_queries::{Dataset, Domain};
 
+    /// The integer-codes schema of `s`'s records.
+    fn codes(s: &SyntheticData) -> Schema {
+        Schema::codes(s.records.domain().clone())
+    }
+
     #[test]
     fn writes_codes_and_weights_by_hand() {
         let d = Domain::new(vec![("a".into(), 2), ("b".into(), 3)]).unwrap();
@@ -410,7 +634,7 @@ mod tests {
             weights: vec![0.25, 0.75],
         };
         let mut buf = Vec::new();
-        write_synthetic(&mut buf, &s).unwrap();
+        write_synthetic(&mut buf, &s, &codes(&s)).unwrap();
         assert_eq!(
             String::from_utf8(buf).unwrap(),
             "a,b,weight\n0,2,0.25\n1,0,0.75\n"
@@ -420,7 +644,7 @@ mod tests {
             records: s.records.clone(),
             weights: vec![1.0],
         };
-        assert!(write_synthetic(Vec::new(), &bad).is_err());
+        assert!(write_synthetic(Vec::new(), &bad, &codes(&bad)).is_err());
     }
 
     #[test]
@@ -439,7 +663,7 @@ mod tests {
             weights: vec![1.0],
         };
         let mut buf = Vec::new();
-        write_synthetic(&mut buf, &s).unwrap();
+        write_synthetic(&mut buf, &s, &codes(&s)).unwrap();
         assert_eq!(
             String::from_utf8(buf).unwrap(),
             "weight,\"a,\"\"b\"\"\",weight_1,weight_2\n1,0,1,1\n"
@@ -501,13 +725,19 @@ mod tests {
             weights: vec![0.125, 0.5, 0.375],
         };
         let mut buf = Vec::new();
-        write_synthetic(&mut buf, &s).unwrap();
-        let back = parse_weighted(&buf, "s.csv", &d, None).unwrap();
+        write_synthetic(&mut buf, &s, &codes(&s)).unwrap();
+        let back = parse_weighted(&buf, "s.csv", &Schema::codes(d.clone()), None).unwrap();
         assert_eq!(back.records, records);
         assert_eq!(back.weights, s.weights);
         // columns in another order, a named weight column, a byte-order mark
         let text = "\u{feff}w,b,a\n3,2,0\n1,0,1\n";
-        let back = parse_weighted(text.as_bytes(), "s.csv", &d, Some("w")).unwrap();
+        let back = parse_weighted(
+            text.as_bytes(),
+            "s.csv",
+            &Schema::codes(d.clone()),
+            Some("w"),
+        )
+        .unwrap();
         assert_eq!(back.weights, vec![3.0, 1.0]);
         assert_eq!(back.records.column(0), &[0, 1]);
         assert_eq!(back.total_weight(), 4.0);
@@ -529,15 +759,167 @@ mod tests {
             ("", "empty file"),
         ];
         for (body, want) in cases {
-            let e = parse_weighted(body.as_bytes(), "s.csv", &d, None)
+            let e = parse_weighted(body.as_bytes(), "s.csv", &Schema::codes(d.clone()), None)
                 .unwrap_err()
                 .to_string();
             assert!(e.contains(want) && e.starts_with("s.csv"), "{body:?}: {e}");
         }
-        let e = parse_weighted(b"a,b\n0,0\n", "s.csv", &d, Some("a"))
+        let e = parse_weighted(b"a,b\n0,0\n", "s.csv", &Schema::codes(d.clone()), Some("a"))
             .unwrap_err()
             .to_string();
         assert!(e.contains("'a' is an attribute"), "{e}");
+    }
+
+    const PEOPLE: &str = r#"{
+        "sex": {"labels": ["female", "male"]},
+        "age": {"bins": [-10, 18, 30, 65, 1e300]},
+        "region": {"labels": ["north", "other", "a,b"], "other": true},
+        "flag": 2
+    }"#;
+
+    fn people() -> Schema {
+        Schema::from_json_str(PEOPLE, "people.json").unwrap()
+    }
+
+    /// Every code of every attribute of `schema`'s domain, as records with equal weights.
+    fn every_code(schema: &Schema) -> SyntheticData {
+        let d = schema.domain();
+        let widest = d.sizes().iter().copied().max().unwrap_or(1);
+        let columns = d
+            .sizes()
+            .iter()
+            .map(|&size| (0..widest).map(|r| r % size).collect())
+            .collect();
+        SyntheticData {
+            sampled_from_model: false,
+            records: Dataset::from_columns(d.clone(), columns).unwrap(),
+            weights: vec![1.0; widest as usize],
+        }
+    }
+
+    #[test]
+    fn through_a_schema_values_are_written_and_read_back_as_the_same_codes() {
+        let schema = people();
+        let s = every_code(&schema);
+        let mut buf = Vec::new();
+        write_synthetic(&mut buf, &s, &schema).unwrap();
+        let text = String::from_utf8(buf.clone()).unwrap();
+        assert_eq!(
+            text,
+            "sex,age,region,flag,weight\nfemale,-10.0,north,0,1\nmale,18.0,other,1,1\n\
+             female,30.0,\"a,b\",0,1\nmale,65.0,other_1,1,1\n"
+        );
+        let back = parse_weighted(&buf, "s.csv", &schema, None).unwrap();
+        assert_eq!(back.form, FileForm::Values);
+        assert_eq!(back.records, s.records);
+        // the expansion holds the same values, and the loader reads them as the same codes
+        let mut rows = Vec::new();
+        write_expanded(&mut rows, &s.records, &[1, 2, 0, 1], &schema).unwrap();
+        let rows = String::from_utf8(rows).unwrap();
+        assert_eq!(
+            rows,
+            "sex,age,region,flag\nfemale,-10.0,north,0\nmale,18.0,other,1\n\
+             male,18.0,other,1\nmale,65.0,other_1,1\n"
+        );
+        let loaded =
+            Dataset::from_csv_reader_with_schema(rows.as_bytes(), "r.csv", &schema).unwrap();
+        for a in 0..4 {
+            assert_eq!(
+                loaded.column(a),
+                &[0, 1, 1, 3].map(|r| s.records.column(a)[r])
+            );
+        }
+        // records over some of the schema's attributes are matched by name
+        let some = s.records.select_attributes(&["region", "sex"]).unwrap();
+        let mut buf = Vec::new();
+        write_expanded(&mut buf, &some, &[1, 0, 0, 1], &schema).unwrap();
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            "region,sex\nnorth,female\nother_1,male\n"
+        );
+        // a schema that does not fit the records is an error, not a panic
+        let other = Schema::from_json_str(r#"{"sex": 3}"#, "o.json").unwrap();
+        assert!(write_expanded(Vec::new(), &some, &[1, 0, 0, 1], &other).is_err());
+        let small = Schema::from_json_str(r#"{"sex": 2, "region": 2}"#, "o.json").unwrap();
+        assert!(write_synthetic(Vec::new(), &every_code(&people()), &small).is_err());
+    }
+
+    #[test]
+    fn a_file_of_codes_is_read_as_codes_through_a_schema() {
+        let schema = people();
+        let s = every_code(&schema);
+        let mut buf = Vec::new();
+        write_synthetic(&mut buf, &s, &Schema::codes(schema.domain().clone())).unwrap();
+        let back = parse_weighted(&buf, "old.csv", &schema, None).unwrap();
+        assert_eq!(back.records, s.records);
+        assert_eq!(
+            back.form,
+            FileForm::Codes {
+                line: 2,
+                column: "sex".into(),
+                field: "0".into()
+            }
+        );
+        assert!(
+            back.form_note(Path::new("old.csv"))
+                .unwrap()
+                .contains("read as codes")
+        );
+        // one bare integer in a bins column is enough; a code column does not count
+        let only_age = "sex,age,region,flag,weight\nmale,40.5,north,1,1\nfemale,2,north,0,1\n";
+        let back = parse_weighted(only_age.as_bytes(), "f.csv", &schema, None);
+        let e = back.unwrap_err().to_string();
+        assert!(
+            e.contains("line 2") && e.contains("'male' is not a code") && e.contains("line 3"),
+            "{e}"
+        );
+        let values = "sex,age,region,flag,weight\nmale,40.5,north,1,1\nfemale,1e3,xyz,0,1\n";
+        let back = parse_weighted(values.as_bytes(), "f.csv", &schema, None).unwrap();
+        assert_eq!(back.form, FileForm::Values);
+        assert_eq!(back.records.column(1), &[2, 3]);
+        assert_eq!(back.records.column(2), &[0, 3]);
+        // a value outside a schema without other is named
+        let e = parse_weighted(
+            "sex,age,region,flag,weight\nMale,40.5,north,1,1\n".as_bytes(),
+            "f.csv",
+            &schema,
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("f.csv, line 2") && e.contains("'Male' is outside the schema"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn digit_labels_are_labels() {
+        // labels "2", "0", "1": code 0 is written "2" and read back as code 0
+        let schema =
+            Schema::from_json_str(r#"{"d": {"labels": ["2", "0", "1"]}}"#, "d.json").unwrap();
+        let s = every_code(&schema);
+        let mut buf = Vec::new();
+        write_synthetic(&mut buf, &s, &schema).unwrap();
+        assert_eq!(
+            String::from_utf8(buf.clone()).unwrap(),
+            "d,weight\n2,1\n0,1\n1,1\n"
+        );
+        let back = parse_weighted(&buf, "d.csv", &schema, None).unwrap();
+        assert_eq!(back.form, FileForm::Values);
+        assert_eq!(back.records.column(0), &[0, 1, 2]);
+        // a digit that is not a label shows codes
+        let schema = Schema::from_json_str(r#"{"d": {"labels": ["1", "2"]}}"#, "d.json").unwrap();
+        let back = parse_weighted(b"d,weight\n1,1\n0,1\n", "d.csv", &schema, None).unwrap();
+        assert!(matches!(back.form, FileForm::Codes { line: 3, .. }));
+        assert_eq!(back.records.column(0), &[1, 0]);
+        // a label with a line break cannot be expanded into a file the loader reads
+        let schema = Schema::from_json_str(r#"{"d": {"labels": ["a\nb"]}}"#, "d.json").unwrap();
+        let records = Dataset::from_columns(schema.domain().clone(), vec![vec![0]]).unwrap();
+        let e = write_expanded(Vec::new(), &records, &[1], &schema)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line break"), "{e}");
     }
 
     #[test]
@@ -574,8 +956,8 @@ mod tests {
         assert!(expand_counts(&[1.0, f64::NAN], 3).is_err());
         let records = Dataset::from_columns(ab(), vec![vec![0, 1], vec![2, 0]]).unwrap();
         let mut buf = Vec::new();
-        write_expanded(&mut buf, &records, &[2, 1]).unwrap();
+        write_expanded(&mut buf, &records, &[2, 1], &Schema::codes(ab())).unwrap();
         assert_eq!(String::from_utf8(buf).unwrap(), "a,b\n0,2\n0,2\n1,0\n");
-        assert!(write_expanded(Vec::new(), &records, &[1]).is_err());
+        assert!(write_expanded(Vec::new(), &records, &[1], &Schema::codes(ab())).is_err());
     }
 }

@@ -4,7 +4,7 @@ use clap::Args;
 use dp_bench::io::datasets;
 use dp_bench::io::synthetic::{WeightedRecords, read_weighted, sniff_weighted};
 use dp_bench::{BenchError, Result, io_error, quoted};
-use dp_queries::{Dataset, Domain, QueryError};
+use dp_queries::{Dataset, Domain, QueryError, Schema};
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -83,6 +83,32 @@ impl DataArgs {
                     .map(|n| domain.index_of(n.trim()))
                     .collect::<std::result::Result<Vec<_>, _>>()?;
                 Ok(domain.project(&idx)?)
+            }
+        }
+    }
+
+    /// The schema (from `--domain`, or the bundled dataset's domain: integer codes),
+    /// restricted to `--attributes`, read without the data: public. Synthetic files are
+    /// written and read through it (`io::synthetic`).
+    pub(crate) fn public_schema(&self) -> Result<Schema> {
+        self.check_attributes()?;
+        let schema = match (&self.data, &self.domain, &self.dataset) {
+            (Some(_), Some(dom), None) => Schema::from_json_file(dom)?,
+            (None, None, Some(name)) => {
+                let b = datasets::bundled(name)?;
+                Schema::from_json_str(b.domain_json, b.name)?
+            }
+            _ => {
+                return Err(BenchError::Usage(
+                    "give --data FILE.csv --domain FILE.json, or --dataset NAME".into(),
+                ));
+            }
+        };
+        match &self.attributes {
+            None => Ok(schema),
+            Some(names) => {
+                let names: Vec<&str> = names.iter().map(|n| n.trim()).collect();
+                Ok(schema.select(&names)?)
             }
         }
     }
@@ -211,21 +237,27 @@ impl DataArgs {
     /// Load the data for a NON-PRIVATE evaluation: plain records (weights `None`), or a
     /// weighted records file — one whose header holds the domain's attributes and the
     /// column `weights_column` (when given) or the synthetic weight column (automatic rule,
-    /// `io::synthetic::weighted_header`) — with its weights.
+    /// `io::synthetic::weighted_header`) — with its weights, read through the `--domain`
+    /// schema (`io::synthetic`, "Reading it back"; a file of integer codes, as older dpqr
+    /// wrote them, is read as codes with a note on stderr).
     pub(crate) fn load_for_eval(&self, weights_column: Option<&str>) -> Result<WeightedData> {
         self.check_attributes()?;
         let weighted = match (&self.data, &self.domain, &self.dataset) {
             // weighted records files are CSV (`dpqr release --synthetic-out`)
             (Some(csv), Some(dom), None) if !dp_queries::is_parquet(csv) => {
-                let domain = Domain::from_json_file(dom)?;
-                match sniff_weighted(csv, &domain, weights_column)? {
-                    Some(weight) => Some(read_weighted(csv, &domain, Some(&weight))?),
+                let schema = Schema::from_json_file(dom)?;
+                let read = match sniff_weighted(csv, schema.domain(), weights_column)? {
+                    Some(weight) => Some(read_weighted(csv, &schema, Some(&weight))?),
                     None if weights_column.is_some() => {
                         // not weighted with that column: the reader says what is wrong
-                        Some(read_weighted(csv, &domain, weights_column)?)
+                        Some(read_weighted(csv, &schema, weights_column)?)
                     }
                     None => None,
+                };
+                if let Some(note) = read.as_ref().and_then(|w| w.form_note(csv)) {
+                    errln!("{note}");
                 }
+                read
             }
             _ => None,
         };

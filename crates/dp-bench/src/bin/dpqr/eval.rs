@@ -6,14 +6,14 @@
 use clap::Args;
 use dp_bench::io::answers::{read_answers, read_query_answers};
 use dp_bench::io::output::read_maybe_compressed;
-use dp_bench::io::synthetic::{read_weighted, sniff_weighted};
+use dp_bench::io::synthetic::{WeightedRecords, read_weighted, sniff_weighted};
 use dp_bench::scoring::{
     Prediction, TableError, absolute_errors, class_answers, table_errors, uniform_answers,
     uniform_class_answers, weighted_answers, zero_answers,
 };
-use dp_bench::{BenchError, Result};
+use dp_bench::{BenchError, Result, quoted};
 use dp_mechanisms::NoiseDescription;
-use dp_queries::{AnyWorkload, ErrorReport, MarginalWorkload, Workload};
+use dp_queries::{AnyWorkload, Domain, ErrorReport, MarginalWorkload, Workload};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -119,6 +119,30 @@ fn prediction(path: &Path, answers: usize) -> Result<Option<Prediction>> {
         .map_err(|e| bad(e.to_string()))
 }
 
+/// The `--synthetic` file, read through the `--domain` schema (restricted to
+/// `--attributes`) over `domain`, the domain of the data it is scored against; a note on
+/// stderr when it holds integer codes (`io::synthetic`, "Reading it back").
+fn read_synthetic(args: &EvalArgs, path: &Path, domain: &Domain) -> Result<WeightedRecords> {
+    let schema = args.data.public_schema()?;
+    if schema.domain() != domain {
+        return Err(BenchError::Usage(format!(
+            "the schema's attributes ({}) are not those of the data ({})",
+            quoted(&schema.domain().names().collect::<Vec<_>>().join(",")),
+            quoted(&domain.names().collect::<Vec<_>>().join(","))
+        )));
+    }
+    let weight = sniff_weighted(path, domain, args.weights_column.as_deref())?;
+    let synthetic = read_weighted(
+        path,
+        &schema,
+        weight.as_deref().or(args.weights_column.as_deref()),
+    )?;
+    if let Some(note) = synthetic.form_note(path) {
+        errln!("{note}");
+    }
+    Ok(synthetic)
+}
+
 pub(crate) fn eval(args: &EvalArgs) -> Result<()> {
     let data = args.data.load_for_eval(args.weights_column.as_deref())?;
     let domain = data.records().domain();
@@ -143,12 +167,7 @@ pub(crate) fn eval(args: &EvalArgs) -> Result<()> {
         }
         (None, Some(path), Some(spec)) => {
             let workload = MarginalWorkload::parse_spec(domain, spec, args.workload_seed)?;
-            let weight = sniff_weighted(path, domain, args.weights_column.as_deref())?;
-            let synthetic = read_weighted(
-                path,
-                domain,
-                weight.as_deref().or(args.weights_column.as_deref()),
-            )?;
+            let synthetic = read_synthetic(args, path, domain)?;
             let answers = weighted_answers(&workload, &synthetic.records, &synthetic.weights)?;
             (workload, answers, "synthetic")
         }
@@ -302,13 +321,7 @@ fn eval_queries(args: &EvalArgs, data: &WeightedData, workload: &AnyWorkload) ->
     let (answers, what) = match (&args.answers, &args.synthetic) {
         (Some(path), None) => (read_query_answers(path, workload)?, "released"),
         (None, Some(path)) => {
-            let domain = workload.domain();
-            let weight = sniff_weighted(path, domain, args.weights_column.as_deref())?;
-            let synthetic = read_weighted(
-                path,
-                domain,
-                weight.as_deref().or(args.weights_column.as_deref()),
-            )?;
+            let synthetic = read_synthetic(args, path, workload.domain())?;
             (
                 class_answers(workload, &synthetic.records, Some(&synthetic.weights))?,
                 "synthetic",

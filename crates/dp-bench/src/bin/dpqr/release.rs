@@ -77,9 +77,11 @@ pub(crate) struct ReleaseArgs {
     /// Also write the certificate and diagnostics as JSON here.
     #[arg(long)]
     pub(crate) report: Option<PathBuf>,
-    /// Also write the released synthetic records (CSV: codes and, last, a weight column
-    /// named `weight`, or `weight_1`, … if an attribute is called `weight`) here; refused
-    /// up front for mechanisms that release no synthetic data.
+    /// Also write the released synthetic records (CSV: each record in the form of the data
+    /// the --domain schema reads — labels, a value of each bin, `other`, integer codes for
+    /// attributes given by a size — and, last, a weight column named `weight`, or
+    /// `weight_1`, … if an attribute is called `weight`) here; refused up front for
+    /// mechanisms that release no synthetic data.
     #[arg(long)]
     pub(crate) synthetic_out: Option<PathBuf>,
     /// No progress output.
@@ -280,6 +282,11 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
             mech.name()
         )));
     }
+    // the synthetic records are written through the schema, read (public) before the data
+    let synthetic_schema = match &args.synthetic_out {
+        Some(_) => Some(args.data.public_schema()?),
+        None => None,
+    };
     if args.stream && !mech.counts_suffice() {
         return Err(BenchError::Usage(format!(
             "--stream releases from the workload's counts alone, and {} needs the records: \
@@ -526,9 +533,9 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
         })?;
         files.push(f);
     }
-    if let Some((path, synthetic)) = synthetic {
+    if let (Some((path, synthetic)), Some(schema)) = (synthetic, &synthetic_schema) {
         let mut f = crate::interrupt::create_output(path)?;
-        output::write_maybe_compressed(&mut f, |w| write_synthetic(w, synthetic))?;
+        output::write_maybe_compressed(&mut f, |w| write_synthetic(w, synthetic, schema))?;
         files.push(f);
     }
     // renamed into place under the interrupt state's lock: from here the release is complete

@@ -1,11 +1,13 @@
-//! `dpqr synthetic expand`: a weighted synthetic records file turned into plain integer rows
-//! (largest-remainder rounding, `dp_bench::io::synthetic::expand_counts`).
+//! `dpqr synthetic expand`: a weighted synthetic records file turned into plain rows
+//! (largest-remainder rounding, `dp_bench::io::synthetic::expand_counts`), written in the
+//! form of the data its `--domain` schema reads (`dp_bench::io::synthetic`, "Values in the
+//! input's own form").
 
 use clap::{Args, Subcommand};
 use dp_bench::Result;
 use dp_bench::io::output::{self, AtomicFile};
 use dp_bench::io::synthetic::{expand_counts, read_weighted, sniff_weighted, write_expanded};
-use dp_queries::Domain;
+use dp_queries::Schema;
 use std::path::PathBuf;
 
 #[derive(Subcommand)]
@@ -21,13 +23,16 @@ pub(crate) struct ExpandArgs {
     /// The synthetic records CSV (`dpqr release --synthetic-out`).
     #[arg(long = "in")]
     pub(crate) input: PathBuf,
-    /// The domain or schema JSON the records were released over.
+    /// The domain or schema JSON the records were released over — the same `--domain` file
+    /// as the release's: the rows are written in the form of its data (labels, a value of
+    /// each bin, `other`) and read back through it as the same codes.
     #[arg(long)]
     pub(crate) domain: PathBuf,
     /// Number of rows to write (1 to 10⁹).
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) total: u64,
-    /// Output CSV: the attribute names, then one row of codes per unit of count.
+    /// Output CSV: the attribute names, then one row per unit of count, in the form of the
+    /// data the schema reads (integer codes for attributes given by a size alone).
     #[arg(long)]
     pub(crate) out: PathBuf,
     /// Name of the weight column when it is not the one `dpqr release --synthetic-out`
@@ -45,16 +50,21 @@ pub(crate) fn synthetic(command: &SyntheticCommand) -> Result<()> {
             ("--domain", args.domain.as_path()),
         ],
     )?;
-    let domain = Domain::from_json_file(&args.domain)?;
-    let named = sniff_weighted(&args.input, &domain, args.weights_column.as_deref())?;
+    let schema = Schema::from_json_file(&args.domain)?;
+    let named = sniff_weighted(&args.input, schema.domain(), args.weights_column.as_deref())?;
     let weighted = read_weighted(
         &args.input,
-        &domain,
+        &schema,
         named.as_deref().or(args.weights_column.as_deref()),
     )?;
+    if let Some(note) = weighted.form_note(&args.input) {
+        errln!("{note}");
+    }
     let counts = expand_counts(&weighted.weights, args.total)?;
     let mut file = AtomicFile::create(&args.out)?;
-    output::write_maybe_compressed(&mut file, |w| write_expanded(w, &weighted.records, &counts))?;
+    output::write_maybe_compressed(&mut file, |w| {
+        write_expanded(w, &weighted.records, &counts, &schema)
+    })?;
     file.commit()?;
     let size = std::fs::metadata(&args.out).map_or(String::new(), |m| {
         format!(" ({})", output::human_size(m.len()))
