@@ -527,6 +527,16 @@ enum Column {
     },
 }
 
+impl Column {
+    /// Whether every run has the same value (bitwise, for numbers).
+    fn is_constant(&self) -> bool {
+        match self {
+            Column::Numbers(x) => x.windows(2).all(|w| w[0].to_bits() == w[1].to_bits()),
+            Column::Texts { values, .. } => values.len() <= 1,
+        }
+    }
+}
+
 /// [`run_and_bound`] on named [`Feature`]s (numbers and texts; a feature may be missing
 /// from some runs: a missing number is −∞, a missing text is its own value). Events:
 /// thresholds on numbers, equality and inequality on texts, each favouring either dataset.
@@ -553,9 +563,18 @@ where
     let a = alpha / 2.0;
     // selection on the first half of each dataset's runs
     let mut best: Option<(f64, Event)> = None;
+    // many events share their counts (side outputs add many features): one bound per pair
+    let mut bounds: std::collections::HashMap<(u64, u64), f64> = Default::default();
     let mut consider = |event: Event, k1: u64, k2: u64| -> Result<()> {
         let (ka, kb) = if event.favours_d1 { (k1, k2) } else { (k2, k1) };
-        let score = epsilon_lower(ka, half as u64, kb, half as u64, delta, a)?;
+        let score = match bounds.get(&(ka, kb)) {
+            Some(&s) => s,
+            None => {
+                let s = epsilon_lower(ka, half as u64, kb, half as u64, delta, a)?;
+                bounds.insert((ka, kb), s);
+                s
+            }
+        };
         // prefer the bound; among events with no evidence, the point estimate
         let point = ((ka as f64 + 0.5) / (kb as f64 + 0.5)).ln() * 1e-9;
         let key = score + point;
@@ -565,6 +584,10 @@ where
         Ok(())
     };
     for (feature, column) in columns.iter().enumerate() {
+        if column.is_constant() {
+            // the same value in every run: every event holds on all runs or none
+            continue;
+        }
         match column {
             Column::Numbers(x) => {
                 let mut sel1: Vec<f64> = x[..half].to_vec();
@@ -620,11 +643,17 @@ where
             }
         }
     }
+    let n_eval = (runs - half) as u64;
     let Some((_, event)) = best else {
-        return Err(BenchError::Usage("audit: no candidate event".into()));
+        // nothing varied across the runs: the output law is a point mass on both datasets
+        return Ok(Outcome {
+            epsilon_lower: 0.0,
+            event: "every output was the same in every run".into(),
+            favoured: (0, n_eval),
+            other: (0, n_eval),
+        });
     };
     // evaluation on the other half
-    let n_eval = (runs - half) as u64;
     let (mut k1, mut k2) = (0u64, 0u64);
     for i in (half..runs).chain(runs + half..2 * runs) {
         if event.test.contains(&columns[event.feature], i) {
