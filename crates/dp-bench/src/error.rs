@@ -38,18 +38,24 @@ pub enum BenchError {
          charged: a failed release gets no free retry): {0}"
     )]
     ReleaseFailedAfterCharge(#[source] MechanismError),
-    /// The budget ledger refused a release (it would overspend the dataset's budget, or the
-    /// ledger cannot take it), before any data was read or noise drawn. The cause stays
-    /// typed: [`BenchError::is_over_budget`] tells an overspend from other refusals.
-    #[error("ledger {ledger}: dataset {dataset}: refusing the release: {source}")]
+    /// The budget ledger refused to charge a release's spend, before any data was read or
+    /// noise drawn, and charged nothing: the spend does not fit the dataset's remaining
+    /// budget, or its kind of guarantee cannot be charged in this ledger (a ρ-zCDP spend in
+    /// a pure ε-DP ledger, a replace-one spend in an add/remove ledger). `dpqr` exits with
+    /// status 3 for it ([`BenchError::is_over_budget`]).
+    #[error(
+        "ledger {ledger}: dataset {dataset}: refusing the release ({reason}; nothing charged): {source}"
+    )]
     LedgerRefused {
         /// The ledger file.
         ledger: String,
-        /// The dataset's key in the ledger.
+        /// The dataset's name in the ledger, quoted.
         dataset: String,
-        /// Why.
+        /// `over budget`, or `this kind of guarantee cannot be charged in this ledger`.
+        reason: String,
+        /// The ledger's refusal.
         #[source]
-        source: Box<BenchError>,
+        source: Box<CoreError>,
     },
     /// An error of a release charged to a ledger, with the ledger and dataset it concerns
     /// (e.g. [`BenchError::ReleaseFailedAfterCharge`]).
@@ -57,7 +63,7 @@ pub enum BenchError {
     InLedger {
         /// The ledger file.
         ledger: String,
-        /// The dataset's key in the ledger.
+        /// The dataset's name in the ledger, quoted.
         dataset: String,
         /// The error.
         #[source]
@@ -87,14 +93,15 @@ pub enum BenchError {
 }
 
 impl BenchError {
-    /// Whether this is (or wraps) a spend refused because it would exceed a budget
-    /// ([`CoreError::BudgetExceeded`]); `dpqr` exits with status 3 for it, 2 for other errors.
+    /// Whether this is (or wraps) a spend refused by a budget, nothing charged: over the
+    /// budget ([`CoreError::BudgetExceeded`]) or, from a ledger file
+    /// ([`BenchError::LedgerRefused`]), a guarantee the ledger cannot charge. `dpqr` exits
+    /// with status 3 for it, 2 for other errors.
     pub fn is_over_budget(&self) -> bool {
         match self {
             BenchError::Core(CoreError::BudgetExceeded { .. }) => true,
-            BenchError::LedgerRefused { source, .. } | BenchError::InLedger { source, .. } => {
-                source.is_over_budget()
-            }
+            BenchError::LedgerRefused { .. } => true,
+            BenchError::InLedger { source, .. } => source.is_over_budget(),
             _ => false,
         }
     }

@@ -7,7 +7,7 @@
 //! Deterministic: no statistics, no timing.
 
 use dp_bench::BenchError;
-use dp_bench::io::ledger_file::{self, LedgerFile, LockedLedger, release_charged};
+use dp_bench::io::ledger_file::{self, Charge, LedgerFile, LockedLedger, release_charged};
 use dp_core::{Neighbouring, PrivacyLoss};
 use dp_mechanisms::{Mechanism, MechanismError, PrivacyCertificate, Release};
 use dp_queries::{Dataset, Domain, MarginalWorkload};
@@ -15,8 +15,13 @@ use rand::CryptoRng;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-const KEY: &str = "file:test";
+const KEY: &str = "test";
 const LABEL: &str = "noise-then-fail on all-2way";
+const CHARGE: Charge<'static> = Charge {
+    dataset: KEY,
+    label: LABEL,
+    data: None,
+};
 
 /// What the test mechanism saw: one entry per call of `release`, the number of spends in
 /// the ledger file on disk for [`KEY`] just before it drew its noise.
@@ -64,7 +69,10 @@ impl Mechanism for NoiseThenFail {
         // lock, and taking it again here would block)
         let text = std::fs::read_to_string(&self.ledger_path).unwrap();
         let on_disk = LedgerFile::parse(&text, "t").unwrap();
-        let spends = on_disk.datasets.get(KEY).map_or(0, |l| l.spends().len());
+        let spends = on_disk
+            .datasets
+            .get(KEY)
+            .map_or(0, |a| a.ledger.spends().len());
         self.calls.lock().unwrap().push(spends);
         // draw noise, then fail: the case the ledger must still charge
         let noise = rng.next_u64();
@@ -83,6 +91,7 @@ fn setup(name: &str, budget_epsilon: f64) -> (PathBuf, Dataset, MarginalWorkload
         &path,
         PrivacyLoss::pure(budget_epsilon).unwrap(),
         Neighbouring::ReplaceOne,
+        &[KEY.to_string()],
     )
     .unwrap();
     let domain = Domain::new(vec![("a".into(), 3), ("b".into(), 2)]).unwrap();
@@ -100,8 +109,9 @@ fn spends_on_disk(path: &Path) -> Vec<(String, PrivacyLoss)> {
         .unwrap()
         .datasets
         .get(KEY)
-        .map(|l| {
-            l.spends()
+        .map(|a| {
+            a.ledger
+                .spends()
                 .iter()
                 .map(|s| (s.label.clone(), s.loss))
                 .collect()
@@ -115,7 +125,7 @@ fn a_release_that_fails_after_drawing_noise_is_still_charged() {
     let mech = NoiseThenFail::new(&path, 0.4);
     let mut rng = dp_core::seeded_rng(7);
     let mut ledger = LockedLedger::open(&path).unwrap();
-    let r = release_charged(&mut ledger, KEY, LABEL, &mech, &data, &workload, &mut rng);
+    let r = release_charged(&mut ledger, &CHARGE, &mech, &data, &workload, &mut rng);
     assert!(
         matches!(
             r,
@@ -136,15 +146,15 @@ fn a_release_that_fails_after_drawing_noise_is_still_charged() {
     );
     // and a retry is charged again: 0.4 + 0.4 fits in 1, the third 0.4 does not
     let mut ledger = LockedLedger::open(&path).unwrap();
-    let again = release_charged(&mut ledger, KEY, LABEL, &mech, &data, &workload, &mut rng);
+    let again = release_charged(&mut ledger, &CHARGE, &mech, &data, &workload, &mut rng);
     assert!(matches!(
         again,
         Err(BenchError::ReleaseFailedAfterCharge(_))
     ));
-    let third = release_charged(&mut ledger, KEY, LABEL, &mech, &data, &workload, &mut rng);
+    let third = release_charged(&mut ledger, &CHARGE, &mech, &data, &workload, &mut rng);
     // refused by the budget: the mechanism is not called a third time
     assert!(
-        matches!(third, Err(BenchError::Core(_))),
+        matches!(third, Err(BenchError::LedgerRefused { .. })),
         "{:?}",
         third.map(|_| ())
     );
@@ -159,7 +169,7 @@ fn a_refused_spend_draws_no_noise_and_records_nothing() {
     let mech = NoiseThenFail::new(&path, 0.4);
     let mut rng = dp_core::seeded_rng(7);
     let mut ledger = LockedLedger::open(&path).unwrap();
-    let r = release_charged(&mut ledger, KEY, LABEL, &mech, &data, &workload, &mut rng);
+    let r = release_charged(&mut ledger, &CHARGE, &mech, &data, &workload, &mut rng);
     assert!(r.is_err());
     assert!(!matches!(r, Err(BenchError::ReleaseFailedAfterCharge(_))));
     assert!(
@@ -185,8 +195,10 @@ fn a_successful_release_is_charged_its_certificate() {
     let mut ledger = LockedLedger::open(&path).unwrap();
     let release = release_charged(
         &mut ledger,
-        KEY,
-        "laplace",
+        &Charge {
+            label: "laplace",
+            ..CHARGE
+        },
         mech.as_ref(),
         &data,
         &workload,

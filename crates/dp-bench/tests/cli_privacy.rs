@@ -359,16 +359,25 @@ fn an_add_remove_ledger_refuses_replace_one_spends() {
             "laplace",
             "--epsilon",
             "0.1",
+            "--neighbouring",
+            "replace-one",
             "--ledger",
             l.to_str().unwrap(),
         ],
     );
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    // refused by the ledger, nothing charged: status 3, told apart from over budget
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("replace-one") && err.contains("add/remove"),
         "{err}"
     );
+    assert!(
+        err.contains("this kind of guarantee cannot be charged in this ledger")
+            && !err.contains("over budget"),
+        "{err}"
+    );
+    assert_eq!(recorded(&l), 0);
     assert!(!d.join("answers.csv").exists());
     // its own relation is charged at face value
     let o = release(

@@ -35,7 +35,8 @@ fn release_cmd(d: &Path, ledger: &Path, out: &str) -> Command {
         "--mechanism",
         "laplace",
     ])
-    .args(["--epsilon", "0.01", "--quiet", "--seed", "1"])
+    .args(["--epsilon", "0.01", "--neighbouring", "replace-one"])
+    .args(["--quiet", "--seed", "1"])
     .arg("--data")
     .arg(d.join("d.csv"))
     .arg("--domain")
@@ -65,7 +66,12 @@ fn spends(ledger: &Path) -> Vec<String> {
     let l = LedgerFile::parse(&text, "ledger").unwrap_or_else(|e| panic!("corrupt: {e}\n{text}"));
     l.datasets
         .values()
-        .flat_map(|x| x.spends().iter().map(|s| format!("{} {}", s.label, s.loss)))
+        .flat_map(|x| {
+            x.ledger
+                .spends()
+                .iter()
+                .map(|s| format!("{} {}", s.label, s.loss))
+        })
         .collect()
 }
 

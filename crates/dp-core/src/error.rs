@@ -21,22 +21,16 @@ pub enum CoreError {
         reason: String,
     },
     /// A [`crate::Ledger`] refused a spend that would exceed its budget.
-    #[error(
-        "privacy budget exceeded: spending {requested} on '{label}' does not fit: total budget \
-         {total}, spent {spent}, remaining {remaining}"
-    )]
+    #[error("privacy budget exceeded: spending {requested} on '{label}' does not fit: {budget}")]
     BudgetExceeded {
         /// The label of the refused spend.
         label: String,
         /// The refused loss, formatted (with its charge when it is stated for another
         /// neighbouring relation than the ledger's).
         requested: String,
-        /// The ledger's total budget, formatted.
-        total: String,
-        /// What the recorded spends have used of it, formatted.
-        spent: String,
-        /// What is left of the total, formatted.
-        remaining: String,
+        /// The ledger's state, formatted: `total budget …, spent …, remaining …` (one
+        /// string, so that the error stays small).
+        budget: String,
     },
     /// Two privacy losses cannot be combined into one guarantee of the kind asked for
     /// (e.g. (ε, δ)-DP with ρ-zCDP without a δ to convert at).

@@ -229,11 +229,13 @@ impl Ledger {
                     self.neighbouring
                 )
             },
-            total: self.budget.to_string(),
-            spent: self
-                .spent()
-                .map_or_else(|e| format!("unknown ({e})"), |t| t.to_string()),
-            remaining: self.remaining_description(),
+            budget: format!(
+                "total budget {}, spent {}, remaining {}",
+                self.budget,
+                self.spent()
+                    .map_or_else(|e| format!("unknown ({e})"), |t| t.to_string()),
+                self.remaining_description()
+            ),
         };
         let total = match self.total_with(Some(&charged)) {
             Ok(t) => t,

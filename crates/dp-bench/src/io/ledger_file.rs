@@ -1,22 +1,40 @@
-//! The `dpqr` budget ledger on disk: a per-dataset total budget for one neighbouring
-//! relation and every spend recorded against it, surviving crashes and serialising
-//! concurrent invocations.
+//! The `dpqr` budget ledger on disk: named datasets, each with the same total budget for
+//! one neighbouring relation and every spend recorded against it, surviving crashes and
+//! serialising concurrent invocations.
 //!
-//! The file is JSON: `{"format": "dpqr-ledger-2", "budget": <PrivacyLoss>,
-//! "neighbouring": "ReplaceOne" | "AddRemove", "datasets": {"<dataset key>":
-//! <dp_core::Ledger>}}`. Every dataset (keyed by its bundled name or the canonical path of
-//! its CSV) has its own [`dp_core::Ledger`] with the file's budget and relation, so the
+//! **Datasets are named by the curator, never keyed by a path.** `dpqr ledger init FILE
+//! … --dataset NAME` (repeatable; without it one dataset named [`DEFAULT_DATASET`]) and
+//! `dpqr ledger add-dataset FILE NAME` create the datasets; a release is charged to the
+//! dataset `--ledger-dataset NAME` names, or to the ledger's only dataset, and is refused
+//! (nothing read, nothing charged) when the ledger cannot place it: several datasets and
+//! none named, or a name the ledger does not hold. A release never opens a dataset, so the
+//! same data under another file name, compression or format is charged to the same budget
+//! (issue #23 §6: a path-keyed ledger gave `passengers.csv.gz` a fresh budget after
+//! `passengers.csv` was refused). Each dataset also lists the data its releases read
+//! (`used_with`, `file:<canonical path>` or `bundled:NAME`), shown by `dpqr ledger show`
+//! and used for nothing else.
+//!
+//! The file is JSON: `{"format": "dpqr-ledger-3", "budget": <PrivacyLoss>,
+//! "neighbouring": "ReplaceOne" | "AddRemove", "datasets": {"<name>": {"budget": …,
+//! "neighbouring": …, "spends": [<dp_core::Spend>], "used_with": ["file:…"]}}}`. Every
+//! dataset has its own [`dp_core::Ledger`] with the file's budget and relation, so the
 //! budget is a per-dataset total and the accounting rules are dp-core's. Every spend
 //! records the relation its guarantee is stated for and is charged in the ledger's
 //! relation ([`dp_core::convert_neighbouring`]: an add/remove spend costs 2ε, 4ρ or
 //! (2ε, (1 + e^ε)δ) in a replace-one ledger; a replace-one spend is refused by an
 //! add/remove ledger).
 //!
-//! * **Old files** (`dpqr-ledger-1`, written before spends recorded their relation) are
-//!   read as replace-one ledgers whose old spends have an unknown relation and are charged
-//!   conservatively as add/remove spends (2ε, 4ρ, (2ε, (1 + e^ε)δ)): whatever relation they
-//!   were released under, the charge is at least their replace-one cost. The next write
-//!   stores the file in the current format, the old spends still marked unknown.
+//! * **Older files** are read and keep working; the next write stores them as
+//!   `dpqr-ledger-3`. Their datasets were keyed by the data (`file:<canonical path>`,
+//!   `bundled:NAME`) and opened by the first release of a new key; now each existing key
+//!   is simply the name of a dataset, charged by the same rules as any other (named with
+//!   `--ledger-dataset 'file:…'` when the ledger holds several), and no release opens a new
+//!   one. (The format tag changes so that an older `dpqr`, which would open a fresh
+//!   path-keyed dataset, refuses a new file instead of misreading it.)
+//!   `dpqr-ledger-1` files (written before spends recorded their relation) are read as
+//!   replace-one ledgers whose old spends have an unknown relation and are charged
+//!   conservatively as add/remove spends (2ε, 4ρ, (2ε, (1 + e^ε)δ)): whatever relation
+//!   they were released under, the charge is at least their replace-one cost.
 //! * **Atomic writes** ([`crate::io::output::AtomicFile`], as every file `dpqr` writes): the
 //!   new content is written to a fresh temporary file in the same directory, `fsync`ed,
 //!   renamed over `FILE` (atomic on POSIX file systems), and the directory is
@@ -33,36 +51,67 @@
 //!   so a release that fails or crashes after its first noise draw has still been charged
 //!   (no free retry), and a crash can lose budget (conservative) but never publish an
 //!   unrecorded release.
+//! * **Refusals** ([`BenchError::LedgerRefused`], `dpqr` status 3, nothing charged): a
+//!   spend over the dataset's remaining budget ("over budget"), or one whose kind of
+//!   guarantee this ledger cannot charge (a ρ-zCDP or (ε, δ) spend in a pure ε-DP ledger,
+//!   an (ε, δ) spend in a ρ-zCDP ledger, a replace-one spend in an add/remove ledger).
+//!   A ledger that cannot place the release (no dataset named, an unknown name) or does
+//!   not exist is a usage error (status 2), also before any data is read.
 
 use crate::io::output::AtomicFile;
-use crate::{BenchError, Result, io_error, quoted};
-use dp_core::{Ledger, Neighbouring, PrivacyLoss, Spend};
+use crate::{BenchError, Result, io_error};
+use dp_core::{CoreError, Ledger, Neighbouring, PrivacyLoss, Spend};
 use dp_mechanisms::{Mechanism, Release};
 use dp_queries::{Dataset, Workload};
 use rand::CryptoRng;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The format tag written in every ledger file.
-pub const FORMAT: &str = "dpqr-ledger-2";
+pub const FORMAT: &str = "dpqr-ledger-3";
+
+/// The format tag of ledgers whose datasets were keyed by their data (`file:<path>`,
+/// `bundled:NAME`) and opened by a release; read, their keys becoming dataset names.
+pub const PATH_KEYED_FORMAT: &str = "dpqr-ledger-2";
 
 /// The format tag of ledgers written before spends recorded their neighbouring relation.
 pub const LEGACY_FORMAT: &str = "dpqr-ledger-1";
 
+/// The name of the one dataset of a ledger created without `--dataset`.
+pub const DEFAULT_DATASET: &str = "default";
+
+/// The longest dataset name a curator may give, in characters.
+pub const MAX_NAME_CHARS: usize = 200;
+
+/// How many dataset names a message lists before pointing at `dpqr ledger show`.
+const LISTED_NAMES: usize = 20;
+
+/// One named dataset of a ledger: its odometer and the data its releases read.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Account {
+    /// The dataset's budget, relation and spends.
+    #[serde(flatten)]
+    pub ledger: Ledger,
+    /// The data releases charged here read (`file:<canonical path>` or `bundled:NAME`):
+    /// shown by `dpqr ledger show`, never used to choose a dataset.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub used_with: BTreeSet<String>,
+}
+
 /// The contents of a ledger file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LedgerFile {
-    /// Always [`FORMAT`].
+    /// Always [`FORMAT`] once read.
     pub format: String,
     /// The total budget of every dataset.
     pub budget: PrivacyLoss,
     /// The neighbouring relation the budget is stated for.
     pub neighbouring: Neighbouring,
-    /// One odometer per dataset key.
-    pub datasets: BTreeMap<String, Ledger>,
+    /// The datasets by name.
+    pub datasets: BTreeMap<String, Account>,
 }
 
 /// A dataset's odometer in a [`LEGACY_FORMAT`] file.
@@ -84,20 +133,107 @@ struct LegacyFile {
     datasets: BTreeMap<String, LegacyLedger>,
 }
 
+/// A dataset name for a message: in single quotes, control characters escaped, never cut
+/// (the user may need to copy it into `--ledger-dataset`).
+pub fn show_name(name: &str) -> String {
+    let mut out = String::from("'");
+    for c in name.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// `Ok` if `name` may name a new dataset: not empty, no surrounding spaces, no control
+/// characters, at most [`MAX_NAME_CHARS`] characters.
+pub fn check_dataset_name(name: &str) -> Result<()> {
+    let bad = |why: &str| {
+        Err(BenchError::Usage(format!(
+            "dataset name {}: {why}",
+            show_name(name)
+        )))
+    };
+    if name.trim().is_empty() {
+        return bad("a dataset name must not be empty");
+    }
+    if name.trim() != name {
+        return bad("must not start or end with spaces");
+    }
+    if name.chars().any(char::is_control) {
+        return bad("must not contain control characters");
+    }
+    if name.chars().count() > MAX_NAME_CHARS {
+        return bad(&format!("longer than {MAX_NAME_CHARS} characters"));
+    }
+    Ok(())
+}
+
+/// What a release is charged as: the dataset it is charged to, the spend's label, and the
+/// data it reads (recorded for `dpqr ledger show` only).
+#[derive(Clone, Copy, Debug)]
+pub struct Charge<'a> {
+    /// The dataset's name in the ledger ([`LedgerFile::dataset_for`]).
+    pub dataset: &'a str,
+    /// What the spend is for (mechanism and workload), shown in reports and refusals.
+    pub label: &'a str,
+    /// The data read (`file:<canonical path>` or `bundled:NAME`), if known.
+    pub data: Option<&'a str>,
+}
+
 impl LedgerFile {
-    /// An empty ledger with a validated per-dataset total budget for `neighbouring`.
-    pub fn new(budget: PrivacyLoss, neighbouring: Neighbouring) -> Result<Self> {
-        Ok(LedgerFile {
+    /// An empty ledger with a validated per-dataset total budget for `neighbouring` and one
+    /// empty dataset per name in `datasets` (one named [`DEFAULT_DATASET`] if none is
+    /// given); a bad or repeated name is refused.
+    pub fn new(
+        budget: PrivacyLoss,
+        neighbouring: Neighbouring,
+        datasets: &[String],
+    ) -> Result<Self> {
+        let mut l = LedgerFile {
             format: FORMAT.to_string(),
             budget: budget.validate()?,
             neighbouring,
             datasets: BTreeMap::new(),
-        })
+        };
+        if datasets.is_empty() {
+            l.add_dataset(DEFAULT_DATASET)?;
+        }
+        for name in datasets {
+            l.add_dataset(name)?;
+        }
+        Ok(l)
     }
 
-    /// Parse and validate ledger text; `file` labels errors. A [`LEGACY_FORMAT`] ledger
-    /// becomes a replace-one ledger whose spends have an unknown relation (see the module
-    /// docs).
+    /// Add an empty dataset `name` with the ledger's budget; refused if the name is bad or
+    /// already in the ledger.
+    pub fn add_dataset(&mut self, name: &str) -> Result<()> {
+        check_dataset_name(name)?;
+        if self.datasets.contains_key(name) {
+            return Err(BenchError::Usage(format!(
+                "the ledger already holds a dataset {}; give each dataset once",
+                show_name(name)
+            )));
+        }
+        self.datasets.insert(
+            name.to_string(),
+            Account {
+                ledger: Ledger::with_neighbouring(self.budget, self.neighbouring),
+                used_with: BTreeSet::new(),
+            },
+        );
+        Ok(())
+    }
+
+    /// Parse and validate ledger text; `file` labels errors. Older formats are read (see
+    /// the module docs): a [`PATH_KEYED_FORMAT`] file's keys become dataset names, and a
+    /// [`LEGACY_FORMAT`] ledger becomes a replace-one ledger whose spends have an unknown
+    /// relation.
     pub fn parse(text: &str, file: &str) -> Result<Self> {
         let bad =
             |e: serde_json::Error| BenchError::Usage(format!("{file}: not a dpqr ledger: {e}"));
@@ -106,8 +242,8 @@ impl LedgerFile {
             format: String,
         }
         let tag: Tag = serde_json::from_str(text).map_err(bad)?;
-        let l = match tag.format.as_str() {
-            FORMAT => serde_json::from_str::<LedgerFile>(text).map_err(bad)?,
+        let mut l = match tag.format.as_str() {
+            FORMAT | PATH_KEYED_FORMAT => serde_json::from_str::<LedgerFile>(text).map_err(bad)?,
             LEGACY_FORMAT => {
                 let old: LegacyFile = serde_json::from_str(text).map_err(bad)?;
                 let mut datasets = BTreeMap::new();
@@ -122,8 +258,16 @@ impl LedgerFile {
                         })
                         .collect();
                     let restored = Ledger::restore(ledger.budget, Neighbouring::ReplaceOne, spends)
-                        .map_err(|e| BenchError::Usage(format!("{file}: dataset {key}: {e}")))?;
-                    datasets.insert(key, restored);
+                        .map_err(|e| {
+                            BenchError::Usage(format!("{file}: dataset {}: {e}", show_name(&key)))
+                        })?;
+                    datasets.insert(
+                        key,
+                        Account {
+                            ledger: restored,
+                            used_with: BTreeSet::new(),
+                        },
+                    );
                 }
                 LedgerFile {
                     format: FORMAT.to_string(),
@@ -134,61 +278,133 @@ impl LedgerFile {
             }
             other => {
                 return Err(BenchError::Usage(format!(
-                    "{file}: unknown ledger format {} (expected {FORMAT} or \
-                     {LEGACY_FORMAT})",
-                    quoted(other)
+                    "{file}: unknown ledger format {} (expected {FORMAT}, \
+                     {PATH_KEYED_FORMAT} or {LEGACY_FORMAT})",
+                    show_name(other)
                 )));
             }
         };
+        l.format = FORMAT.to_string();
         l.budget.validate()?;
-        for (key, ledger) in &l.datasets {
+        for (key, account) in &l.datasets {
+            let ledger = &account.ledger;
             if ledger.budget() != l.budget || ledger.neighbouring() != l.neighbouring {
                 return Err(BenchError::Usage(format!(
-                    "{file}: dataset {key} has budget {} for {} neighbours but the \
+                    "{file}: dataset {} has budget {} for {} neighbours but the \
                      ledger's is {} for {} neighbours",
+                    show_name(key),
                     ledger.budget(),
                     ledger.neighbouring(),
                     l.budget,
                     l.neighbouring
                 )));
             }
-            ledger
-                .spent()
-                .map_err(|e| BenchError::Usage(format!("{file}: dataset {key}: {e}")))?;
+            ledger.spent().map_err(|e| {
+                BenchError::Usage(format!("{file}: dataset {}: {e}", show_name(key)))
+            })?;
         }
         Ok(l)
     }
 
-    /// The odometer of `key` (a fresh one with the file's budget if the dataset is new).
-    pub fn ledger(&self, key: &str) -> Ledger {
-        self.datasets
-            .get(key)
-            .cloned()
-            .unwrap_or_else(|| Ledger::with_neighbouring(self.budget, self.neighbouring))
+    /// The names of the datasets, quoted, for a message (the first few, then a count).
+    fn listed_names(&self) -> String {
+        let mut names: Vec<String> = self
+            .datasets
+            .keys()
+            .take(LISTED_NAMES)
+            .map(|k| show_name(k))
+            .collect();
+        if self.datasets.len() > LISTED_NAMES {
+            names.push(format!(
+                "and {} more (`dpqr ledger show`)",
+                self.datasets.len() - LISTED_NAMES
+            ));
+        }
+        names.join(", ")
     }
 
-    /// `Ok` if `loss`, stated for `neighbouring`, fits in what is left of `key`'s budget
-    /// once charged in the ledger's relation.
+    /// The dataset a release is charged to: `named` if the ledger holds it, else — no name
+    /// given — the ledger's only dataset. Refused (a usage error listing the datasets) when
+    /// the ledger cannot place the release: a name it does not hold, no name with several
+    /// datasets, or no dataset at all. `file` is the ledger's path, for the messages.
+    pub fn dataset_for(&self, named: Option<&str>, file: &str) -> Result<String> {
+        match named {
+            Some(name) if self.datasets.contains_key(name) => Ok(name.to_string()),
+            Some(name) => Err(self.unknown_dataset(name, file)),
+            None => {
+                let mut names = self.datasets.keys();
+                match (names.next(), names.next()) {
+                    (Some(only), None) => Ok(only.clone()),
+                    (None, _) => Err(BenchError::Usage(format!(
+                        "ledger {file} holds no dataset; nothing charged. Add one with \
+                         `dpqr ledger add-dataset {file} NAME`, then release with \
+                         --ledger-dataset NAME"
+                    ))),
+                    (Some(_), Some(_)) => Err(BenchError::Usage(format!(
+                        "ledger {file} holds several datasets ({}); nothing charged. Name \
+                         the one this release reads with --ledger-dataset NAME",
+                        self.listed_names()
+                    ))),
+                }
+            }
+        }
+    }
+
+    /// The refusal of a dataset name the ledger does not hold.
+    fn unknown_dataset(&self, name: &str, file: &str) -> BenchError {
+        BenchError::Usage(format!(
+            "ledger {file}: no dataset {} (the ledger's datasets: {}); nothing charged. A \
+             release is charged only to a dataset the ledger already holds: name one of \
+             those with --ledger-dataset, or, for data that is in the ledger under no name, \
+             add it first with `dpqr ledger add-dataset {file} NAME`",
+            show_name(name),
+            if self.datasets.is_empty() {
+                "none".to_string()
+            } else {
+                self.listed_names()
+            }
+        ))
+    }
+
+    /// The account of `dataset`, or the refusal of an unknown name.
+    fn account(&self, dataset: &str) -> Result<&Account> {
+        self.datasets
+            .get(dataset)
+            .ok_or_else(|| self.unknown_dataset(dataset, "FILE"))
+    }
+
+    /// `Ok` if `loss`, stated for `neighbouring`, fits in what is left of the budget of
+    /// `charge.dataset` once charged in the ledger's relation; otherwise the dataset's
+    /// refusal ([`BenchError::Core`]), or a usage error for a dataset not in the ledger.
     pub fn can_spend(
         &self,
-        key: &str,
+        charge: &Charge<'_>,
         loss: &PrivacyLoss,
         neighbouring: Neighbouring,
     ) -> Result<()> {
-        Ok(self.ledger(key).can_spend_under(loss, neighbouring)?)
+        Ok(self
+            .account(charge.dataset)?
+            .ledger
+            .check_spend(charge.label, loss, neighbouring)?)
     }
 
-    /// Record `loss`, stated for `neighbouring`, against `key` under `label`, if it fits.
+    /// Record `loss`, stated for `neighbouring`, against `charge.dataset` under
+    /// `charge.label` (and note `charge.data` among the data it was used with), if it fits;
+    /// the errors of [`Self::can_spend`], recording nothing.
     pub fn spend(
         &mut self,
-        key: &str,
-        label: &str,
+        charge: &Charge<'_>,
         loss: PrivacyLoss,
         neighbouring: Neighbouring,
     ) -> Result<()> {
-        let mut l = self.ledger(key);
-        l.spend_under(label, loss, neighbouring)?;
-        self.datasets.insert(key.to_string(), l);
+        let mut account = self.account(charge.dataset)?.clone();
+        account
+            .ledger
+            .spend_under(charge.label, loss, neighbouring)?;
+        if let Some(data) = charge.data {
+            account.used_with.insert(data.to_string());
+        }
+        self.datasets.insert(charge.dataset.to_string(), account);
         Ok(())
     }
 
@@ -199,10 +415,21 @@ impl LedgerFile {
             self.budget, self.neighbouring
         );
         if self.datasets.is_empty() {
-            s.push_str("no spends recorded\n");
+            s.push_str(
+                "no datasets: add one with `dpqr ledger add-dataset FILE NAME` before a \
+                 release\n",
+            );
         }
-        for (key, l) in &self.datasets {
-            s.push_str(&format!("dataset {key}\n"));
+        for (key, account) in &self.datasets {
+            let l = &account.ledger;
+            s.push_str(&format!("dataset {}\n", show_name(key)));
+            if !account.used_with.is_empty() {
+                let used: Vec<&str> = account.used_with.iter().map(String::as_str).collect();
+                s.push_str(&format!("  used with {}\n", used.join(", ")));
+            }
+            if l.spends().is_empty() {
+                s.push_str("  no spends recorded\n");
+            }
             for sp in l.spends() {
                 let relation = match sp.neighbouring {
                     Some(r) => format!("{r} neighbours"),
@@ -258,6 +485,14 @@ fn lock(path: &Path) -> Result<File> {
     Ok(f)
 }
 
+/// The error for a `--ledger` path where no ledger exists.
+fn no_ledger(path: &Path) -> BenchError {
+    BenchError::Usage(format!(
+        "no ledger at {0}; create one with `dpqr ledger init {0} --epsilon …`",
+        path.display()
+    ))
+}
+
 /// Write `text` to `path` atomically ([`crate::io::output::AtomicFile`]: temporary file in the
 /// same directory, fsync, rename, fsync of the directory). With `no_clobber`, fail if
 /// `path` exists (hard link instead of rename).
@@ -278,10 +513,15 @@ fn encode(l: &LedgerFile) -> Result<String> {
     Ok(s)
 }
 
-/// Create a new ledger file with a per-dataset total `budget` for `neighbouring`; refuses
-/// to overwrite.
-pub fn init(path: &Path, budget: PrivacyLoss, neighbouring: Neighbouring) -> Result<()> {
-    let contents = LedgerFile::new(budget, neighbouring)?;
+/// Create a new ledger file with a per-dataset total `budget` for `neighbouring` and the
+/// named `datasets` (one named [`DEFAULT_DATASET`] if none); refuses to overwrite.
+pub fn init(
+    path: &Path,
+    budget: PrivacyLoss,
+    neighbouring: Neighbouring,
+    datasets: &[String],
+) -> Result<LedgerFile> {
+    let contents = LedgerFile::new(budget, neighbouring, datasets)?;
     let _lock = lock(path)?;
     if path.exists() {
         return Err(BenchError::Usage(format!(
@@ -289,14 +529,36 @@ pub fn init(path: &Path, budget: PrivacyLoss, neighbouring: Neighbouring) -> Res
             path.display()
         )));
     }
-    write_atomic(path, &encode(&contents)?, true)
+    write_atomic(path, &encode(&contents)?, true)?;
+    Ok(contents)
+}
+
+/// Add the empty dataset `name`, with the ledger's budget, to the ledger at `path`
+/// ([`LedgerFile::add_dataset`]: refused for a bad name or one already there).
+pub fn add_dataset(path: &Path, name: &str) -> Result<()> {
+    let mut l = LockedLedger::open(path)?;
+    let mut next = l.contents.clone();
+    next.add_dataset(name)?;
+    write_atomic(&l.path, &encode(&next)?, false)?;
+    l.contents = next;
+    Ok(())
 }
 
 impl LockedLedger {
-    /// Lock and read the ledger at `path` (blocks while another process holds it).
+    /// Lock and read the ledger at `path` (blocks while another process holds it). A path
+    /// with no ledger is an error that says how to create one (and creates no lock file).
     pub fn open(path: &Path) -> Result<Self> {
+        if matches!(std::fs::metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
+            return Err(no_ledger(path));
+        }
         let lock_file = lock(path)?;
-        let text = std::fs::read_to_string(path).map_err(io_error(path))?;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                no_ledger(path)
+            } else {
+                io_error(path)(e)
+            }
+        })?;
         let contents = LedgerFile::parse(&text, &path.display().to_string())?;
         Ok(LockedLedger {
             path: path.to_path_buf(),
@@ -305,25 +567,59 @@ impl LockedLedger {
         })
     }
 
-    /// Record a spend of `loss`, stated for `neighbouring`, and write the ledger
-    /// atomically; on error nothing is recorded.
+    /// The ledger's refusal of a spend for `dataset`, typed for the caller
+    /// ([`BenchError::LedgerRefused`]); other errors unchanged.
+    fn refusal(&self, dataset: &str, e: BenchError) -> BenchError {
+        match e {
+            BenchError::Core(source) => BenchError::LedgerRefused {
+                ledger: self.path.display().to_string(),
+                dataset: show_name(dataset),
+                reason: match source {
+                    CoreError::BudgetExceeded { .. } => "over budget",
+                    _ => "this kind of guarantee cannot be charged in this ledger",
+                }
+                .to_string(),
+                source: Box::new(source),
+            },
+            e => e,
+        }
+    }
+
+    /// `Ok` if the spend of `loss`, stated for `neighbouring`, fits `charge.dataset`'s
+    /// remaining budget; otherwise [`BenchError::LedgerRefused`] ("over budget", or "this
+    /// kind of guarantee cannot be charged in this ledger"), or a usage error for a dataset
+    /// the ledger does not hold. Records nothing.
+    pub fn check_spend(
+        &self,
+        charge: &Charge<'_>,
+        loss: &PrivacyLoss,
+        neighbouring: Neighbouring,
+    ) -> Result<()> {
+        self.contents
+            .can_spend(charge, loss, neighbouring)
+            .map_err(|e| self.refusal(charge.dataset, e))
+    }
+
+    /// Record a spend of `loss`, stated for `neighbouring`, as `charge` and write the
+    /// ledger atomically; on error (the refusals of [`Self::check_spend`], or a failed
+    /// write) nothing is recorded.
     pub fn spend_and_save(
         &mut self,
-        key: &str,
-        label: &str,
+        charge: &Charge<'_>,
         loss: PrivacyLoss,
         neighbouring: Neighbouring,
     ) -> Result<()> {
         let mut next = self.contents.clone();
-        next.spend(key, label, loss, neighbouring)?;
+        next.spend(charge, loss, neighbouring)
+            .map_err(|e| self.refusal(charge.dataset, e))?;
         write_atomic(&self.path, &encode(&next)?, false)?;
         self.contents = next;
         Ok(())
     }
 }
 
-/// Run `mechanism` on `data` for `workload` as a release charged to dataset `key` of the
-/// locked `ledger`, in the only order that never gives a free retry (issue #9 item 5): the
+/// Run `mechanism` on `data` for `workload` as a release charged as `charge` to the locked
+/// `ledger`, in the only order that never gives a free retry (issue #9 item 5): the
 /// spend of the mechanism's certificate (its loss, stated for its neighbouring relation and
 /// charged in the ledger's) is checked against the budget and written to disk
 /// ([`LockedLedger::spend_and_save`]), and only then does the mechanism run and draw noise
@@ -336,14 +632,13 @@ impl LockedLedger {
 /// stays recorded.
 pub fn release_charged<W: Workload>(
     ledger: &mut LockedLedger,
-    key: &str,
-    label: &str,
+    charge: &Charge<'_>,
     mechanism: &dyn Mechanism<W>,
     data: &Dataset,
     workload: &W,
     rng: &mut dyn CryptoRng,
 ) -> Result<Release> {
-    release_charged_with(ledger, key, label, &mechanism.certificate(), || {
+    release_charged_with(ledger, charge, &mechanism.certificate(), || {
         mechanism.release(data, workload, rng)
     })
 }
@@ -353,12 +648,11 @@ pub fn release_charged<W: Workload>(
 /// draws the noise; a failure after the charge is [`BenchError::ReleaseFailedAfterCharge`].
 pub fn release_charged_with(
     ledger: &mut LockedLedger,
-    key: &str,
-    label: &str,
+    charge: &Charge<'_>,
     certificate: &dp_mechanisms::PrivacyCertificate,
     run: impl FnOnce() -> dp_mechanisms::Result<Release>,
 ) -> Result<Release> {
-    ledger.spend_and_save(key, label, certificate.loss, certificate.neighbouring)?;
+    ledger.spend_and_save(charge, certificate.loss, certificate.neighbouring)?;
     run().map_err(BenchError::ReleaseFailedAfterCharge)
 }
 
@@ -380,28 +674,95 @@ mod tests {
         d
     }
 
+    fn to(dataset: &str) -> Charge<'_> {
+        Charge {
+            dataset,
+            label: "laplace on all-2way",
+            data: None,
+        }
+    }
+
     #[test]
     fn init_spend_reload() {
         let d = dir("basic");
         let p = d.join("l.json");
-        init(&p, PrivacyLoss::pure(1.0).unwrap(), RO).unwrap();
-        assert!(init(&p, PrivacyLoss::pure(5.0).unwrap(), RO).is_err());
+        let names = ["adult".to_string(), "nltcs".to_string()];
+        init(&p, PrivacyLoss::pure(1.0).unwrap(), RO, &names).unwrap();
+        assert!(init(&p, PrivacyLoss::pure(5.0).unwrap(), RO, &[]).is_err());
         let mut l = LockedLedger::open(&p).unwrap();
-        l.spend_and_save("adult", "r1", PrivacyLoss::pure(0.6).unwrap(), RO)
+        let adult = Charge {
+            data: Some("file:/data/adult.csv"),
+            ..to("adult")
+        };
+        l.spend_and_save(&adult, PrivacyLoss::pure(0.6).unwrap(), RO)
             .unwrap();
         // 0.6 + 0.6 > 1 for adult, but another dataset has its own total
-        assert!(
-            l.spend_and_save("adult", "r2", PrivacyLoss::pure(0.6).unwrap(), RO)
-                .is_err()
-        );
-        l.spend_and_save("nltcs", "r3", PrivacyLoss::pure(0.6).unwrap(), RO)
+        let e = l
+            .spend_and_save(&to("adult"), PrivacyLoss::pure(0.6).unwrap(), RO)
+            .unwrap_err();
+        assert!(matches!(e, BenchError::LedgerRefused { .. }), "{e}");
+        assert!(e.is_over_budget());
+        l.spend_and_save(&to("nltcs"), PrivacyLoss::pure(0.6).unwrap(), RO)
             .unwrap();
+        // a name the ledger does not hold is refused, never opened
+        let e = l
+            .spend_and_save(&to("adult.csv.gz"), PrivacyLoss::pure(0.1).unwrap(), RO)
+            .unwrap_err();
+        assert!(matches!(e, BenchError::Usage(_)), "{e}");
         drop(l);
         let back = read(&p).unwrap();
-        assert_eq!(back.datasets["adult"].spends().len(), 1);
-        assert_eq!(back.datasets["nltcs"].spends().len(), 1);
+        assert_eq!(back.datasets.len(), 2);
+        assert_eq!(back.datasets["adult"].ledger.spends().len(), 1);
+        assert_eq!(back.datasets["nltcs"].ledger.spends().len(), 1);
+        assert!(
+            back.datasets["adult"]
+                .used_with
+                .contains("file:/data/adult.csv")
+        );
+        assert!(back.describe().contains("used with file:/data/adult.csv"));
         assert!(!sidecar(&p, ".tmp").exists());
         std::fs::remove_dir_all(&d).ok();
+    }
+
+    #[test]
+    fn a_release_is_placed_only_in_a_dataset_the_ledger_holds() {
+        let b = PrivacyLoss::pure(1.0).unwrap();
+        let one = LedgerFile::new(b, RO, &[]).unwrap();
+        assert_eq!(one.dataset_for(None, "l").unwrap(), DEFAULT_DATASET);
+        let e = one.dataset_for(Some("other"), "l").unwrap_err().to_string();
+        assert!(
+            e.contains("no dataset 'other'") && e.contains("'default'"),
+            "{e}"
+        );
+        let two = LedgerFile::new(b, RO, &["a".into(), "b c".into()]).unwrap();
+        assert_eq!(two.dataset_for(Some("b c"), "l").unwrap(), "b c");
+        let e = two.dataset_for(None, "l").unwrap_err().to_string();
+        assert!(
+            e.contains("several datasets ('a', 'b c')") && e.contains("--ledger-dataset"),
+            "{e}"
+        );
+        let mut none = one.clone();
+        none.datasets.clear();
+        let e = none.dataset_for(None, "l").unwrap_err().to_string();
+        assert!(
+            e.contains("holds no dataset") && e.contains("add-dataset"),
+            "{e}"
+        );
+        // bad and repeated names
+        for bad in [
+            vec![String::new()],
+            vec!["  ".into()],
+            vec![" x".into()],
+            vec!["a\nb".into()],
+            vec!["x".repeat(MAX_NAME_CHARS + 1)],
+            vec!["a".into(), "a".into()],
+        ] {
+            assert!(LedgerFile::new(b, RO, &bad).is_err(), "{bad:?}");
+        }
+        let mut l = two.clone();
+        assert!(l.add_dataset("a").is_err());
+        l.add_dataset("c").unwrap();
+        assert_eq!(l.datasets.len(), 3);
     }
 
     #[test]
@@ -409,15 +770,35 @@ mod tests {
         // a crash after writing the temp file but before the rename leaves the old ledger
         let d = dir("stale");
         let p = d.join("l.json");
-        init(&p, PrivacyLoss::zcdp(1.0).unwrap(), RO).unwrap();
+        init(&p, PrivacyLoss::zcdp(1.0).unwrap(), RO, &["x".into()]).unwrap();
         std::fs::write(sidecar(&p, ".tmp"), "{ half a ledg").unwrap();
         let l = read(&p).unwrap();
-        assert!(l.datasets.is_empty());
+        assert!(l.datasets["x"].ledger.spends().is_empty());
         let mut l = LockedLedger::open(&p).unwrap();
-        l.spend_and_save("x", "a", PrivacyLoss::zcdp(0.5).unwrap(), RO)
+        l.spend_and_save(&to("x"), PrivacyLoss::zcdp(0.5).unwrap(), RO)
             .unwrap();
         drop(l);
-        assert_eq!(read(&p).unwrap().datasets["x"].spends().len(), 1);
+        assert_eq!(read(&p).unwrap().datasets["x"].ledger.spends().len(), 1);
+        std::fs::remove_dir_all(&d).ok();
+    }
+
+    #[test]
+    fn a_missing_ledger_says_how_to_create_one_and_leaves_no_lock_file() {
+        let d = dir("missing");
+        let p = d.join("nope.json");
+        for e in [
+            read(&p).err().unwrap(),
+            LockedLedger::open(&p).err().unwrap(),
+            add_dataset(&p, "x").unwrap_err(),
+        ] {
+            let e = e.to_string();
+            assert!(
+                e.contains(&format!("no ledger at {}", p.display()))
+                    && e.contains(&format!("dpqr ledger init {} --epsilon", p.display())),
+                "{e}"
+            );
+        }
+        assert!(!sidecar(&p, ".lock").exists());
         std::fs::remove_dir_all(&d).ok();
     }
 
@@ -430,11 +811,13 @@ mod tests {
             r#"{"format":"other","budget":{"Pure":{"epsilon":1.0}},"datasets":{}}"#,
             r#"{"format":"dpqr-ledger-1","budget":{"Pure":{"epsilon":-1.0}},"datasets":{}}"#,
             r#"{"format":"dpqr-ledger-2","budget":{"Pure":{"epsilon":1.0}},"datasets":{}}"#,
-            r#"{"format":"dpqr-ledger-2","budget":{"Pure":{"epsilon":1.0}},"neighbouring":"Both","datasets":{}}"#,
+            r#"{"format":"dpqr-ledger-3","budget":{"Pure":{"epsilon":1.0}},"neighbouring":"Both","datasets":{}}"#,
+            r#"{"format":"dpqr-ledger-3","budget":{"Pure":{"epsilon":1.0}},"neighbouring":"ReplaceOne","datasets":{"a":{"budget":{"Pure":{"epsilon":2.0}},"neighbouring":"ReplaceOne","spends":[]}}}"#,
+            r#"{"format":"dpqr-ledger-3","budget":{"Pure":{"epsilon":1.0}},"neighbouring":"ReplaceOne","datasets":{"a":{"budget":{"Pure":{"epsilon":1.0}},"neighbouring":"ReplaceOne","spends":[],"used_with":7}}}"#,
         ] {
             assert!(LedgerFile::parse(text, "t").is_err(), "{text}");
         }
-        let ok = r#"{"format":"dpqr-ledger-2","budget":{"Pure":{"epsilon":1.0}},"neighbouring":"AddRemove","datasets":{}}"#;
+        let ok = r#"{"format":"dpqr-ledger-3","budget":{"Pure":{"epsilon":1.0}},"neighbouring":"AddRemove","datasets":{}}"#;
         assert_eq!(
             LedgerFile::parse(ok, "t").unwrap().neighbouring,
             Neighbouring::AddRemove
@@ -442,5 +825,29 @@ mod tests {
         // an old file is a replace-one ledger
         let old = r#"{"format":"dpqr-ledger-1","budget":{"Pure":{"epsilon":1.0}},"datasets":{}}"#;
         assert_eq!(LedgerFile::parse(old, "t").unwrap().neighbouring, RO);
+    }
+
+    #[test]
+    fn a_path_keyed_ledger_keeps_its_datasets_as_names() {
+        let v2 = r#"{"format":"dpqr-ledger-2","budget":{"Pure":{"epsilon":1.0}},
+            "neighbouring":"ReplaceOne","datasets":{"file:/d/x.csv":{"budget":{"Pure":
+            {"epsilon":1.0}},"neighbouring":"ReplaceOne","spends":[{"label":"old","loss":
+            {"Pure":{"epsilon":0.75}},"neighbouring":"ReplaceOne"}]}}}"#;
+        let l = LedgerFile::parse(v2, "t").unwrap();
+        assert_eq!(l.format, FORMAT);
+        // its only dataset takes every release, whatever file it reads
+        let name = l.dataset_for(None, "t").unwrap();
+        assert_eq!(name, "file:/d/x.csv");
+        let e = l
+            .can_spend(&to(&name), &PrivacyLoss::pure(0.5).unwrap(), RO)
+            .unwrap_err();
+        assert!(matches!(
+            e,
+            BenchError::Core(CoreError::BudgetExceeded { .. })
+        ));
+        // written back in the current format, and read again the same
+        let again = LedgerFile::parse(&encode(&l).unwrap(), "t").unwrap();
+        assert_eq!(again.datasets[&name].ledger.spends().len(), 1);
+        assert!(encode(&l).unwrap().contains(FORMAT));
     }
 }

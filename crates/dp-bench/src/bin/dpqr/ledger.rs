@@ -1,7 +1,7 @@
-//! `dpqr ledger`: create and show a budget ledger.
+//! `dpqr ledger`: create a budget ledger with named datasets, add a dataset, show it.
 
 use clap::Subcommand;
-use dp_bench::io::ledger_file::{self};
+use dp_bench::io::ledger_file::{self, show_name};
 use dp_bench::registry::{BudgetArgs, check_budget_is_meaningful};
 use dp_bench::{BenchError, Result};
 use dp_core::Neighbouring;
@@ -11,7 +11,8 @@ use crate::NeighbouringArg;
 
 #[derive(Subcommand)]
 pub(crate) enum LedgerCommand {
-    /// Create FILE with a per-dataset total budget (--epsilon [--delta] or --rho).
+    /// Create FILE with a per-dataset total budget (--epsilon [--delta] or --rho) and the
+    /// datasets it keeps accounts for (--dataset NAME, repeatable).
     Init {
         /// The ledger file (must not exist).
         file: PathBuf,
@@ -29,8 +30,24 @@ pub(crate) enum LedgerCommand {
         /// (replace-one gives no add/remove guarantee).
         #[arg(long, value_enum, default_value = "replace-one")]
         neighbouring: NeighbouringArg,
+        /// A dataset the ledger keeps a budget for, named by you (repeat for several).
+        /// `release --ledger` charges the dataset its --ledger-dataset names, or the
+        /// ledger's only dataset, and refuses a release the ledger cannot place: the same
+        /// data under another file name, compression or format is the same dataset.
+        /// Without --dataset the ledger has one dataset, `default`, charged by every
+        /// release.
+        #[arg(long = "dataset", value_name = "NAME")]
+        datasets: Vec<String>,
     },
-    /// Print the budget and every recorded spend.
+    /// Add a dataset to FILE, with the full per-dataset budget: only for data that is in
+    /// the ledger under no other name (its releases then need --ledger-dataset NAME).
+    AddDataset {
+        /// The ledger file.
+        file: PathBuf,
+        /// The new dataset's name.
+        name: String,
+    },
+    /// Print the budget, the datasets and every recorded spend.
     Show {
         /// The ledger file.
         file: PathBuf,
@@ -45,6 +62,7 @@ pub(crate) fn ledger(cmd: &LedgerCommand) -> Result<()> {
             delta,
             rho,
             neighbouring,
+            datasets,
         } => {
             BudgetArgs {
                 epsilon: *epsilon,
@@ -67,11 +85,25 @@ pub(crate) fn ledger(cmd: &LedgerCommand) -> Result<()> {
                 NeighbouringArg::ReplaceOne => Neighbouring::ReplaceOne,
                 NeighbouringArg::AddRemove => Neighbouring::AddRemove,
             };
-            ledger_file::init(file, budget, neighbouring)?;
+            let created = ledger_file::init(file, budget, neighbouring, datasets)?;
+            let names: Vec<String> = created.datasets.keys().map(|k| show_name(k)).collect();
             outln!(
                 "created ledger {} with per-dataset budget {budget} under {neighbouring} \
-                 neighbours",
-                file.display()
+                 neighbours; datasets: {}",
+                file.display(),
+                names.join(", ")
+            );
+            Ok(())
+        }
+        LedgerCommand::AddDataset { file, name } => {
+            ledger_file::add_dataset(file, name)?;
+            outln!(
+                "ledger {}: added dataset {} with the per-dataset budget; charge it with \
+                 `dpqr release … --ledger {} --ledger-dataset {}`",
+                file.display(),
+                show_name(name),
+                file.display(),
+                show_name(name)
             );
             Ok(())
         }

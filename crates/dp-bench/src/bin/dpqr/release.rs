@@ -87,11 +87,18 @@ pub(crate) struct ReleaseArgs {
     /// No progress output.
     #[arg(long)]
     pub(crate) quiet: bool,
-    /// Budget ledger (`dpqr ledger init`): the release is refused before any data is read
-    /// if it would overspend the dataset's budget (charged in the ledger's neighbouring
-    /// relation), and recorded before any noise is drawn.
+    /// Budget ledger (`dpqr ledger init`): the release is charged to one of its named
+    /// datasets (--ledger-dataset, or the ledger's only dataset), refused before any data
+    /// is read if it would overspend that dataset's budget (charged in the ledger's
+    /// neighbouring relation; exit status 3), and recorded before any noise is drawn.
     #[arg(long)]
     pub(crate) ledger: Option<PathBuf>,
+    /// The dataset of the --ledger this release is charged to, as named at `dpqr ledger
+    /// init --dataset NAME` or `dpqr ledger add-dataset`; needed when the ledger holds
+    /// several. A name the ledger does not hold is refused, never opened: renaming,
+    /// recompressing or converting the data file does not give it a fresh budget.
+    #[arg(long, value_name = "NAME", requires = "ledger")]
+    pub(crate) ledger_dataset: Option<String>,
     /// Refuse workloads whose release would need more memory than this (MiB, estimated
     /// before allocating).
     #[arg(long, default_value_t = 4096, allow_negative_numbers = true)]
@@ -316,28 +323,40 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
     let certificate = mech.certificate();
     let (spend, spend_relation) = (certificate.loss, certificate.neighbouring);
     // the lock is held from this check until the spend is recorded (before any noise)
+    // what the spend is for, as the ledger records it and its refusals name it
+    let label = format!(
+        "{} on {} ({} queries)",
+        mech.name(),
+        args.workload,
+        workload.num_queries()
+    );
     let mut ledger = match &args.ledger {
         Some(path) => {
             pb.set_message("waiting for the ledger lock");
             let l = LockedLedger::open(path)?;
-            let key = args.data.ledger_key()?;
-            l.contents
-                .can_spend(&key, &spend, spend_relation)
-                .map_err(|e| BenchError::LedgerRefused {
-                    ledger: path.display().to_string(),
-                    dataset: key.clone(),
-                    source: Box::new(e),
-                })?;
-            Some((l, key))
+            // the curator's name for the data, never its path: a release the ledger cannot
+            // place is refused here, before any data is read
+            let dataset = l
+                .contents
+                .dataset_for(args.ledger_dataset.as_deref(), &path.display().to_string())?;
+            let data_key = args.data.ledger_key()?;
+            let charge = ledger_file::Charge {
+                dataset: &dataset,
+                label: &label,
+                data: Some(&data_key),
+            };
+            l.check_spend(&charge, &spend, spend_relation)?;
+            Some((l, dataset, data_key))
         }
         None => None,
     };
     if args.dry_run {
         pb.finish_and_clear();
-        let ledger_note = ledger.as_ref().map(|(_, key)| {
+        let ledger_note = ledger.as_ref().map(|(_, dataset, _)| {
             format!(
-                "ledger: the spend fits the remaining budget of {key} (nothing recorded by a \
-                 dry run)"
+                "ledger: the spend fits the remaining budget of dataset {} (nothing recorded \
+                 by a dry run)",
+                ledger_file::show_name(dataset)
             )
         });
         return dry_run(
@@ -405,37 +424,35 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
         None => os_seeded_rng()?,
     };
     let release = match (&mut ledger, &args.ledger) {
-        (Some((l, key)), Some(path)) => {
+        (Some((l, dataset, data_key)), Some(path)) => {
             // charged now, after every check that draws no noise and before the first
             // noise is drawn (`release_charged` records the spend, then runs the
             // mechanism): a release that fails or crashes from here on has been charged
             // (no free retry), and nothing unrecorded is ever published
-            let label = format!(
-                "{} on {} ({} queries)",
-                mech.name(),
-                args.workload,
-                workload.num_queries()
-            );
+            let key = ledger_file::show_name(dataset);
             // held while the spend is written: a signal meanwhile is answered once it is
             let charging = crate::interrupt::charging(
-                key,
+                &format!("dataset {key}"),
                 format!("{spend} under {spend_relation} neighbours"),
             );
-            let release = ledger_file::release_charged_with(l, key, &label, &certificate, || {
+            let charge = ledger_file::Charge {
+                dataset,
+                label: &label,
+                data: Some(data_key),
+            };
+            let release = ledger_file::release_charged_with(l, &charge, &certificate, || {
                 charging.recorded();
                 data.release(mech.as_ref(), &workload, &mut rng)
             })
             .map_err(|e| match e {
+                // the refusals come typed from the ledger (status 3); a failure after the
+                // charge says which ledger and dataset hold its spend
                 BenchError::ReleaseFailedAfterCharge(_) => BenchError::InLedger {
                     ledger: path.display().to_string(),
                     dataset: key.clone(),
                     source: Box::new(e),
                 },
-                e => BenchError::LedgerRefused {
-                    ledger: path.display().to_string(),
-                    dataset: key.clone(),
-                    source: Box::new(e),
-                },
+                e => e,
             })?;
             let ledger_relation = l.contents.neighbouring;
             let charged = if ledger_relation == spend_relation {
@@ -448,7 +465,7 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
             };
             outln!(
                 "ledger {}: recorded {spend} under {spend_relation} neighbours{charged} for \
-                 {key}",
+                 dataset {key}",
                 path.display()
             );
             release
