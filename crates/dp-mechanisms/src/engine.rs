@@ -399,7 +399,14 @@ impl<H: Send + Sync + 'static> StepSource<H> {
     pub fn selection_step(&self, round: RecordedRound<H>) -> AuditedStep {
         let (check, scores) = (self.checker(), self.scores.clone());
         let selector = round.plan.selector.clone();
-        let history = round.history;
+        let history = Arc::new(round.history);
+        let input: crate::steps::StepInput = {
+            let (check, scores, history) = (self.checker(), scores.clone(), history.clone());
+            Arc::new(move |data| {
+                check(data)?;
+                scores(data, &history)
+            })
+        };
         let m = round.selectable.len();
         AuditedStep::new(
             format!(
@@ -426,6 +433,7 @@ impl<H: Send + Sync + 'static> StepSource<H> {
             selector: round.plan.selector,
             candidates: m,
         })
+        .with_input(input)
     }
 
     /// A measurement step labelled `label`: candidate `candidate`'s counts measured per
@@ -445,6 +453,13 @@ impl<H: Send + Sync + 'static> StepSource<H> {
         };
         let (check, exact) = (self.checker(), self.exact.clone());
         let (noise, measured) = (measurement.noise.clone(), measurement.measured);
+        let input: crate::steps::StepInput = {
+            let (check, exact) = (self.checker(), self.exact.clone());
+            Arc::new(move |data| {
+                check(data)?;
+                Ok(exact(data, candidate)?.iter().map(|&v| v as f64).collect())
+            })
+        };
         let mut step = AuditedStep::new(
             label,
             measurement.loss,
@@ -459,7 +474,8 @@ impl<H: Send + Sync + 'static> StepSource<H> {
                 })
             }),
         )
-        .with_neighbouring(self.neighbouring);
+        .with_neighbouring(self.neighbouring)
+        .with_input(input);
         if let Some(p) = measurement.primitive() {
             step = step.with_primitive(p);
         }

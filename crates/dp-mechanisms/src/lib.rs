@@ -51,7 +51,8 @@ pub use adaptive::{
 };
 pub use error::{MechanismError, Result};
 pub use exact_audit::{
-    ExactClaimCheck, ExactStepCheck, StepPrimitive, exact_check, exact_check_step,
+    DerivedSensitivity, ExactClaimCheck, ExactStepCheck, StepPrimitive, derive_sensitivity,
+    exact_check, exact_check_at, exact_check_step,
 };
 pub use iterative::{
     ChainingWorstCase, ChainingWorstCaseParams, DualQuery, DualQueryParams, IcParams,
@@ -77,7 +78,8 @@ pub use release::{
 };
 pub use restricted::{ForQueryClasses, OnWorkloadAttributes};
 pub use steps::{
-    AuditedStep, StepAudited, StepComposition, StepDecomposition, StepLoss, StepRequest, StepRunner,
+    AuditedStep, StepAudited, StepComposition, StepDecomposition, StepInput, StepLoss, StepRequest,
+    StepRunner,
 };
 
 #[cfg(test)]

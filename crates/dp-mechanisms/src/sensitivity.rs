@@ -33,6 +33,24 @@
 //! When a mechanism also measures the total count `n` (add/remove on a workload with no
 //! tables to normalise by), the total is one more query with `w(x) = 1`: Δ₁ and Δ₂² grow by
 //! one under add/remove ([`with_measured_total`]).
+//!
+//! ## Floating-point margin of selection scores (issue #23 §2)
+//!
+//! A selector's privacy needs the scores **as computed** to move by at most the Δ it is
+//! built with. Scores are `f64`: a neighbour can move the computed max-error score by
+//! `1 + 4.4·10⁻¹⁶` where the exact score moves by 1, and the error of a rounded value grows
+//! with its magnitude (`u·|x|`, `u = 2⁻⁵³`), i.e. with the counts. So every score here is
+//! (1) capped at [`SCORE_CAP`] `B = 2³²` counts (1-Lipschitz: the exact Δ is unchanged),
+//! which bounds each rounding's error by `u·B` whatever the data, and (2) built from
+//! values that are exact before a fixed, small number `r` of roundings ([`cell_errors`]
+//! sums in exact fixed point, so an ℓ1 sum over N cells adds no error growing with N).
+//! Two neighbours' computed scores then differ by at most `Δ + 2·r·u·B·(1 + u)`
+//! ([`score_fp_slack`]), and the selectors are built with that margined sensitivity:
+//! [`distinguisher_selector_sensitivity`] (`r = 1`), [`marginal_max_error_selector_sensitivity`]
+//! (`r = 2`), [`marginal_fit_error_selector_sensitivity`] (`r = 3`, times the weight). With
+//! `B = 2³²` the relative margin is below 3·10⁻⁶ — the selection's ε is effectively that
+//! much smaller. DualQuery's scores are exact integers (no margin needed); boosting's draw
+//! scores are not covered yet.
 
 use dp_core::Neighbouring;
 use dp_queries::{ContributionBounds, MarginalWorkload, Workload};
@@ -149,6 +167,35 @@ pub fn marginal_max_error_sensitivity(neighbouring: Neighbouring) -> u64 {
     }
 }
 
+/// The score sensitivity the max-error selector is built with: the exact Δ∞ of
+/// [`marginal_max_error_sensitivity`] plus the slack of the score's two roundings of
+/// magnitude ≤ [`SCORE_CAP`] ([`score_fp_slack`]`(2)`: the conversion of the exact
+/// [`cell_errors`] maximum, exact below 2⁵³, and the subtraction of the public noise term),
+/// rounded up (module docs, "Floating-point margin").
+pub fn marginal_max_error_selector_sensitivity(neighbouring: Neighbouring) -> f64 {
+    dp_core::rounding::add_up(
+        marginal_max_error_sensitivity(neighbouring) as f64,
+        score_fp_slack(2),
+    )
+}
+
+/// The score sensitivity the fit-error selector is built with, for weights up to
+/// `max_weight`: `max_weight·(Δ₁ + slack)` with the exact Δ₁ of
+/// [`marginal_fit_error_sensitivity`] and the slack of the score's three roundings
+/// ([`score_fp_slack`]`(3)`: the conversion of the exact [`cell_errors`] sum, the
+/// subtraction of the public noise term, the product with the weight — whose error is
+/// `u·w·B`, i.e. `u·B` in units of `w`), rounded up (module docs, "Floating-point margin").
+pub fn marginal_fit_error_selector_sensitivity(neighbouring: Neighbouring, max_weight: f64) -> f64 {
+    use dp_core::rounding::{add_up, mul_up};
+    mul_up(
+        max_weight,
+        add_up(
+            marginal_fit_error_sensitivity(neighbouring) as f64,
+            score_fp_slack(3),
+        ),
+    )
+}
+
 /// Sensitivity of a chaining level's count vector (seed 004 §4.2), under replace-one.
 ///
 /// A level's dataset has one term per record, `a = q(z) − q(p)` for two universe elements
@@ -189,6 +236,12 @@ pub fn distinguisher_score_sensitivity() -> u64 {
 /// whose sensitivity [`distinguisher_score_sensitivity`] bounds): the selection score of
 /// MWEM (HLM 2012), of IC-MW's exponential distinguisher (seed 001 Thm 6) and of the
 /// chaining mechanism for worst-case error on each level (seed 004 §4.3).
+///
+/// **Floating point.** Each score is `min(|fl(c_q − fl(n·a_q))|, B)` with the cap
+/// [`SCORE_CAP`] `= B`: `fl(n·a_q)` is public (the same on neighbours), `c_q` is exact, and
+/// the one rounding of the subtraction errs by at most `u·B` after the cap (module docs,
+/// "Floating-point margin"), so the selector is built with
+/// [`distinguisher_selector_sensitivity`], not the exact Δ.
 pub fn distinguisher_scores(
     counts: impl IntoIterator<Item = f64>,
     n: usize,
@@ -198,8 +251,64 @@ pub fn distinguisher_scores(
     counts
         .into_iter()
         .zip(answers)
-        .map(|(c, &a)| (c - n * a).abs())
+        .map(|(c, &a)| (c - n * a).abs().min(SCORE_CAP))
         .collect()
+}
+
+/// The score sensitivity a selector on [`distinguisher_scores`] is built with: the count
+/// sensitivity `count_sensitivity` (1 for a cell, `s_j` for a chaining level's count) plus
+/// the floating-point slack of one rounding, [`score_fp_slack`]`(1)`, rounded up.
+pub fn distinguisher_selector_sensitivity(count_sensitivity: u64) -> f64 {
+    dp_core::rounding::add_up(count_sensitivity as f64, score_fp_slack(1))
+}
+
+/// Scores saturate at `B = 2³²` counts ([`distinguisher_scores`], [`cell_errors`]): a cap
+/// is 1-Lipschitz, so it does not raise a sensitivity, and it bounds the magnitude of every
+/// rounded intermediate, which is what makes the floating-point slack of a score a
+/// constant ([`score_fp_slack`]) rather than a function of the (private, under add/remove)
+/// counts. Only tables with a cell error above 4.29·10⁹ counts are affected (they all score
+/// alike), and only in utility.
+pub const SCORE_CAP: f64 = 4_294_967_296.0;
+
+/// The floating-point slack of a selection score computed with `roundings` roundings of
+/// values of magnitude at most [`SCORE_CAP`] `= B` (module docs, "Floating-point margin"):
+/// each rounding errs by at most `u·B` (`u = 2⁻⁵³`, round to nearest) on each of the two
+/// neighbours, so the computed scores of neighbours differ by at most the exact Δ plus
+/// `2·roundings·u·B·(1 + u)` (the `(1 + u)` covers a rounding of a value already rounded
+/// once). Rounded up. With `B = 2³²`: `roundings · 9.54·10⁻⁷`.
+pub fn score_fp_slack(roundings: u32) -> f64 {
+    use dp_core::rounding::mul_up;
+    let u = f64::EPSILON / 2.0;
+    mul_up(
+        mul_up(2.0 * f64::from(roundings), mul_up(u, SCORE_CAP)),
+        1.0 + f64::EPSILON,
+    )
+}
+
+/// The exact errors of a table's counts against a public vector, the data-dependent part
+/// of both adaptive-projection scores: `(min(Σ_i |c_i − x̃_i|, B), min(max_i |c_i − x̃_i|, B))`
+/// with `x̃_i = ⌊x_i·2²⁰⌋/2²⁰` (the public `x_i = fl(T̂·p̂_i)` floored to a multiple of
+/// 2⁻²⁰ — still public) and `B` = [`SCORE_CAP`]. Both are computed **exactly** in `i128`
+/// fixed point (units of 2⁻²⁰: `|c_i|·2²⁰ < 2⁸⁴`, each term capped at `B·2²⁰ = 2⁵²`
+/// before the saturating sum) and rounded to `f64` once at the end (exact while below
+/// 2⁵³ units, i.e. always, since both are capped at 2⁵² units). So their sensitivities are
+/// exactly those of the exact scores — the table's Δ₁ and Δ∞, by the triangle inequality
+/// with the public `x̃` and the 1-Lipschitz cap — with no rounding: an ℓ1 sum over any
+/// number of cells has no floating-point error to bound.
+pub fn cell_errors(counts: &[u64], public: &[f64]) -> (f64, f64) {
+    const F: i32 = 20;
+    let unit = f64::from(1u32 << F);
+    let cap: i128 = (SCORE_CAP as i128) << F;
+    let (mut sum, mut max) = (0i128, 0i128);
+    for (&c, &x) in counts.iter().zip(public) {
+        // `as` saturates (and maps NaN to 0); x·2²⁰ is exact unless it overflows
+        let xs = (x * unit).floor() as i128;
+        let cs = i128::from(c) << F;
+        let t = cs.saturating_sub(xs).saturating_abs().min(cap);
+        sum = (sum + t).min(cap);
+        max = max.max(t);
+    }
+    (sum as f64 / unit, max as f64 / unit)
 }
 
 /// Sensitivity of the vector of **odd counts** `o_T = #{x ∈ D : x_T = −1}` of
@@ -569,6 +678,37 @@ mod tests {
         }
         // by hand: D = 3 (all three tables differ) gives Δ₂² = 24.
         assert_eq!(chain_increment_count_sensitivity(3).l2_squared, 24);
+    }
+}
+
+#[cfg(test)]
+mod fp_margin_tests {
+    use super::*;
+
+    /// The slack by hand (`2·r·2⁻⁵³·2³²·(1 + 2⁻⁵²)`, rounded up) and the margined
+    /// sensitivities just above the exact ones; the exact cell errors equal the naive ones
+    /// on small integers and dyadic public values, and saturate at the cap.
+    #[test]
+    fn slack_by_hand_and_exact_cell_errors() {
+        let one = 2.0f64.powi(-20); // 2·2⁻⁵³·2³²
+        assert!(score_fp_slack(1) >= one && score_fp_slack(1) <= one * (1.0 + 1e-15));
+        assert!(score_fp_slack(3) >= 3.0 * one);
+        let d = distinguisher_selector_sensitivity(1);
+        assert!(d > 1.0 && d < 1.0 + 1e-6);
+        assert!(distinguisher_selector_sensitivity(2) > 2.0);
+        let f = marginal_fit_error_selector_sensitivity(Neighbouring::ReplaceOne, 1.5);
+        assert!(f > 3.0 && f < 3.0 * (1.0 + 1e-5));
+        assert_eq!(
+            cell_errors(&[3, 0, 7], &[1.25, 0.5, 9.0]),
+            (1.75 + 0.5 + 2.0, 2.0)
+        );
+        // floored to 2⁻²⁰: x = 0.1 becomes ⌊0.1·2²⁰⌋/2²⁰ = 104857/2²⁰
+        let (l1, _) = cell_errors(&[1], &[0.1]);
+        assert_eq!(l1, 1.0 - 104_857.0 / 1_048_576.0);
+        let (l1, mx) = cell_errors(&[u64::MAX, u64::MAX], &[0.0, -1e300]);
+        assert_eq!((l1, mx), (SCORE_CAP, SCORE_CAP));
+        // the distinguisher score saturates alike
+        assert_eq!(distinguisher_scores([1e300], 1, &[0.0]), vec![SCORE_CAP]);
     }
 }
 

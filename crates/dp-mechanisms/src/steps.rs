@@ -18,6 +18,8 @@
 //!   ([`StepDecomposition::composed`], dp-core's composition functions) must not exceed the
 //!   certificate. A per-step audit cannot see a wrong budget split; this check can.
 
+use std::sync::Arc;
+
 use dp_core::{Neighbouring, PrivacyLoss, advanced_composition, compose_all};
 use dp_queries::{Dataset, Domain, MarginalWorkload};
 use rand::CryptoRng;
@@ -28,6 +30,14 @@ use crate::{MechanismError, Result};
 /// The runner of one step: its output on `data` as scalar statistics (a selection → the
 /// one-hot indicator vector over the candidates; a noisy measurement → the noisy value).
 pub type StepRunner = Box<dyn Fn(&Dataset, &mut dyn CryptoRng) -> Result<Vec<f64>> + Send + Sync>;
+
+/// A step's **deterministic input** on a dataset, its history fixed: the candidates' scores
+/// (a selection) or the exact counts (a measurement) — the vector whose sensitivity the
+/// step's [`StepPrimitive`] declares. It must be the release's own function for the step
+/// (the same one the runner calls), so that the exact audit derives the sensitivity by
+/// brute force over neighbouring datasets instead of trusting the declaration
+/// ([`crate::exact_audit::derive_sensitivity`], issue #23 §2).
+pub type StepInput = Arc<dyn Fn(&Dataset) -> Result<Vec<f64>> + Send + Sync>;
 
 /// One randomized step of a composed mechanism, its public inputs (history) fixed.
 pub struct AuditedStep {
@@ -50,6 +60,9 @@ pub struct AuditedStep {
     /// The step's randomized primitive with the parameters the release uses, for the exact
     /// divergence audit ([`crate::exact_audit`]); `None` if it has no exact check.
     pub primitive: Option<StepPrimitive>,
+    /// The primitive's input on a dataset ([`StepInput`]), for the brute-force derivation of
+    /// its sensitivity; `None` if the step has none.
+    pub input: Option<StepInput>,
     runner: StepRunner,
 }
 
@@ -62,6 +75,10 @@ impl std::fmt::Debug for AuditedStep {
             .field("neighbouring", &self.neighbouring)
             .field("outputs", &self.outputs)
             .field("primitive", &self.primitive)
+            .field(
+                "input",
+                &self.input.as_ref().map(|_| "fn(&Dataset) -> Vec<f64>"),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -82,6 +99,7 @@ impl AuditedStep {
             neighbouring: Neighbouring::ReplaceOne,
             outputs,
             primitive: None,
+            input: None,
             runner,
         }
     }
@@ -95,6 +113,12 @@ impl AuditedStep {
     /// The same step with its primitive for the exact audit.
     pub fn with_primitive(mut self, primitive: StepPrimitive) -> Self {
         self.primitive = Some(primitive);
+        self
+    }
+
+    /// The same step with the input of its primitive ([`StepInput`]).
+    pub fn with_input(mut self, input: StepInput) -> Self {
+        self.input = Some(input);
         self
     }
 

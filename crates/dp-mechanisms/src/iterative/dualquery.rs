@@ -723,30 +723,52 @@ impl crate::StepAudited for DualQuery {
             let history: Vec<Vec<u32>> = out.records[..t - 1].to_vec();
             let (w, q) = (workload.clone(), queries.clone());
             let e = PrivacyLoss::pure(dualquery_sample_epsilon(eta, t, n))?;
-            steps.push(AuditedStep::new(
-                format!("dualquery round {t}: one query sample from Q_t"),
-                e,
-                e,
-                (0..2 * k)
-                    .map(|a| {
-                        if a < k {
-                            format!("sampled q{a}")
-                        } else {
-                            format!("sampled ¬q{}", a - k)
-                        }
-                    })
-                    .collect(),
-                Box::new(move |data, rng| {
+            // the exact audit's primitive and input (issue #23 §2): the sampler's law
+            // ∝ exp(η·r) on the normalised scores r = S/n of the fixed history
+            let primitive = crate::StepPrimitive::ExponentialWeights {
+                eta,
+                sensitivity: crate::sensitivity::dualquery_score_sensitivity(t, n),
+                candidates: 2 * k,
+            };
+            let input: crate::StepInput = {
+                let (w, q, history) = (w.clone(), q.clone(), history.clone());
+                std::sync::Arc::new(move |data: &Dataset| {
                     check_step_data(data, &w, n)?;
-                    let counts = w.count_all(data)?;
-                    let mut weights = ExactQueryWeights::new(counts, n as u64, eta)?;
+                    let mut weights = ExactQueryWeights::new(w.count_all(data)?, n as u64, eta)?;
                     for rec in &history {
                         weights.observe(&q, rec)?;
                     }
-                    let (a, _) = weights.sampler()?.sample(rng)?;
-                    Ok(one_hot(a, 2 * k))
-                }),
-            ));
+                    Ok(weights.normalised_scores())
+                })
+            };
+            steps.push(
+                AuditedStep::new(
+                    format!("dualquery round {t}: one query sample from Q_t"),
+                    e,
+                    e,
+                    (0..2 * k)
+                        .map(|a| {
+                            if a < k {
+                                format!("sampled q{a}")
+                            } else {
+                                format!("sampled ¬q{}", a - k)
+                            }
+                        })
+                        .collect(),
+                    Box::new(move |data, rng| {
+                        check_step_data(data, &w, n)?;
+                        let counts = w.count_all(data)?;
+                        let mut weights = ExactQueryWeights::new(counts, n as u64, eta)?;
+                        for rec in &history {
+                            weights.observe(&q, rec)?;
+                        }
+                        let (a, _) = weights.sampler()?.sample(rng)?;
+                        Ok(one_hot(a, 2 * k))
+                    }),
+                )
+                .with_primitive(primitive)
+                .with_input(input),
+            );
         }
         let losses = (1..=t_total)
             .map(|t| {

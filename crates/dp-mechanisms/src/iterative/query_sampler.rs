@@ -188,6 +188,18 @@ impl ExactQueryWeights {
         Some(if a < k { s } else { -s })
     }
 
+    /// **Audit hook** (issue #23 §2): the normalised scores `r(D, a) = S_a / n` of every
+    /// action `a` (module docs), whose sensitivity is `(t − 1)/n`
+    /// ([`crate::sensitivity::dualquery_score_sensitivity`]). `Qᵗ(a) ∝ exp(η·r(D, a))`
+    /// exactly, which is what the exact audit's
+    /// [`crate::StepPrimitive::ExponentialWeights`] evaluates ([`RoundSampler::probabilities`]
+    /// gives the same law from the sampler's own integer gaps).
+    pub fn normalised_scores(&self) -> Vec<f64> {
+        (0..self.len())
+            .map(|a| self.score(a).unwrap_or(0) as f64 / self.n as f64)
+            .collect()
+    }
+
     /// The query player's update after the data player's record `x^t`: `B_j += q_j(x^t)`
     /// (the gain `q(D) − q(x^t)` of seed 003 Alg. 2 with the sign of the module docs of
     /// [`super::dualquery`], kept as integers). Errors if the workload has a different
@@ -306,6 +318,20 @@ impl RoundSampler<'_> {
         };
         let d = (self.s_star - s) as u128;
         (self.w.eta_num * d, self.w.den)
+    }
+
+    /// **Audit hook** (issue #23 §2): the exact law `Qᵗ(a) = e^{−γ_a} / Σ_b e^{−γ_b}` of
+    /// [`Self::sample`], from the sampler's own integer gaps, evaluated in `f64` (for the
+    /// exact audit and its tests; never used to sample).
+    pub fn probabilities(&self) -> Vec<f64> {
+        let w: Vec<f64> = (0..self.members.len())
+            .map(|a| {
+                let (num, den) = self.gap(a);
+                (-(num as f64 / den as f64)).exp()
+            })
+            .collect();
+        let z: f64 = w.iter().sum();
+        w.iter().map(|x| x / z).collect()
     }
 
     /// The envelope's cap `C = ⌈log₂ m⌉` (module docs).

@@ -765,6 +765,21 @@ impl crate::StepAudited for BoostingForQueries {
         let outputs: Vec<String> = sample.iter().map(|(q, _)| format!("parity {q}")).collect();
         let measure = {
             let (me, counts_of, workload) = (self.clone(), counts_of.clone(), workload.clone());
+            // the exact audit's primitive and input (issue #23 §2): the sampled parities'
+            // odd counts, discrete Gaussian noise of the release's σ² on each
+            let primitive = crate::StepPrimitive::DiscreteGaussianTable {
+                sigma2: self.base_sigma2(sample.len()),
+                changed_cells: parity_odd_count_sensitivity(sample.len()).l2_squared,
+            };
+            let input: crate::StepInput = {
+                let (counts_of, workload, sample) =
+                    (counts_of.clone(), workload.clone(), sample.clone());
+                Arc::new(move |data: &Dataset| {
+                    crate::steps::check_step_data(data, &workload, n)?;
+                    let c = counts_of(data)?;
+                    Ok(sample.iter().map(|&(q, _)| c[q] as f64).collect())
+                })
+            };
             AuditedStep::new(
                 format!(
                     "boosting round 1: discrete Gaussian measurement of {} sampled parities",
@@ -779,6 +794,8 @@ impl crate::StepAudited for BoostingForQueries {
                     Ok(m.noisy_odd_counts.iter().map(|&x| x as f64).collect())
                 }),
             )
+            .with_primitive(primitive)
+            .with_input(input)
         };
         let mut steps = vec![measure];
         let mut audited = vec![1];
@@ -790,28 +807,42 @@ impl crate::StepAudited for BoostingForQueries {
             let claimed = em.privacy();
             let accounted = em.zcdp_privacy();
             let workload = workload.clone();
-            steps.push(AuditedStep::new(
-                format!("boosting round {t_last}: exponential-mechanism draw of a query"),
-                claimed,
-                accounted,
-                (0..num).map(|q| format!("parity {q} drawn")).collect(),
-                Box::new(move |data: &Dataset, rng: &mut dyn CryptoRng| {
-                    crate::steps::check_step_data(data, &workload, n)?;
-                    let counts = counts_of(data)?;
-                    let mut cumulative = vec![0.0; counts.len()];
-                    for (synopsis, &lambda) in synopses.iter().zip(&lambdas) {
-                        for (c, a) in cumulative
-                            .iter_mut()
-                            .zip(drv_update(&counts, synopsis, n, lambda, mu))
-                        {
-                            *c += a;
-                        }
+            // the draw's scores on a dataset, the history fixed: the release's own
+            // reweighting (`drv_update`), also the exact audit's input (issue #23 §2)
+            let scores_of: crate::StepInput = Arc::new(move |data: &Dataset| {
+                crate::steps::check_step_data(data, &workload, n)?;
+                let counts = counts_of(data)?;
+                let mut cumulative = vec![0.0; counts.len()];
+                for (synopsis, &lambda) in synopses.iter().zip(&lambdas) {
+                    for (c, a) in cumulative
+                        .iter_mut()
+                        .zip(drv_update(&counts, synopsis, n, lambda, mu))
+                    {
+                        *c += a;
                     }
-                    let scores: Vec<f64> = cumulative.iter().map(|a| -a).collect();
-                    let i = em.select(&scores, rng)?;
-                    Ok(crate::steps::one_hot(i, scores.len()))
-                }),
-            ));
+                }
+                Ok(cumulative.iter().map(|a| -a).collect())
+            });
+            let primitive = crate::StepPrimitive::Selection {
+                selector: dp_core::Selector::Exponential(em.clone()),
+                candidates: num,
+            };
+            let runner_scores = scores_of.clone();
+            steps.push(
+                AuditedStep::new(
+                    format!("boosting round {t_last}: exponential-mechanism draw of a query"),
+                    claimed,
+                    accounted,
+                    (0..num).map(|q| format!("parity {q} drawn")).collect(),
+                    Box::new(move |data: &Dataset, rng: &mut dyn CryptoRng| {
+                        let scores = runner_scores(data)?;
+                        let i = em.select(&scores, rng)?;
+                        Ok(crate::steps::one_hot(i, scores.len()))
+                    }),
+                )
+                .with_primitive(primitive)
+                .with_input(scores_of),
+            );
             audited.push(t_last);
         }
         let mut losses = Vec::new();
