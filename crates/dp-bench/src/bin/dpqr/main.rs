@@ -58,7 +58,8 @@ Exit status:
        or a SIGINT/SIGTERM came after it finished: stderr says so; do not retry.
   1    `dpqr audit`: the audit FAILED (the empirical lower bound exceeds the claimed ε).
   2    error (usage, input, I/O) with nothing charged: no spend recorded in any ledger.
-  3    the --ledger refused the spend (over budget): nothing recorded, read or written.
+  3    the --ledger refused the spend (over budget, or a kind of guarantee it cannot
+       charge): nothing recorded, read or written.
   4    stdout could not be written (not a closed pipe) by a command whose result is what it
        prints (mechanisms, datasets, eval, audit, ledger show, schema draft, --dry-run).
   5    `dpqr release` failed after its spend was recorded in the --ledger: the spend stays;
