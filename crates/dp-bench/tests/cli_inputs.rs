@@ -402,8 +402,9 @@ fn a_large_delta_needs_allow_large_delta() {
             .map(|v| v["spends"].as_array().unwrap().len())
             .sum::<usize>()
     };
-    // replace-one: 1/n = 0.01
-    let o = g("0.02", &[]);
+    // replace-one (named: gaussian defaults to add/remove): 1/n = 0.01
+    let ro = ["--neighbouring", "replace-one"];
+    let o = g("0.02", &ro);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
@@ -412,9 +413,12 @@ fn a_large_delta_needs_allow_large_delta() {
     );
     assert_eq!(spends(), 0);
     assert!(!d.join("a.csv").exists());
-    let o = g("0.01", &[]);
+    let o = g("0.01", &ro);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = g("0.02", &["--allow-large-delta"]);
+    let o = g(
+        "0.02",
+        &["--neighbouring", "replace-one", "--allow-large-delta"],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stderr).contains("WARNING"));
     assert_eq!(spends(), 2);
@@ -432,6 +436,12 @@ fn a_large_delta_needs_allow_large_delta() {
         &["--neighbouring", "add-remove", "--allow-large-delta"],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(spends(), 4);
+    // without --neighbouring gaussian runs under add/remove (its default): the fixed bound
+    let o = g("2e-6", &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("1e-6") && err.contains("add/remove"), "{err}");
     assert_eq!(spends(), 4);
 }
 

@@ -89,6 +89,26 @@ fn mechanisms_are_listed_in_plain_words() {
     );
     assert_eq!(by_name("gaussian")["synthetic_data"], false);
     assert_eq!(by_name("dualquery")["synthetic_data"], true);
+    // the default relation (issue #23 §3): add/remove wherever it is supported (n stays
+    // private), else the one relation listed; by hand for three entries
+    for m in list
+        .iter()
+        .filter(|m| m["neighbouring"] != serde_json::json!(["local"]))
+    {
+        let relations = strings(&m["neighbouring"]);
+        let want = if relations.iter().any(|r| r == "add-remove") {
+            "add-remove"
+        } else {
+            "replace-one"
+        };
+        assert_eq!(m["neighbouring_default"], want, "{m}");
+    }
+    assert_eq!(by_name("gaussian")["neighbouring_default"], "add-remove");
+    assert_eq!(
+        by_name("adaptive-projection")["neighbouring_default"],
+        "add-remove"
+    );
+    assert_eq!(by_name("mwem")["neighbouring_default"], "replace-one");
 }
 
 /// `dpqr release` of `mech` on a bundled table with `extra` flags.

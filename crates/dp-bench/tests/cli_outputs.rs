@@ -352,14 +352,18 @@ fn awkward_attribute_names_round_trip() {
         text_answers.contains("\n\"a,b|c\\|d\",0|0,"),
         "{text_answers}"
     );
-    // every number is short: no run of twenty digits (tiny answers in scientific notation)
-    assert!(
-        !text_answers
-            .as_bytes()
-            .windows(20)
-            .any(|w| w.iter().all(u8::is_ascii_digit)),
-        "a long number in the answers"
-    );
+    // every number is short and exact (dp_core::Num): positional only from 1e-4 up, so at
+    // most three zeros after the point (≤ 3 + 17 significant digits), scientific below —
+    // never the 160 zeros of 1.4e-160 written out — and every answer reads back exactly
+    for line in text_answers.lines().skip(1) {
+        let answer = line.rsplit(',').next().unwrap();
+        assert!(
+            !answer.contains("0.0000"),
+            "a long number in the answers: {line}"
+        );
+        let x: f64 = answer.parse().unwrap();
+        assert_eq!(dp_core::Num(x).to_string(), answer, "{line}");
+    }
     let o = run(&[
         "eval",
         "--data",

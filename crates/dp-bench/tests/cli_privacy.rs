@@ -194,7 +194,7 @@ fn an_empty_dataset_is_releasable_under_add_remove_only() {
         }
         std::fs::remove_file(d.join("answers.csv")).unwrap();
         // under replace-one n is public and a release needs n ≥ 1: refused, nothing written
-        let mut args = vec!["--mechanism", mech];
+        let mut args = vec!["--mechanism", mech, "--neighbouring", "replace-one"];
         args.extend_from_slice(&budget);
         let o = release(&d, "empty.csv", &args);
         assert_eq!(o.status.code(), Some(2), "{mech}: {}", text(&o));
@@ -215,6 +215,8 @@ fn replace_one_says_n_is_public() {
             "laplace",
             "--epsilon",
             "1",
+            "--neighbouring",
+            "replace-one",
             "--report",
             report.to_str().unwrap(),
         ],

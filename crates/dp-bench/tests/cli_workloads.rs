@@ -71,6 +71,9 @@ fn conjunctions_are_released_by_the_baselines_with_one_row_per_query() {
             "laplace",
             "--epsilon",
             "25",
+            // replace-one: no extra total query (add/remove, the default, measures one)
+            "--neighbouring",
+            "replace-one",
             "--seed",
             "3",
             "--out",

@@ -115,9 +115,10 @@ pub(crate) enum NeighbouringArg {
     AddRemove,
 }
 
-/// The style of the commands' spinner: elapsed time and a message.
+/// The style of the commands' spinner: a message, and no elapsed time (a release's run
+/// time grows with `n`: docs/privacy.md, "What `dpqr release` outputs").
 pub(crate) fn spinner_style() -> ProgressStyle {
-    ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
+    ProgressStyle::with_template("{spinner} {msg}")
         .unwrap_or_else(|_| ProgressStyle::default_spinner())
 }
 

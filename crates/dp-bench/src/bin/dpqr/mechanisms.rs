@@ -21,6 +21,7 @@ pub(crate) fn mechanism_json(spec: &MechanismSpec) -> serde_json::Value {
         "budget_kinds": kinds,
         "budget_flags": flags,
         "neighbouring": relations,
+        "neighbouring_default": neighbouring_flag(spec.default_relation()),
         "neighbouring_note": spec.relations_note,
         "synthetic_data": spec.synthetic,
         "universe": spec.universe,
@@ -82,13 +83,15 @@ pub(crate) fn mechanisms(json: bool) -> Result<()> {
             )
         } else {
             format!(
-                "{} (--neighbouring {})",
+                "{} (--neighbouring {}; default {}: {})",
                 spec.relation_list(),
                 spec.relations
                     .iter()
                     .map(|r| neighbouring_flag(*r))
                     .collect::<Vec<_>>()
-                    .join(" or ")
+                    .join(" or "),
+                neighbouring_flag(spec.default_relation()),
+                spec.relations_note
             )
         };
         outln!("  neighbours:     {relations}");

@@ -1,13 +1,17 @@
 //! How `dpqr` shows the progress of long stages ([`dp_core::Progress`]): an indicatif bar
-//! on stderr with the percentage and the ETA when stderr is a terminal; with the
-//! environment variable `DPQR_PROGRESS=plain`, one line on stderr at every tenth of a
-//! stage instead (for logs and tests, where stderr is not a terminal and the bar hides
-//! itself). `--quiet` installs no reporter: nothing is drawn or printed.
+//! on stderr with the percentage when stderr is a terminal; with the environment variable
+//! `DPQR_PROGRESS=plain`, one line on stderr at every tenth of a stage instead (for logs and
+//! tests, where stderr is not a terminal and the bar hides itself). `--quiet` installs no
+//! reporter: nothing is drawn or printed.
+//!
+//! **No timing is shown**: no elapsed time, no ETA. Progress is output of the release
+//! (docs/privacy.md, "What `dpqr release` outputs"), and a stage's duration grows with `n`
+//! and with data-dependent work, so only stage names and public counts (rounds done of a
+//! total fixed before the run) are reported.
 
 use dp_core::Progress;
-use indicatif::{HumanDuration, ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 /// The environment variable that selects line-based progress (`plain`).
 pub(crate) const PROGRESS_ENV: &str = "DPQR_PROGRESS";
@@ -15,7 +19,6 @@ pub(crate) const PROGRESS_ENV: &str = "DPQR_PROGRESS";
 /// The stage being shown.
 struct Stage {
     name: String,
-    start: Instant,
     /// The last tenth of the stage printed (plain lines).
     printed_tenth: Option<u64>,
 }
@@ -56,15 +59,6 @@ pub(crate) fn announce_stage(bar: &ProgressBar, quiet: bool, message: &str) {
     }
 }
 
-/// The remaining time of a stage `done` of `total` through after `elapsed`, in words.
-fn eta(elapsed: Duration, done: u64, total: u64) -> String {
-    if done == 0 {
-        return "unknown".to_string();
-    }
-    let left = elapsed.as_secs_f64() * (total.saturating_sub(done)) as f64 / done as f64;
-    HumanDuration(Duration::from_secs_f64(left.min(1e9))).to_string()
-}
-
 impl Progress for CliProgress {
     fn report(&self, stage: &str, done: u64, total: u64) {
         let total = total.max(1);
@@ -73,19 +67,15 @@ impl Progress for CliProgress {
         if guard.as_ref().is_none_or(|s| s.name != stage) {
             *guard = Some(Stage {
                 name: stage.to_string(),
-                start: Instant::now(),
                 printed_tenth: None,
             });
             if !self.plain {
                 self.bar.set_style(
-                    ProgressStyle::with_template(
-                        "{msg} [{bar:30}] {percent}% ETA {eta} ({elapsed_precise})",
-                    )
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                    ProgressStyle::with_template("{msg} [{bar:30}] {percent}%")
+                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
                 );
                 self.bar.set_message(stage.to_string());
                 self.bar.set_length(total);
-                self.bar.reset_eta();
             }
         }
         let Some(s) = guard.as_mut() else { return };
@@ -102,10 +92,6 @@ impl Progress for CliProgress {
             return;
         }
         s.printed_tenth = Some(tenth);
-        errln!(
-            "{stage}: {done} of {total} ({}%), ETA {}",
-            done * 100 / total,
-            eta(s.start.elapsed(), done, total)
-        );
+        errln!("{stage}: {done} of {total} ({}%)", done * 100 / total);
     }
 }

@@ -27,7 +27,17 @@ pub(crate) enum PostArg {
     Simplex,
 }
 
+/// What a release outputs, for `dpqr release --help`.
+pub(crate) const RELEASE_OUTPUTS_HELP: &str = "\
+What is output: the answers, the report, the synthetic records, every printed line and the \
+progress are functions of the public inputs and of the mechanism's noisy values only; none \
+of them holds a timing (no elapsed time, no ETA, no seconds). Out of scope: the run time \
+of the process itself, which grows with the number of records and with data-dependent work \
+and can be seen by whoever watches the run. Do not publish it (docs/privacy.md, \
+\"What `dpqr release` outputs\").";
+
 #[derive(Args)]
+#[command(after_help = RELEASE_OUTPUTS_HELP)]
 pub(crate) struct ReleaseArgs {
     #[command(flatten)]
     pub(crate) data: DataArgs,
@@ -55,8 +65,11 @@ pub(crate) struct ReleaseArgs {
     /// ρ > 0 of ρ-zCDP, instead of --epsilon/--delta.
     #[arg(long, allow_hyphen_values = true)]
     pub(crate) rho: Option<f64>,
-    /// Neighbouring relation of the guarantee [default: replace-one]. Refused by the
-    /// local-model mechanisms, whose guarantee is for any two inputs of one client.
+    /// Neighbouring relation of the guarantee [default: add-remove for the mechanisms that
+    /// support it (gaussian, laplace, adaptive-projection: n stays private and is never
+    /// printed), replace-one for the others (n is public); `dpqr mechanisms` lists each
+    /// one's]. Refused by the local-model mechanisms, whose guarantee is for any two inputs
+    /// of one client.
     #[arg(long, value_enum)]
     pub(crate) neighbouring: Option<NeighbouringArg>,
     #[command(flatten)]
@@ -232,9 +245,10 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
         rho: args.rho,
     }
     .to_loss(&args.mechanism)?;
-    let neighbouring = match args.neighbouring.unwrap_or(NeighbouringArg::ReplaceOne) {
-        NeighbouringArg::ReplaceOne => Neighbouring::ReplaceOne,
-        NeighbouringArg::AddRemove => Neighbouring::AddRemove,
+    let neighbouring = match args.neighbouring {
+        None => spec.default_relation(),
+        Some(NeighbouringArg::ReplaceOne) => Neighbouring::ReplaceOne,
+        Some(NeighbouringArg::AddRemove) => Neighbouring::AddRemove,
     };
     let post = match args.post {
         PostArg::None => PostProcessing::None,
@@ -496,14 +510,10 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
     let report_text = match &args.report {
         None => None,
         Some(_) => {
-            let mut diagnostics = serde_json::to_value(&release.diagnostics)
+            // no timings: a release's diagnostics are functions of public inputs and of
+            // its privatized transcript only (dp_mechanisms::Diagnostics)
+            let diagnostics = serde_json::to_value(&release.diagnostics)
                 .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
-            if neighbouring == Neighbouring::AddRemove
-                && let Some(d) = diagnostics.as_object_mut()
-            {
-                // the run time grows with n: a timing side channel on the private n
-                d.remove("wall_seconds");
-            }
             let mut report = serde_json::json!({
                 "certificate": release.certificate,
                 "statement": release.certificate.statement(),

@@ -144,8 +144,6 @@ pub(crate) fn release_local(args: &ReleaseArgs, spec: &LocalMechanismSpec) -> Re
                 "marginals": sub.len(),
                 "queries": sub.num_queries(),
                 "clients": data.n(),
-                "client_seconds": release.client_seconds,
-                "server_seconds": release.server_seconds,
                 "notes": release.notes,
             }))
             .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?,
