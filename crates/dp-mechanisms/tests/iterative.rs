@@ -223,7 +223,9 @@ fn ic_noise_and_parameters() {
     let universe = Universe::new(data.domain(), 1 << 10).unwrap();
     let dist = EmDistinguisher::new(0.2).unwrap();
     assert_eq!(dist.mechanism().epsilon(), 0.2);
-    assert_eq!(dist.mechanism().sensitivity(), 1.0);
+    // Δ = 1 plus the score's floating-point margin (sensitivity.rs, issue #23 §2)
+    let d = dist.mechanism().sensitivity();
+    assert!(d > 1.0 && d < 1.0 + 1e-6, "{d}");
     assert!(!dist.mechanism().monotonic());
     let mut sum_sq = 0.0;
     let mut m = 0;
