@@ -49,8 +49,10 @@
 //! [`distinguisher_selector_sensitivity`] (`r = 1`), [`marginal_max_error_selector_sensitivity`]
 //! (`r = 2`), [`marginal_fit_error_selector_sensitivity`] (`r = 3`, times the weight). With
 //! `B = 2³²` the relative margin is below 3·10⁻⁶ — the selection's ε is effectively that
-//! much smaller. DualQuery's scores are exact integers (no margin needed); boosting's draw
-//! scores are not covered yet.
+//! much smaller. DualQuery's scores are exact integers (no margin needed). Boosting's draw
+//! scores are exact too, by construction: DRV's update is a clamped error, summed over the
+//! rounds in fixed point and handed to the selector in count units, so `r = 0` and its
+//! selector carries no margin ([`BoostingScoreGrid`], [`boosting_selector_sensitivity`]).
 
 use dp_core::Neighbouring;
 use dp_queries::{ContributionBounds, MarginalWorkload, Workload};
@@ -345,11 +347,168 @@ pub fn parity_odd_count_sensitivity(num_parities: usize) -> CountSensitivity {
 /// and of slope `2/μ` inside. A neighbour moves `e` by at most 1, hence each `a_{j,q}` by at
 /// most `2/μ` and the score by at most `Δ_t = 2(t − 1)/μ` (0 in round 1, whose
 /// distribution is uniform). Infinite for `μ ≤ 0` or non-finite.
+///
+/// This is the sensitivity in DRV's units, which sets the draw's `ε_t = 2αΔ_t`. The scores
+/// the selector sees are the same scores up to a public shift and scale, computed exactly
+/// in count units ([`BoostingScoreGrid`]); their sensitivity is
+/// [`boosting_selector_sensitivity`].
 pub fn boosting_score_sensitivity(t: usize, mu: f64) -> f64 {
     if !(mu > 0.0 && mu.is_finite()) {
         return f64::INFINITY;
     }
     2.0 * t.saturating_sub(1) as f64 / mu
+}
+
+/// The sensitivity the selector of a round-`t` boosting draw is built with: `t − 1`, in
+/// counts, for the scores of [`BoostingScoreGrid::scores`], with **no** floating-point
+/// margin — those scores are computed without a single rounding (the derivation is on
+/// [`BoostingScoreGrid`]: zero roundings, so `score_fp_slack(0) = 0` is all there is to
+/// add). 0 in round 1.
+///
+/// With this Δ, the exponential mechanism of `ε_t = 2αΔ_t` ([`boosting_score_sensitivity`])
+/// samples `∝ exp(ε_t·S/(2(t − 1))) = exp(2α·S/μ)` for the gap sum `S`, which is DRV's
+/// `exp(−α Σ_{j<t} a_{j,q})` (`a = 1 − 2g/μ`, so `−α Σ a = −α(t − 1) + 2α·S/μ`, and a shift
+/// common to every query does not change the draw).
+pub fn boosting_selector_sensitivity(t: usize) -> f64 {
+    t.saturating_sub(1) as f64
+}
+
+/// The fixed-point arithmetic of boosting's draw scores (issue #23 §2): exact, so that the
+/// computed scores of neighbouring datasets differ by at most the exact Δ.
+///
+/// **The score.** DRV's update `a_{j,q} = 1 − 2·g_{j,q}/μ` is a function of the clamped
+/// error `g_{j,q} = min(max(e_{j,q} − λ_j, 0), μ)`, `e_{j,q} = |o_q − x_{j,q}|`, where `o_q`
+/// is the query's odd count and `x_{j,q} = n(1 − A_j(q))/2` the count synopsis `A_j` gives it
+/// (public once round `j` is over), so `D_t(q) ∝ exp(−α Σ_{j<t} a_{j,q}) ∝ exp(2α·S_q/μ)`
+/// with the **gap sum** `S_q = Σ_{j<t} g_{j,q}` (counts). The selector is given `S_q`.
+///
+/// **The grid.** Fix `F` fractional bits (below). With `⌊·⌋_F` flooring to a multiple of
+/// `2⁻ᶠ`, the public values are put on the grid first — `x̃ = ⌊x⌋_F`, `λ̃ = ⌊λ⌋_F`,
+/// `μ̃ = ⌊μ⌋_F` (public functions of public values; `x̃` and `λ̃` clamped to `±2¹⁰⁰` units,
+/// `μ̃` to `2⁵³`) — and then, in `i128` units of `2⁻ᶠ` counts, `g = min(max(|o·2ᶠ − x̃·2ᶠ| − λ̃·2ᶠ,
+/// 0), μ̃·2ᶠ)` is an **exact** integer (`o·2ᶠ < 2⁸⁴`; nothing exceeds `2¹⁰²`), and so is the
+/// running sum `G_q = min(G_q + g, 2⁵³)` (all `g ≥ 0`, so after `t − 1` rounds
+/// `G_q = min(Σ_j g_{j,q}, 2⁵³)`). The score is `S_q = G_q·2⁻ᶠ` as `f64`.
+///
+/// **Roundings: none.** `G_q ≤ 2⁵³` is an integer, so its conversion to `f64` is exact, and
+/// `·2⁻ᶠ` is a power-of-two scaling of a number `≥ 2⁻²⁰` or zero (no underflow), also exact.
+/// The floors and clamps are applied to public values only. So the computed score **is**
+/// the exact score of the grid's public values, `r = 0`, and the margin of
+/// [`score_fp_slack`] is `0`.
+///
+/// **Exact sensitivity.** Replace-one moves `o_q` by at most 1, hence `o·2ᶠ` by `2ᶠ`; `|·|`,
+/// `max(· − λ̃2ᶠ, 0)`, `min(·, μ̃2ᶠ)` and `min(·, 2⁵³)` are 1-Lipschitz, so each `g` moves by
+/// at most `2ᶠ`, `G_q` by at most `(t − 1)·2ᶠ` and `S_q` by at most `t − 1` counts:
+/// [`boosting_selector_sensitivity`]. (Without the grid, in `f64`, the old path
+/// `−Σ fl(a_{j,q})` rounds in the error `o − x` (when `x` is not within a factor 2 of `o`),
+/// the subtraction of `λ`, the division by `μ`, the `1 − ·` and each of the `t − 2`
+/// additions, and neighbours' computed scores do exceed `Δ_t` — by a few
+/// units in the last place, found by brute force in this module's tests.)
+///
+/// **The bits `F`.** The largest `F ≤ 20` with `(T − 1)·μ̃·2ᶠ ≤ 2⁵³` for `T` rounds, so
+/// that the cap `2⁵³` is never reached, or `F = 0` if none: then the cap binds only for a
+/// gap sum above `2⁵³` counts (such queries score alike; utility, not privacy). The grid
+/// changes DRV's rule by less than `2⁻ᶠ` counts in `x`, `λ` and `μ` (`μ̃ ≤ μ`, so
+/// `a = 1 − 2g/μ` stays in `[−1, 1]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BoostingScoreGrid {
+    bits: u32,
+    gap_units: i128,
+}
+
+impl BoostingScoreGrid {
+    /// The largest number of fractional bits used, `2⁻²⁰` counts.
+    pub const MAX_BITS: u32 = 20;
+    /// The cap of the running gap sum, in grid units: `2⁵³`, below which every integer is an
+    /// `f64`.
+    pub const SUM_CAP: i128 = 1 << 53;
+    /// The clamp of the public grid values, in grid units.
+    const PUBLIC_BOUND: i128 = 1 << 100;
+
+    /// The grid for `rounds` rounds with gap `mu` (counts; public): the bits `F` of the type
+    /// docs. A `mu` that is not finite and positive gives `μ̃ = 0` (every gap 0: uniform draws).
+    pub fn new(rounds: usize, mu: f64) -> Self {
+        let terms = rounds.saturating_sub(1) as i128;
+        let gap_units = |bits: u32| -> i128 {
+            if mu > 0.0 && mu.is_finite() {
+                // μ·2ᶠ is exact (a power-of-two scaling); `as` saturates
+                (mu * f64::from(1u32 << bits)).floor() as i128
+            } else {
+                0
+            }
+        };
+        let bits = (0..=Self::MAX_BITS)
+            .rev()
+            .find(|&b| {
+                gap_units(b)
+                    .checked_mul(terms)
+                    .is_some_and(|m| m <= Self::SUM_CAP)
+            })
+            .unwrap_or(0);
+        Self {
+            bits,
+            gap_units: gap_units(bits).min(Self::SUM_CAP),
+        }
+    }
+
+    /// The fractional bits `F`.
+    pub fn bits(&self) -> u32 {
+        self.bits
+    }
+
+    /// `μ̃·2ᶠ`: the largest gap `g`, in grid units.
+    pub fn gap_units(&self) -> i128 {
+        self.gap_units
+    }
+
+    /// A public value on the grid: `⌊v·2ᶠ⌋` clamped to `±2¹⁰⁰` (NaN → 0).
+    fn public_units(&self, v: f64) -> i128 {
+        let units = (v * f64::from(1u32 << self.bits)).floor();
+        (units as i128).clamp(-Self::PUBLIC_BOUND, Self::PUBLIC_BOUND)
+    }
+
+    /// One round's exact gaps `g_{j,q}` (grid units) of every query, from the true odd
+    /// counts, the round's synopsis (parity values `A_j(q)`), `n` and the threshold `lambda`
+    /// (counts).
+    pub fn gaps(&self, odd_counts: &[u64], synopsis: &[f64], n: usize, lambda: f64) -> Vec<i128> {
+        let n = n as f64;
+        let l = self.public_units(lambda).max(0);
+        odd_counts
+            .iter()
+            .zip(synopsis)
+            .map(|(&o, &p)| {
+                let x = self.public_units(n * (1.0 - p) / 2.0);
+                let e = ((i128::from(o) << self.bits) - x).abs();
+                (e - l).clamp(0, self.gap_units)
+            })
+            .collect()
+    }
+
+    /// Add one round's gaps to the running sums `G_q = min(G_q + g, 2⁵³)`.
+    pub fn accumulate(&self, cumulative: &mut [i128], gaps: &[i128]) {
+        for (c, &g) in cumulative.iter_mut().zip(gaps) {
+            *c = c.saturating_add(g.max(0)).min(Self::SUM_CAP);
+        }
+    }
+
+    /// The draw's scores `S_q = G_q·2⁻ᶠ` (counts), exact; sensitivity
+    /// [`boosting_selector_sensitivity`].
+    pub fn scores(&self, cumulative: &[i128]) -> Vec<f64> {
+        let scale = 1.0 / f64::from(1u32 << self.bits);
+        cumulative
+            .iter()
+            .map(|&g| g.clamp(0, Self::SUM_CAP) as f64 * scale)
+            .collect()
+    }
+
+    /// DRV's update `a = 1 − 2g/μ` of gaps in grid units (`f64`; for reports and tests,
+    /// not on the draw's path).
+    pub fn updates(&self, gaps: &[i128], mu: f64) -> Vec<f64> {
+        let scale = 1.0 / f64::from(1u32 << self.bits);
+        gaps.iter()
+            .map(|&g| 1.0 - 2.0 * (g as f64 * scale) / mu)
+            .collect()
+    }
 }
 
 /// Sensitivity of DualQuery's sampling score in round `t` (seed 003 Thm 4.2 proof):
@@ -764,5 +923,137 @@ mod iterative_tests {
         assert!((max_score - dualquery_score_sensitivity(3, n)).abs() < 1e-12);
         assert_eq!(dualquery_score_sensitivity(3, n), 0.5); // (3 − 1)/4 by hand
         assert_eq!(dualquery_score_sensitivity(1, n), 0.0);
+    }
+}
+
+#[cfg(test)]
+mod boosting_fp_tests {
+    use super::*;
+    use crate::relaxed::boosting::drv_update;
+
+    /// The scores of a round-`t` draw for one query with odd count `o` over the histories
+    /// `(synopsis value, λ)` of rounds `1..t`: the pre-fix path (`−Σ a` summed in `f64`, as
+    /// the release drew before issue #23 §2 was closed here) and the grid's exact gap sum.
+    fn old_score(o: u64, history: &[(f64, f64)], n: usize, mu: f64) -> f64 {
+        let mut cumulative = 0.0;
+        for &(p, lambda) in history {
+            cumulative += drv_update(&[o], &[p], n, lambda, mu)[0];
+        }
+        -cumulative
+    }
+
+    fn grid_score(grid: &BoostingScoreGrid, o: u64, history: &[(f64, f64)], n: usize) -> f64 {
+        let mut cumulative = [0i128];
+        for &(p, lambda) in history {
+            grid.accumulate(&mut cumulative, &grid.gaps(&[o], &[p], n, lambda));
+        }
+        grid.scores(&cumulative)[0]
+    }
+
+    /// Issue #23 §2, boosting: over a brute-force family of neighbouring odd counts `o`,
+    /// `o + 1` (replace-one moves a parity's odd count by at most 1) whose errors stay in the
+    /// linear part of DRV's update in every earlier round — the pairs at which the exact
+    /// score moves by exactly `Δ_t = 2(t − 1)/μ` — the pre-fix `f64` scores move by **more**
+    /// than `Δ_t` for some pairs (the slack is real), while the grid's scores move by at most
+    /// the selector's Δ = `t − 1` counts, attained (exact: no margin, and not over-charged).
+    #[test]
+    fn computed_scores_beyond_the_exact_delta_stay_within_the_selector_delta() {
+        let n = 1usize << 31;
+        let mut beyond = 0usize;
+        let mut pairs = 0usize;
+        let mut worst_old_excess = 0.0f64;
+        for t in 2..=6usize {
+            for mu in [3.7, 5.3, 11.1, 1234.567] {
+                let grid = BoostingScoreGrid::new(t, mu);
+                assert_eq!(grid.bits(), BoostingScoreGrid::MAX_BITS);
+                let declared_old = boosting_score_sensitivity(t, mu);
+                let declared = boosting_selector_sensitivity(t);
+                assert_eq!(declared, (t - 1) as f64);
+                let mut worst_new = 0.0f64;
+                for base in [3_000u64, 1 << 20, (1 << 30) + 12_345] {
+                    for i in 0..150u64 {
+                        let o = base + 7 * i;
+                        // round j: error e = λ_j + μ·f_j, f_j ∈ [0.05, 0.6), so o + 1 (error
+                        // e + 1) stays in the linear part; λ_j with fractional parts
+                        let history: Vec<(f64, f64)> = (0..t - 1)
+                            .map(|j| {
+                                let lambda = 0.37 + 1.913 * (i as f64) + 0.71 * j as f64;
+                                let f =
+                                    0.05 + 0.55 * (((i * 31 + j as u64 * 17) % 97) as f64 / 97.0);
+                                let x = o as f64 - lambda - mu * f;
+                                (1.0 - 2.0 * x / n as f64, lambda)
+                            })
+                            .collect();
+                        let d_old = (old_score(o + 1, &history, n, mu)
+                            - old_score(o, &history, n, mu))
+                        .abs();
+                        pairs += 1;
+                        if d_old > declared_old {
+                            beyond += 1;
+                            worst_old_excess = worst_old_excess.max(d_old / declared_old - 1.0);
+                        }
+                        let d_new = (grid_score(&grid, o + 1, &history, n)
+                            - grid_score(&grid, o, &history, n))
+                        .abs();
+                        assert!(
+                            d_new <= declared,
+                            "t = {t}, μ = {mu}, o = {o}: {d_new} > {declared}"
+                        );
+                        worst_new = worst_new.max(d_new);
+                    }
+                }
+                assert_eq!(worst_new, declared, "t = {t}, μ = {mu}: Δ not attained");
+            }
+        }
+        println!("{beyond} of {pairs} pairs beyond Δ_t, by up to {worst_old_excess:e} relative");
+        assert!(beyond > 0, "no pair's f64 score moved beyond Δ_t");
+    }
+
+    /// The grid's bits and cap by hand; saturation at the cap keeps the Δ; the grid's update
+    /// agrees with DRV's rule in `f64` within the grid.
+    #[test]
+    fn grid_by_hand() {
+        // zero roundings: the margin score_fp_slack would add is exactly 0
+        assert_eq!(score_fp_slack(0), 0.0);
+        assert_eq!(boosting_selector_sensitivity(1), 0.0);
+        assert_eq!(boosting_selector_sensitivity(7), 6.0);
+        // (T − 1)·μ·2ᶠ ≤ 2⁵³: 8·100·2²⁰ fits, F = 20
+        let g = BoostingScoreGrid::new(9, 100.0);
+        assert_eq!((g.bits(), g.gap_units()), (20, 100 << 20));
+        // 999·10¹⁰·2ᶠ ≤ 2⁵³ ⇔ 2ᶠ ≤ 901.6: F = 9
+        let g = BoostingScoreGrid::new(1000, 1e10);
+        assert_eq!(g.bits(), 9);
+        assert_eq!(g.gap_units(), 10_000_000_000 << 9);
+        // one round: no sum, F = 20; μ = 2.3 floored to 2⁻²⁰
+        let g = BoostingScoreGrid::new(1, 2.3);
+        assert_eq!(g.gap_units(), (2.3f64 * 1_048_576.0).floor() as i128);
+        // too large for any F: F = 0, the cap binds, saturated sums still move by ≤ t − 1
+        let g = BoostingScoreGrid::new(3, 1e17);
+        assert_eq!(g.bits(), 0);
+        let n = 1usize << 62;
+        let hist = [(1.0, 0.0), (1.0, 0.0)]; // x = 0: gap = min(o, μ̃)
+        let big = 1u64 << 60;
+        let s = grid_score(&g, big, &hist, n);
+        assert_eq!(s, 2f64.powi(53));
+        assert_eq!(grid_score(&g, big + 1, &hist, n), s);
+        let below = (1u64 << 52) - 1; // 2·(2⁵² − 1) = 2⁵³ − 2: one below the cap, then capped
+        let (a, b) = (
+            grid_score(&g, below, &hist, n),
+            grid_score(&g, below + 1, &hist, n),
+        );
+        assert_eq!((a, b), (2f64.powi(53) - 2.0, 2f64.powi(53)));
+        assert!(b - a <= boosting_selector_sensitivity(3));
+        // the update a = 1 − 2g/μ against DRV's rule (synopsis 0.2 at n = 1000: count 400)
+        let g = BoostingScoreGrid::new(5, 4.0);
+        let counts = [400, 403, 405, 407, 420, 404];
+        let gaps = g.gaps(&counts, &[0.2; 6], 1000, 3.0);
+        assert_eq!(
+            gaps,
+            vec![0, 0, 2 << 20, 4 << 20, 4 << 20, 1 << 20],
+            "errors 0, 3, 5, 7, 20, 4 against λ = 3, μ = 4"
+        );
+        let a = g.updates(&gaps, 4.0);
+        assert_eq!(a, drv_update(&counts, &[0.2; 6], 1000, 3.0, 4.0));
+        assert_eq!(a, vec![1.0, 1.0, 0.0, -1.0, -1.0, 0.5]);
     }
 }

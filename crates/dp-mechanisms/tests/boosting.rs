@@ -93,10 +93,11 @@ fn accounting_matches_the_hand_derivation() {
 }
 
 /// On counts that differ by one between neighbours (one query up, all others down: the
-/// worst case for the normalisation), the exact draw distributions of the last round differ
-/// by at most `ε_t` in log-ratio — nearly attained — and their KL divergence is within the
-/// round's per-draw charge `ε_t²/8`. An accounting with the wrong score sensitivity (e.g.
-/// `(t − 1)/μ`) or the wrong ε fails the first check.
+/// worst case for the normalisation), the exact draw distributions of the last round — on
+/// the release's own scores, the exact gap sums of `BoostingScoreGrid` — differ by at most
+/// `ε_t` in log-ratio — nearly attained — and their KL divergence is within the round's
+/// per-draw charge `ε_t²/8`. An accounting with the wrong score sensitivity (e.g. half of
+/// `t − 1` counts) or the wrong ε fails the first check.
 #[test]
 fn a_draw_costs_what_the_accounting_says() {
     let t_rounds = 5;
@@ -121,26 +122,37 @@ fn a_draw_costs_what_the_accounting_says() {
         .iter()
         .map(|&c| 1.0 - 2.0 * (c as f64 - lambda - mu / 2.0) / n as f64)
         .collect();
-    let mut cum = vec![0.0; num];
-    let mut cum2 = vec![0.0; num];
+    let grid = acc.grid;
+    let mut cum = vec![0i128; num];
+    let mut cum2 = vec![0i128; num];
     for _ in 1..t_rounds {
-        for (c, a) in cum
-            .iter_mut()
-            .zip(drv_update(&counts, &synopsis, n, lambda, mu))
-        {
-            *c += a;
-        }
-        for (c, a) in cum2
-            .iter_mut()
-            .zip(drv_update(&neighbour, &synopsis, n, lambda, mu))
-        {
-            *c += a;
-        }
+        grid.accumulate(&mut cum, &mech.reweighting(&counts, &synopsis, n, lambda));
+        grid.accumulate(
+            &mut cum2,
+            &mech.reweighting(&neighbour, &synopsis, n, lambda),
+        );
     }
     let em = acc.draws[t_rounds - 1].as_ref().unwrap();
     let eps_t = em.epsilon();
-    let s1: Vec<f64> = cum.iter().map(|a| -a).collect();
-    let s2: Vec<f64> = cum2.iter().map(|a| -a).collect();
+    assert_eq!(
+        em.sensitivity(),
+        (t_rounds - 1) as f64,
+        "t − 1 counts, no margin"
+    );
+    let s1 = grid.scores(&cum);
+    let s2 = grid.scores(&cum2);
+    // the gap sums are DRV's −Σ a up to the shift t − 1 and the scale 2/μ, within the grid
+    // (x and λ floored to 2⁻ᶠ: each gap off by < 2·2⁻ᶠ counts, i.e. 4·2⁻ᶠ/μ in a)
+    let a = drv_update(&counts, &synopsis, n, lambda, mu);
+    let tolerance = (t_rounds - 1) as f64 * 4.0 / f64::from(1u32 << grid.bits()) / mu + 1e-12;
+    for (s, a) in s1.iter().zip(&a) {
+        let minus_sum_a = -((t_rounds - 1) as f64) * a;
+        let shifted = 2.0 * s / mu - (t_rounds - 1) as f64;
+        assert!(
+            (shifted - minus_sum_a).abs() < tolerance,
+            "{shifted} vs {minus_sum_a}"
+        );
+    }
     let p = em.probabilities(&s1).unwrap();
     let q = em.probabilities(&s2).unwrap();
     let worst = p
@@ -156,9 +168,10 @@ fn a_draw_costs_what_the_accounting_says() {
     let kl: f64 = p.iter().zip(&q).map(|(a, b)| a * (a / b).ln()).sum();
     let per_draw = rho_of(&acc.sampling[t_rounds - 1]) / 4.0;
     assert!(kl <= per_draw, "KL {kl} > charged ρ per draw {per_draw}");
-    // the draw samples ∝ exp(−α Σ a): coefficient ε_t/(2Δ_t) = α
+    // the draw samples ∝ exp(−α Σ a) = exp(2α S/μ) up to a constant: coefficient
+    // ε_t/(2(t − 1)) = 2α/μ on the gap sums S
     let ratio = p[0] / p[1];
-    let expected = (acc.alpha * (s1[0] - s1[1])).exp();
+    let expected = (2.0 * acc.alpha / mu * (s1[0] - s1[1])).exp();
     assert!((ratio / expected - 1.0).abs() < 1e-9);
 }
 
@@ -213,13 +226,13 @@ fn sampling_is_uniform_first_then_favours_badly_answered_queries() {
         .check()
         .unwrap();
     let mut rng = ChaCha20Rng::seed_from_u64(3);
-    let first = mech.sample_queries(1, &[0.0; 4], &mut rng).unwrap();
+    let first = mech.sample_queries(1, &[0; 4], &mut rng).unwrap();
     assert_eq!(first.len(), 4);
     assert!(first.iter().all(|&(_, c)| c > 400), "{first:?}");
-    // query 2 was answered badly twice (a = −1), the others well (a = +1)
-    let later = mech
-        .sample_queries(3, &[2.0, 2.0, -2.0, 2.0], &mut rng)
-        .unwrap();
+    // query 2 was answered badly twice (a = −1: the largest gap μ̃ each time), the others
+    // well (a = +1: gap 0)
+    let g = mech.accounting().grid.gap_units();
+    let later = mech.sample_queries(3, &[0, 0, 2 * g, 0], &mut rng).unwrap();
     let of = |q: usize| later.iter().find(|e| e.0 == q).map_or(0, |e| e.1) as f64;
     // D_3(2)/D_3(0) = exp(α·4) = 2.25 at η = 0.1
     let ratio = of(2) / of(0);
@@ -228,7 +241,7 @@ fn sampling_is_uniform_first_then_favours_badly_answered_queries() {
         (ratio / expected - 1.0).abs() < 0.25,
         "{later:?}, {expected}"
     );
-    assert!(mech.sample_queries(4, &[0.0; 4], &mut rng).is_err());
+    assert!(mech.sample_queries(4, &[0; 4], &mut rng).is_err());
 }
 
 #[test]

@@ -16,8 +16,10 @@
 //!
 //! 1. **Sample** `k` queries independently from `D_t` (with replacement). `D₁` is uniform
 //!    (no data involved); for `t ≥ 2`, `D_t(q) ∝ exp(−α Σ_{j<t} a_{j,q})`, drawn with the
-//!    exact exponential mechanism ([`dp_core::ExponentialMechanism`]) on the scores
-//!    `−Σ_{j<t} a_{j,q}`.
+//!    exact exponential mechanism ([`dp_core::ExponentialMechanism`]). Since
+//!    `a = 1 − 2g/μ` for the clamped error `g` below, `D_t(q) ∝ exp(2α·S_q/μ)` with the gap
+//!    sum `S_q = Σ_{j<t} g_{j,q}`, and the mechanism is run on the scores `S_q` (counts),
+//!    computed exactly in fixed point ([`crate::sensitivity::BoostingScoreGrid`]).
 //! 2. **Base synopsis generator** (the choice made here: the relaxed projection of seed
 //!    000 Thm 4.5 restricted to the sample, as in seed 000 §5.3): the distinct sampled
 //!    parities `S_t` are measured once with discrete Gaussian noise
@@ -35,7 +37,11 @@
 //!            = −1                     if e ≥ λ + μ,
 //!            = 1 − 2(e − λ)/μ         otherwise,
 //!    ```
-//!    and `D_{t+1}(q) ∝ exp(−α Σ_{j≤t} a_{j,q})`, `α = ½ ln((1 + 2η)/(1 − 2η))`.
+//!    and `D_{t+1}(q) ∝ exp(−α Σ_{j≤t} a_{j,q})`, `α = ½ ln((1 + 2η)/(1 − 2η))`. Equivalently
+//!    `a_{t,q} = 1 − 2g_{t,q}/μ` with `g = min(max(e − λ, 0), μ)`; the release keeps the
+//!    `g`s, exact integers on a grid of `2⁻ᶠ` counts, `F ≤ 20` (`F = 20` unless
+//!    `(T − 1)·μ > 2³³` counts), with the synopsis' counts, `λ` and `μ` floored to it (public
+//!    values; a change of less than `2⁻ᶠ` counts).
 //!
 //! The output is the **median** over the `T` synopses of each parity, read back as marginals.
 //!
@@ -46,7 +52,13 @@
 //! moves by at most `2ρ_q/μ` between neighbours (the synopsis `A_j` is fixed by then), so the
 //! score `Σ_{j<t} a_{j,q}` of a draw in round `t` has sensitivity `Δ_t = 2(t − 1)ρ_q/μ`
 //! ([`crate::sensitivity::boosting_score_sensitivity`]), and a draw ∝ `exp(−α·score)` is the
-//! exponential mechanism with `ε_t = 2αΔ_t`. We restate the accounting in zCDP:
+//! exponential mechanism with `ε_t = 2αΔ_t`. The selector is that mechanism on the gap sums
+//! `S_q`, whose sensitivity is `t − 1` counts
+//! ([`crate::sensitivity::boosting_selector_sensitivity`]): `exp(ε_t S_q/(2(t − 1))) =
+//! exp(2α S_q/μ)`. The `S_q` are computed without rounding, so the computed scores of
+//! neighbours differ by at most that exact Δ and the selector needs no floating-point margin
+//! (issue #23 §2; the derivation is on [`crate::sensitivity::BoostingScoreGrid`]). We restate
+//! the accounting in zCDP:
 //!
 //! * each draw is `ε_t`-bounded-range, hence `ε_t²/8`-zCDP (Cesar and Rogers 2021,
 //!   Lemma 3.2), so round `t`'s sample costs `k ε_t²/8 = 2kα²(t − 1)²/μ²` (ρ_q = 1 in counts);
@@ -74,7 +86,10 @@ use rand::{CryptoRng, RngExt};
 
 use super::RelaxedSettings;
 use super::jl::VectorParityBody;
-use crate::sensitivity::{boosting_score_sensitivity, parity_odd_count_sensitivity};
+use crate::sensitivity::{
+    BoostingScoreGrid, boosting_score_sensitivity, boosting_selector_sensitivity,
+    parity_odd_count_sensitivity,
+};
 use crate::{
     Diagnostics, Mechanism, MechanismError, NoiseDescription, NoiseDistribution,
     PrivacyCertificate, Release, Result,
@@ -143,8 +158,12 @@ pub struct BoostingAccounting {
     pub rho_base: f64,
     /// Per round `t = 1..T`: the cost of its `k` draws (round 1: zero, `D₁` is uniform).
     pub sampling: Vec<PrivacyLoss>,
-    /// The exponential mechanism of one draw per round (`None` in round 1).
+    /// The exponential mechanism of one draw per round (`None` in round 1): `ε_t = 2αΔ_t`
+    /// on the exact gap sums, sensitivity `t − 1` counts
+    /// ([`crate::sensitivity::boosting_selector_sensitivity`]).
     pub draws: Vec<Option<ExponentialMechanism>>,
+    /// The fixed-point grid the draws' scores are computed on.
+    pub grid: BoostingScoreGrid,
     /// Everything composed: `Σ sampling + T ρ_base` (≤ the budget's ρ).
     pub total: PrivacyLoss,
 }
@@ -183,7 +202,13 @@ impl BoostingAccounting {
                 draws.push(None);
                 continue;
             }
-            let em = ExponentialMechanism::new(2.0 * alpha * delta_t, delta_t, false)?;
+            // ε_t from DRV's Δ_t; the selector's own scores are the exact gap sums, of
+            // sensitivity t − 1 counts and no floating-point margin (sensitivity.rs)
+            let em = ExponentialMechanism::new(
+                2.0 * alpha * delta_t,
+                boosting_selector_sensitivity(round),
+                false,
+            )?;
             let one = em.zcdp_privacy();
             let all = dp_core::compose_all(&vec![one; samples])?;
             losses.push(all);
@@ -203,6 +228,7 @@ impl BoostingAccounting {
             rho_base,
             sampling,
             draws,
+            grid: BoostingScoreGrid::new(rounds, mu),
             total,
         })
     }
@@ -376,12 +402,13 @@ impl BoostingForQueries {
         self.settings.lambda_sigmas * self.base_sigma2(distinct).sqrt()
     }
 
-    /// Step 1 of round `round` (1-based): `k` draws from `D_t` given the cumulative
-    /// `Σ_{j<t} a_{j,q}` of every query, returned as distinct queries with multiplicities.
+    /// Step 1 of round `round` (1-based): `k` draws from `D_t` given the running gap sums
+    /// `G_q` of every query (grid units of [`BoostingAccounting::grid`], the sums of
+    /// [`Self::reweighting`]), returned as distinct queries with multiplicities.
     pub fn sample_queries(
         &self,
         round: usize,
-        cumulative: &[f64],
+        cumulative: &[i128],
         rng: &mut dyn CryptoRng,
     ) -> Result<Vec<(usize, usize)>> {
         let n = cumulative.len();
@@ -391,7 +418,7 @@ impl BoostingForQueries {
         let mut counts = vec![0usize; n];
         match self.accounting.draws.get(round.wrapping_sub(1)) {
             Some(Some(em)) => {
-                let scores: Vec<f64> = cumulative.iter().map(|a| -a).collect();
+                let scores = self.accounting.grid.scores(cumulative);
                 for _ in 0..self.settings.samples {
                     counts[em.select(&scores, rng)?] += 1;
                 }
@@ -455,7 +482,7 @@ impl BoostingForQueries {
     ) -> Result<Rounds> {
         let num = odd_counts.len();
         let mut samples = Vec::with_capacity(self.settings.rounds);
-        let mut cumulative = vec![0.0; num];
+        let mut cumulative = vec![0i128; num];
         let mut synopses: Vec<Vec<f64>> = Vec::with_capacity(self.settings.rounds);
         let mut lambdas = Vec::with_capacity(self.settings.rounds);
         let mut iterations = 0usize;
@@ -499,12 +526,8 @@ impl BoostingForQueries {
             };
             let lambda = self.lambda(m.sampled.len());
             lambdas.push(lambda);
-            for (c, a) in cumulative
-                .iter_mut()
-                .zip(self.reweighting(odd_counts, &synopsis, n, lambda))
-            {
-                *c += a;
-            }
+            let gaps = self.reweighting(odd_counts, &synopsis, n, lambda);
+            self.accounting.grid.accumulate(&mut cumulative, &gaps);
             synopses.push(synopsis);
         }
         Ok(Rounds {
@@ -519,16 +542,18 @@ impl BoostingForQueries {
         })
     }
 
-    /// Step 3: DRV's `a_{t,q}` for every query, from the true odd counts, the synopsis'
-    /// parities and `n` (errors in counts), with gap `μ` and threshold `lambda`.
+    /// Step 3: DRV's update of every query as its exact clamped error `g_{t,q}` (grid units;
+    /// `a_{t,q} = 1 − 2g_{t,q}/μ`), from the true odd counts, the synopsis' parities and
+    /// `n` (errors in counts), with gap `μ` and threshold `lambda`
+    /// ([`crate::sensitivity::BoostingScoreGrid::gaps`]).
     pub fn reweighting(
         &self,
         odd_counts: &[u64],
         synopsis: &[f64],
         n: usize,
         lambda: f64,
-    ) -> Vec<f64> {
-        drv_update(odd_counts, synopsis, n, lambda, self.accounting.mu)
+    ) -> Vec<i128> {
+        self.accounting.grid.gaps(odd_counts, synopsis, n, lambda)
     }
 }
 
@@ -544,7 +569,10 @@ struct Rounds {
     last_distinct: usize,
 }
 
-/// DRV's `a_{t,q}` (module docs) with gap `mu`.
+/// DRV's `a_{t,q}` (module docs) with gap `mu`, in plain `f64`: the rule as written, for
+/// reference and tests. The release does not draw with it — its roundings let neighbours'
+/// sums move by more than `Δ_t` — but with the exact gaps of
+/// [`crate::sensitivity::BoostingScoreGrid`].
 pub fn drv_update(
     odd_counts: &[u64],
     synopsis: &[f64],
@@ -803,25 +831,20 @@ impl crate::StepAudited for BoostingForQueries {
             let em = em.clone();
             let synopses = rounds.synopses[..t_last - 1].to_vec();
             let lambdas = rounds.lambdas[..t_last - 1].to_vec();
-            let mu = acc.mu;
+            let grid = acc.grid;
             let claimed = em.privacy();
             let accounted = em.zcdp_privacy();
             let workload = workload.clone();
-            // the draw's scores on a dataset, the history fixed: the release's own
-            // reweighting (`drv_update`), also the exact audit's input (issue #23 §2)
+            // the draw's scores on a dataset, the history fixed: the release's own exact
+            // gap sums (`BoostingScoreGrid`), also the exact audit's input (issue #23 §2)
             let scores_of: crate::StepInput = Arc::new(move |data: &Dataset| {
                 crate::steps::check_step_data(data, &workload, n)?;
                 let counts = counts_of(data)?;
-                let mut cumulative = vec![0.0; counts.len()];
+                let mut cumulative = vec![0i128; counts.len()];
                 for (synopsis, &lambda) in synopses.iter().zip(&lambdas) {
-                    for (c, a) in cumulative
-                        .iter_mut()
-                        .zip(drv_update(&counts, synopsis, n, lambda, mu))
-                    {
-                        *c += a;
-                    }
+                    grid.accumulate(&mut cumulative, &grid.gaps(&counts, synopsis, n, lambda));
                 }
-                Ok(cumulative.iter().map(|a| -a).collect())
+                Ok(grid.scores(&cumulative))
             });
             let primitive = crate::StepPrimitive::Selection {
                 selector: dp_core::Selector::Exponential(em.clone()),
