@@ -271,6 +271,9 @@ pub trait PublicState {
 /// The candidates' scores from their exact counts and the public state's answers.
 pub type ScoreFn<'a> = dyn Fn(&[i64], &[f64]) -> Vec<f64> + 'a;
 
+/// The most rounds whose trace [`run_rounds`] reserves before running (more are grown).
+pub(crate) const PREALLOCATED_ROUNDS: usize = 1 << 12;
+
 /// The runner of the fixed-round engine mechanisms (MWEM; each level of the chaining
 /// mechanism for worst-case error): `rounds` rounds at `plan` over counting-query
 /// candidates with exact counts `exact`. Each round: the state's answers (shown to
@@ -286,7 +289,9 @@ pub fn run_rounds<S: PublicState + ?Sized, R: Rng + CryptoRng + ?Sized>(
     rng: &mut R,
     observe: &mut dyn FnMut(usize, &[f64]),
 ) -> Result<Vec<(usize, i64)>> {
-    let mut trace = Vec::with_capacity(rounds);
+    // grown as the rounds run: reserving a huge public round count up front would abort the
+    // process (allocation failure) after a ledger has recorded the spend
+    let mut trace = Vec::with_capacity(rounds.min(PREALLOCATED_ROUNDS));
     for t in 1..=rounds {
         let answers = state.answers()?;
         observe(t, &answers);

@@ -75,6 +75,21 @@ pub trait Mechanism<W: Workload = MarginalWorkload>: Send + Sync {
         None
     }
 
+    /// Every check of [`Self::release`] that needs only public inputs: the parameters and
+    /// the budget (in `self`), `workload` with its domain, and `public_n`, the number of
+    /// records where it is public (`Some` only under replace-one neighbours; under add/remove
+    /// n is private and callers pass `None`). The checks that need n are skipped without
+    /// it. No data is read and no noise is drawn.
+    ///
+    /// The release runs the same code before its first noise draw, so an input that fails
+    /// here fails there too, and a caller that charges a budget ledger calls this first: a
+    /// release must never be charged and then fail for a reason that could be checked before
+    /// the charge (the universe size limits, DualQuery's rounds on the public n, …). The
+    /// default, for mechanisms with no such check, accepts.
+    fn check_inputs(&self, _workload: &W, _public_n: Option<usize>) -> Result<()> {
+        Ok(())
+    }
+
     /// Whether the mechanism needs only the workload's exact counts and the number of
     /// records, not the records themselves (the answer-perturbation baselines): then
     /// [`Self::release_counts`] releases from a streaming count in bounded memory.
@@ -106,4 +121,218 @@ pub trait Mechanism<W: Workload = MarginalWorkload>: Send + Sync {
     /// Errors (never panics) when the data does not fit the workload's domain or the
     /// parameters cannot be honoured; no noise is drawn before all checks have passed.
     fn release(&self, data: &Dataset, workload: &W, rng: &mut dyn CryptoRng) -> Result<Release>;
+}
+
+#[cfg(test)]
+mod tests {
+    //! [`Mechanism::check_inputs`]: the public checks refuse what the release would refuse
+    //! before its first noise draw, with the same error, and accept what it accepts.
+
+    use super::Mechanism;
+    use crate::iterative::dualquery::exhaustive_worst_case;
+    use crate::iterative::{DualQueryParams, IcParams, MwemParams, OracleChoice};
+    use crate::perturbation::{GaussianParams, LaplaceParams};
+    use crate::projection::{CoarseProjectionParams, ProjectionParams};
+    use crate::relaxed::RelaxedProjectionParams;
+    use crate::restricted::{ForQueryClasses, OnWorkloadAttributes};
+    use dp_core::{Neighbouring, PrivacyLoss, seeded_rng};
+    use dp_queries::{
+        AnyWorkload, ConjunctionWorkload, Dataset, Domain, Literal, MarginalWorkload, QueryKind,
+    };
+
+    /// `d` binary attributes `a0, a1, …`.
+    fn binary(d: usize) -> Domain {
+        Domain::new((0..d).map(|i| (format!("a{i}"), 2)).collect()).unwrap()
+    }
+
+    /// `n` records of `domain` (attribute `i` of record `r` is `(r + i) % size`).
+    fn data(domain: &Domain, n: usize) -> Dataset {
+        let columns = (0..domain.len())
+            .map(|i| (0..n).map(|r| ((r + i) as u32) % domain.size(i)).collect())
+            .collect();
+        Dataset::from_columns(domain.clone(), columns).unwrap()
+    }
+
+    fn pure(epsilon: f64) -> PrivacyLoss {
+        PrivacyLoss::pure(epsilon).unwrap()
+    }
+
+    fn zcdp(rho: f64) -> PrivacyLoss {
+        PrivacyLoss::zcdp(rho).unwrap()
+    }
+
+    /// The check's error and the release's on the same inputs are the same error.
+    fn same_refusal<M: Mechanism + ?Sized>(mech: &M, data: &Dataset, w: &MarginalWorkload) {
+        let checked = mech
+            .check_inputs(w, Some(data.n()))
+            .expect_err("the check refuses");
+        let released = mech
+            .release(data, w, &mut seeded_rng(1))
+            .expect_err("the release refuses");
+        assert_eq!(checked.to_string(), released.to_string());
+    }
+
+    #[test]
+    fn universe_limits_are_checked_from_the_domain() {
+        // 2^23 records: above the explicit universes' cap of 2^22
+        let wide = binary(23);
+        let w = MarginalWorkload::all_kway(&wide, 2).unwrap();
+        let d = data(&wide, 20);
+        let mwem = MwemParams::new(pure(1.0)).check().unwrap();
+        let e = mwem.check_inputs(&w, None).unwrap_err().to_string();
+        assert!(e.contains("explicit universe is too large"), "{e}");
+        same_refusal(&mwem, &d, &w);
+        let ic = IcParams::new(pure(1.0)).check().unwrap();
+        assert!(ic.check_inputs(&w, None).is_err());
+        same_refusal(&ic, &d, &w);
+        let coarse = CoarseProjectionParams::new(zcdp(1.0)).check().unwrap();
+        same_refusal(&coarse, &d, &w);
+        // the projection falls back to an implicit universe: accepted
+        let projection = ProjectionParams::new(zcdp(1.0)).check().unwrap();
+        assert!(projection.check_inputs(&w, Some(20)).is_ok());
+        // a small domain: accepted
+        let small = MarginalWorkload::all_kway(&binary(3), 2).unwrap();
+        assert!(mwem.check_inputs(&small, Some(20)).is_ok());
+        // 1-way tables touch every attribute: the restriction keeps the full universe
+        let one_way = MarginalWorkload::all_kway(&wide, 1).unwrap();
+        let restricted = OnWorkloadAttributes::new(Box::new(mwem));
+        assert!(restricted.check_inputs(&one_way, None).is_err());
+    }
+
+    #[test]
+    fn wrappers_check_what_their_inner_mechanism_runs_on() {
+        let wide = binary(23);
+        // one 2-way table: the restriction runs over 2 attributes, 4 records
+        let two = MarginalWorkload::new(
+            &wide,
+            vec![dp_queries::Marginal::new(&wide, vec![3, 7]).unwrap()],
+        )
+        .unwrap();
+        let mwem = MwemParams::new(pure(1.0)).check().unwrap();
+        assert!(mwem.check_inputs(&two, None).is_err());
+        let restricted = OnWorkloadAttributes::new(Box::new(mwem.clone()));
+        assert!(restricted.check_inputs(&two, None).is_ok());
+        // run at run time: a class the marginal mechanism does not release is refused
+        let any =
+            ForQueryClasses::marginals_only(Box::new(OnWorkloadAttributes::new(Box::new(mwem))));
+        assert!(any.check_inputs(&AnyWorkload::Marginals(two), None).is_ok());
+        let lits = ConjunctionWorkload::new(
+            &wide,
+            QueryKind::Conjunction,
+            vec![vec![Literal { attr: 0, value: 1 }]],
+        )
+        .unwrap();
+        let e = any
+            .check_inputs(&AnyWorkload::Literals(lits), None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("marginals"), "{e}");
+    }
+
+    #[test]
+    fn dualquery_rounds_are_checked_on_the_public_n() {
+        let domain = binary(4);
+        let w = MarginalWorkload::all_kway(&domain, 2).unwrap();
+        let d = data(&domain, 50);
+        let dq = DualQueryParams::new(pure(1.0)).rounds(200).check().unwrap();
+        // without n (add/remove: private) the rounds cannot be checked, and are not
+        assert!(dq.check_inputs(&w, None).is_ok());
+        let e = dq.check_inputs(&w, Some(50)).unwrap_err().to_string();
+        assert!(e.contains("rounds = 200"), "{e}");
+        same_refusal(&dq, &d, &w);
+        // within the budget: accepted
+        let fits = DualQueryParams::new(pure(1.0)).rounds(2).check().unwrap();
+        assert!(fits.check_inputs(&w, Some(50)).is_ok());
+        // a step outside the exact sampler's range
+        let eta = DualQueryParams::new(pure(1.0)).eta(1e-30).check().unwrap();
+        let e = eta.check_inputs(&w, Some(50)).unwrap_err().to_string();
+        assert!(e.contains("exact query sampler"), "{e}");
+        same_refusal(&eta, &d, &w);
+    }
+
+    #[test]
+    fn dualquery_refuses_an_exhaustive_oracle_that_a_round_could_overflow() {
+        // 24 attributes of size 4: 50 samples of 2-way queries can involve all of them
+        let domain = Domain::new((0..24).map(|i| (format!("a{i}"), 4)).collect()).unwrap();
+        let w = MarginalWorkload::all_kway(&domain, 2).unwrap();
+        let queries = ConjunctionWorkload::from_marginals(&w).unwrap();
+        assert_eq!(exhaustive_worst_case(&queries, 50), 1u64 << 48);
+        // one sample of a 2-way query: at most 2 attributes
+        assert_eq!(exhaustive_worst_case(&queries, 1), 16);
+        let exhaustive = DualQueryParams::new(pure(1.0))
+            .oracle(OracleChoice::Exhaustive)
+            .check()
+            .unwrap();
+        let e = exhaustive.check_inputs(&w, None).unwrap_err().to_string();
+        assert!(e.contains("exhaustive oracle's limit"), "{e}");
+        for oracle in [OracleChoice::Auto, OracleChoice::MaxCsp, OracleChoice::Ilp] {
+            let ok = DualQueryParams::new(pure(1.0))
+                .oracle(oracle)
+                .check()
+                .unwrap();
+            assert!(ok.check_inputs(&w, None).is_ok(), "{oracle:?}");
+        }
+        // parities: the ILP oracle handles conjunctions only
+        let parities = ConjunctionWorkload::new(
+            &domain,
+            QueryKind::Parity,
+            vec![vec![Literal { attr: 0, value: 1 }]],
+        )
+        .unwrap();
+        let ilp = DualQueryParams::new(pure(1.0))
+            .oracle(OracleChoice::Ilp)
+            .check()
+            .unwrap();
+        assert!(Mechanism::<ConjunctionWorkload>::check_inputs(&ilp, &parities, None).is_err());
+    }
+
+    #[test]
+    fn ic_mw_plan_is_checked_with_the_public_n() {
+        let domain = binary(4);
+        let w = MarginalWorkload::all_kway(&domain, 2).unwrap();
+        let d = data(&domain, 50);
+        let ic = IcParams::new(pure(1.0)).alpha(1e-9).check().unwrap();
+        assert!(ic.check_inputs(&w, None).is_ok());
+        let e = ic.check_inputs(&w, Some(50)).unwrap_err().to_string();
+        assert!(e.contains("B(α) exceeds"), "{e}");
+        same_refusal(&ic, &d, &w);
+        let fine = IcParams::new(pure(1.0)).check().unwrap();
+        assert!(fine.check_inputs(&w, Some(50)).is_ok());
+    }
+
+    #[test]
+    fn noise_beyond_the_samplers_range_is_checked_from_the_budget() {
+        let domain = binary(4);
+        let w = MarginalWorkload::all_kway(&domain, 2).unwrap();
+        let d = data(&domain, 50);
+        for relation in [Neighbouring::ReplaceOne, Neighbouring::AddRemove] {
+            let g = GaussianParams::new(zcdp(1e-300))
+                .neighbouring(relation)
+                .check()
+                .unwrap();
+            let e = Mechanism::<MarginalWorkload>::check_inputs(&g, &w, None)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("sigma2"), "{e}");
+            same_refusal(&g, &d, &w);
+            let l = LaplaceParams::new(pure(1e-300))
+                .neighbouring(relation)
+                .check()
+                .unwrap();
+            same_refusal(&l, &d, &w);
+            let ok = GaussianParams::new(zcdp(1.0))
+                .neighbouring(relation)
+                .check()
+                .unwrap();
+            assert!(Mechanism::<MarginalWorkload>::check_inputs(&ok, &w, None).is_ok());
+        }
+        let projection = ProjectionParams::new(zcdp(1e-300)).check().unwrap();
+        same_refusal(&projection, &d, &w);
+        let coarse = CoarseProjectionParams::new(zcdp(1e-300)).check().unwrap();
+        same_refusal(&coarse, &d, &w);
+        let relaxed = RelaxedProjectionParams::new(zcdp(1e-300)).check().unwrap();
+        same_refusal(&relaxed, &d, &w);
+        let mwem = MwemParams::new(pure(1e-300)).check().unwrap();
+        same_refusal(&mwem, &d, &w);
+    }
 }

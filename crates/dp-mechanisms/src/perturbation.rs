@@ -169,6 +169,20 @@ impl GaussianMechanism {
     pub fn sigma2(&self, sensitivity: &CountSensitivity) -> f64 {
         crate::calibration::gaussian_sigma2(sensitivity.l2_squared as f64, self.rho)
     }
+
+    /// The checks of a release of `workload` that need no data ([`Mechanism::check_inputs`],
+    /// run by the release too): the post-processing applies to the workload and the noise's
+    /// σ² is within the sampler's range (a tiny ρ is refused here). Returns the sensitivity,
+    /// whether the total is measured, and the sampler.
+    fn public_plan<W: Workload + ?Sized>(
+        &self,
+        workload: &W,
+    ) -> Result<(CountSensitivity, bool, DiscreteGaussian)> {
+        check_post_processing(self.post_processing, workload)?;
+        let (sensitivity, total) = measured_sensitivity(workload, self.neighbouring);
+        let sampler = DiscreteGaussian::new(self.sigma2(&sensitivity))?;
+        Ok((sensitivity, total, sampler))
+    }
 }
 
 impl<W: Workload> Mechanism<W> for GaussianMechanism {
@@ -185,6 +199,11 @@ impl<W: Workload> Mechanism<W> for GaussianMechanism {
 
     fn certificate(&self) -> PrivacyCertificate {
         GaussianMechanism::certificate(self)
+    }
+
+    /// The post-processing and the noise parameter's range (n is not needed).
+    fn check_inputs(&self, workload: &W, _public_n: Option<usize>) -> Result<()> {
+        self.public_plan(workload).map(drop)
     }
 
     fn release(&self, data: &Dataset, workload: &W, rng: &mut dyn CryptoRng) -> Result<Release> {
@@ -204,11 +223,9 @@ impl<W: Workload> Mechanism<W> for GaussianMechanism {
         workload: &W,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        check_post_processing(self.post_processing, workload)?;
-        let (sensitivity, total) = measured_sensitivity(workload, self.neighbouring);
+        let (sensitivity, total, sampler) = self.public_plan(workload)?;
         let mut counts = with_total(counts, n, workload, self.neighbouring, total)?;
         let sigma2 = self.sigma2(&sensitivity);
-        let sampler = DiscreteGaussian::new(sigma2)?;
         // all checks done: draw the noise
         add_noise_in_parallel(&mut counts, rng, |chunk, r| sampler.add_noise(chunk, r))?;
         finish(
@@ -281,6 +298,20 @@ impl LaplaceMechanism {
     pub fn scale(&self, sensitivity: &CountSensitivity) -> f64 {
         crate::calibration::laplace_scale(sensitivity.l1 as f64, self.epsilon)
     }
+
+    /// The checks of a release of `workload` that need no data ([`Mechanism::check_inputs`],
+    /// run by the release too): the post-processing applies to the workload and the noise's
+    /// scale is within the sampler's range (a tiny ε is refused here). Returns the
+    /// sensitivity, whether the total is measured, and the sampler.
+    fn public_plan<W: Workload + ?Sized>(
+        &self,
+        workload: &W,
+    ) -> Result<(CountSensitivity, bool, DiscreteLaplace)> {
+        check_post_processing(self.post_processing, workload)?;
+        let (sensitivity, total) = measured_sensitivity(workload, self.neighbouring);
+        let sampler = DiscreteLaplace::new(self.scale(&sensitivity))?;
+        Ok((sensitivity, total, sampler))
+    }
 }
 
 impl<W: Workload> Mechanism<W> for LaplaceMechanism {
@@ -297,6 +328,11 @@ impl<W: Workload> Mechanism<W> for LaplaceMechanism {
 
     fn certificate(&self) -> PrivacyCertificate {
         LaplaceMechanism::certificate(self)
+    }
+
+    /// The post-processing and the noise parameter's range (n is not needed).
+    fn check_inputs(&self, workload: &W, _public_n: Option<usize>) -> Result<()> {
+        self.public_plan(workload).map(drop)
     }
 
     fn release(&self, data: &Dataset, workload: &W, rng: &mut dyn CryptoRng) -> Result<Release> {
@@ -316,11 +352,9 @@ impl<W: Workload> Mechanism<W> for LaplaceMechanism {
         workload: &W,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        check_post_processing(self.post_processing, workload)?;
-        let (sensitivity, total) = measured_sensitivity(workload, self.neighbouring);
+        let (sensitivity, total, sampler) = self.public_plan(workload)?;
         let mut counts = with_total(counts, n, workload, self.neighbouring, total)?;
         let scale = self.scale(&sensitivity);
-        let sampler = DiscreteLaplace::new(scale)?;
         add_noise_in_parallel(&mut counts, rng, |chunk, r| sampler.add_noise(chunk, r))?;
         finish(
             self.certificate(),

@@ -82,6 +82,17 @@ impl<W: Workload> Mechanism<W> for OnWorkloadAttributes<W> {
         self.inner.stated_error_bound(&sub, n)
     }
 
+    /// The inner mechanism's checks on the workload over the touched attributes, as it runs
+    /// ([`Mechanism::release`] here); the restriction keeps the number of records.
+    fn check_inputs(&self, workload: &W, public_n: Option<usize>) -> Result<()> {
+        let touched = workload.touched_attributes();
+        if touched.len() == workload.domain().len() {
+            return self.inner.check_inputs(workload, public_n);
+        }
+        self.inner
+            .check_inputs(&workload.on_attributes(&touched)?, public_n)
+    }
+
     fn release(&self, data: &Dataset, workload: &W, rng: &mut dyn CryptoRng) -> Result<Release> {
         let domain = workload.domain();
         let touched = workload.touched_attributes();
@@ -122,6 +133,18 @@ impl ForQueryClasses {
     /// Wrap the marginal mechanism `inner`.
     pub fn marginals_only(inner: Box<dyn Mechanism>) -> Self {
         ForQueryClasses { inner }
+    }
+
+    /// `workload` as marginals, or the refusal of its class (a public check: the release,
+    /// its counts variant and [`Mechanism::check_inputs`] all refuse through here).
+    fn marginals<'w>(&self, workload: &'w AnyWorkload) -> Result<&'w MarginalWorkload> {
+        workload
+            .as_marginals()
+            .ok_or_else(|| crate::MechanismError::UnsupportedQueryClass {
+                mechanism: self.inner.name(),
+                class: workload.class(),
+                supported: QueryClass::Marginals.key().into(),
+            })
     }
 }
 
@@ -169,14 +192,14 @@ impl Mechanism<AnyWorkload> for ForQueryClasses {
         workload: &AnyWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        match workload.as_marginals() {
-            Some(w) => self.inner.release_counts(counts, n, w, rng),
-            None => Err(crate::MechanismError::UnsupportedQueryClass {
-                mechanism: self.inner.name(),
-                class: workload.class(),
-                supported: QueryClass::Marginals.key().into(),
-            }),
-        }
+        self.inner
+            .release_counts(counts, n, self.marginals(workload)?, rng)
+    }
+
+    /// The inner mechanism's checks on a marginal workload; any other class is refused as
+    /// [`Mechanism::release`] refuses it.
+    fn check_inputs(&self, workload: &AnyWorkload, public_n: Option<usize>) -> Result<()> {
+        self.inner.check_inputs(self.marginals(workload)?, public_n)
     }
 
     fn release(
@@ -185,13 +208,6 @@ impl Mechanism<AnyWorkload> for ForQueryClasses {
         workload: &AnyWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        match workload.as_marginals() {
-            Some(w) => self.inner.release(data, w, rng),
-            None => Err(crate::MechanismError::UnsupportedQueryClass {
-                mechanism: self.inner.name(),
-                class: workload.class(),
-                supported: QueryClass::Marginals.key().into(),
-            }),
-        }
+        self.inner.release(data, self.marginals(workload)?, rng)
     }
 }

@@ -48,7 +48,10 @@
 //! * **Charged before the noise**: `dpqr release --ledger` runs the mechanism only through
 //!   [`release_charged`], which records the spend (budget check and atomic write, under the
 //!   lock) and only then calls the mechanism. The data and workload are validated before,
-//!   so a release that fails or crashes after its first noise draw has still been charged
+//!   and so is everything the mechanism can check from public inputs
+//!   ([`dp_mechanisms::Mechanism::check_inputs`]): a charged release never fails for a
+//!   reason that could be checked first, and one that fails or crashes after its first noise
+//!   draw has still been charged
 //!   (no free retry), and a crash can lose budget (conservative) but never publish an
 //!   unrecorded release.
 //! * **Refusals** ([`BenchError::LedgerRefused`], `dpqr` status 3, nothing charged): a
@@ -626,10 +629,15 @@ impl LockedLedger {
 /// from `rng`. The caller holds the lock throughout (it owns `ledger`), so no concurrent
 /// release can pass a check in between.
 ///
-/// Errors: a spend that does not fit (or cannot be written) is returned as is, nothing is
-/// recorded and the mechanism never runs; a mechanism that fails afterwards — possibly
-/// after drawing noise — gives [`BenchError::ReleaseFailedAfterCharge`], and its spend
-/// stays recorded.
+/// Before the spend, the mechanism's checks of public inputs run
+/// ([`Mechanism::check_inputs`], with `data`'s n only where the certificate's relation makes
+/// it public, replace-one): a release that could be refused from its parameters, budget,
+/// domain, workload or public n is refused uncharged, never charged and then failed.
+///
+/// Errors: a check that fails, or a spend that does not fit (or cannot be written), is
+/// returned as is, nothing is recorded and the mechanism never runs; a mechanism that fails
+/// afterwards — possibly after drawing noise — gives [`BenchError::ReleaseFailedAfterCharge`],
+/// and its spend stays recorded.
 pub fn release_charged<W: Workload>(
     ledger: &mut LockedLedger,
     charge: &Charge<'_>,
@@ -638,7 +646,10 @@ pub fn release_charged<W: Workload>(
     workload: &W,
     rng: &mut dyn CryptoRng,
 ) -> Result<Release> {
-    release_charged_with(ledger, charge, &mechanism.certificate(), || {
+    let certificate = mechanism.certificate();
+    let public_n = (certificate.neighbouring == Neighbouring::ReplaceOne).then(|| data.n());
+    mechanism.check_inputs(workload, public_n)?;
+    release_charged_with(ledger, charge, &certificate, || {
         mechanism.release(data, workload, rng)
     })
 }
@@ -646,6 +657,9 @@ pub fn release_charged<W: Workload>(
 /// [`release_charged`] for any way of running the mechanism (`run`, e.g. a release from
 /// streamed counts): the spend of `certificate` is checked and recorded first, then `run`
 /// draws the noise; a failure after the charge is [`BenchError::ReleaseFailedAfterCharge`].
+/// The caller runs the mechanism's [`Mechanism::check_inputs`] before, as
+/// [`release_charged`] does, so that `run` fails only for reasons no public check could
+/// see.
 pub fn release_charged_with(
     ledger: &mut LockedLedger,
     charge: &Charge<'_>,

@@ -683,6 +683,11 @@ impl Mechanism for ChainingWorstCase {
         Some(self)
     }
 
+    /// The universe size limit (the decomposition is built over the explicit universe).
+    fn check_inputs(&self, workload: &MarginalWorkload, _public_n: Option<usize>) -> Result<()> {
+        crate::projection::universe_of(workload, &self.settings).map(drop)
+    }
+
     fn release(
         &self,
         data: &Dataset,

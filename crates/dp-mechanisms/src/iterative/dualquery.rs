@@ -423,20 +423,10 @@ fn dual_query_reporting<R: Rng + CryptoRng + ?Sized>(
         ));
     }
     let sizes = workload.domain().sizes().to_vec();
-    let (pos, neg) = match workload.kind() {
-        QueryKind::Conjunction => (ClauseKind::All, ClauseKind::NotAll),
-        QueryKind::Parity => (ClauseKind::Odd, ClauseKind::Even),
-        QueryKind::Disjunction => {
-            // the best-response oracles solve conjunction and parity clauses only
-            return Err(MechanismError::UnsupportedQueryClass {
-                mechanism: "dualquery",
-                class: dp_queries::QueryClass::Disjunctions,
-                supported: DUALQUERY_CLASSES.into(),
-            });
-        }
-    };
+    let (pos, neg) = clause_kinds(workload.kind())?;
     let mut weights = ExactQueryWeights::new(counts.to_vec(), n as u64, config.eta)?;
-    let mut records = Vec::with_capacity(config.rounds);
+    // grown as the rounds run: reserving a huge round count up front would abort the process
+    let mut records = Vec::with_capacity(config.rounds.min(crate::engine::PREALLOCATED_ROUNDS));
     let mut optimal = 0usize;
     let mut cost = DualQueryCost::default();
     for t in 0..config.rounds {
@@ -484,6 +474,42 @@ fn dual_query_reporting<R: Rng + CryptoRng + ?Sized>(
         provably_optimal_rounds: optimal,
         cost,
     })
+}
+
+/// The clause kinds of a query and of its negation for the best-response oracles, or the
+/// refusal of disjunctions (the oracles solve conjunction and parity clauses only).
+fn clause_kinds(kind: QueryKind) -> Result<(ClauseKind, ClauseKind)> {
+    match kind {
+        QueryKind::Conjunction => Ok((ClauseKind::All, ClauseKind::NotAll)),
+        QueryKind::Parity => Ok((ClauseKind::Odd, ClauseKind::Even)),
+        QueryKind::Disjunction => Err(MechanismError::UnsupportedQueryClass {
+            mechanism: "dualquery",
+            class: dp_queries::QueryClass::Disjunctions,
+            supported: DUALQUERY_CLASSES.into(),
+        }),
+    }
+}
+
+/// The most assignments the exhaustive oracle can meet in one round on `queries` with
+/// `samples` query samples per round, whatever is sampled: a round's clauses come from at
+/// most `samples` distinct queries of at most `w` literals each, so they involve at most
+/// `samples·w` of the attributes the queries touch; the product of the largest that many
+/// sizes (saturating) bounds the oracle's enumeration.
+pub(crate) fn exhaustive_worst_case(queries: &ConjunctionWorkload, samples: usize) -> u64 {
+    let width = (0..queries.len())
+        .map(|q| queries.query(q).len())
+        .max()
+        .unwrap_or(0);
+    let domain = queries.domain();
+    let mut sizes: Vec<u64> = Workload::touched_attributes(queries)
+        .into_iter()
+        .map(|a| u64::from(domain.size(a)))
+        .collect();
+    sizes.sort_unstable_by(|a, b| b.cmp(a));
+    sizes
+        .into_iter()
+        .take(samples.saturating_mul(width))
+        .fold(1u64, u64::saturating_mul)
 }
 
 /// The ε of one query sample in round `t` (1-based) of DualQuery on `n` records: the
@@ -662,6 +688,70 @@ impl DualQuery {
 }
 
 impl DualQuery {
+    /// The checks of a release on `queries` that need no n (run by
+    /// [`Mechanism::check_inputs`] and, through [`Self::checked_plan`], by the release): the
+    /// query class, the ILP oracle's clause kinds, and the exhaustive oracle's worst case —
+    /// a round whose sampled queries exceed its limit would fail after the budget is spent,
+    /// and which queries are sampled is not known before.
+    fn check_queries(&self, queries: &ConjunctionWorkload) -> Result<()> {
+        let (pos, neg) = clause_kinds(queries.kind())?;
+        match self.p.oracle {
+            OracleChoice::Ilp if !(IlpOracle::solves(pos) && IlpOracle::solves(neg)) => {
+                Err(invalid(
+                    "oracle",
+                    "ilp",
+                    "the workload's queries are parities and the ILP oracle handles \
+                     conjunctions and negated conjunctions only; use the automatic or the \
+                     MAX-CSP oracle",
+                ))
+            }
+            OracleChoice::Exhaustive => {
+                let cap = ExhaustiveOracle::default().max_assignments;
+                let worst = exhaustive_worst_case(queries, self.p.samples);
+                if worst > cap {
+                    return Err(invalid(
+                        "oracle",
+                        "exhaustive",
+                        format!(
+                            "a round's {} sampled queries can involve up to {worst} \
+                             assignments, more than the exhaustive oracle's limit of {cap}; \
+                             whether a round does depends on the sampled queries, so the \
+                             release could fail after its budget is spent: use the automatic \
+                             oracle (exhaustive within the limit, MAX-CSP above it), the \
+                             MAX-CSP or the ILP oracle, or fewer attributes",
+                            self.p.samples
+                        ),
+                    ));
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// [`Self::check_queries`], then the rounds and their guarantee on `n` records (public
+    /// under replace-one neighbours; [`Self::plan`]) and the exact query sampler's
+    /// parameters: every check of a release before its first query sample.
+    fn checked_plan(
+        &self,
+        queries: &ConjunctionWorkload,
+        n: usize,
+    ) -> Result<(usize, PrivacyLoss)> {
+        self.check_queries(queries)?;
+        let plan = self.plan(n)?;
+        ExactQueryWeights::check_parameters(queries.len(), n as u64, self.p.eta)?;
+        Ok(plan)
+    }
+
+    /// [`Mechanism::check_inputs`] on the queries: [`Self::checked_plan`] with the public n,
+    /// [`Self::check_queries`] without it.
+    fn check_on(&self, queries: &ConjunctionWorkload, public_n: Option<usize>) -> Result<()> {
+        match public_n {
+            Some(n) => self.checked_plan(queries, n).map(drop),
+            None => self.check_queries(queries),
+        }
+    }
+
     /// The oracle of [`DualQueryParams::oracle`] (`auto` holds the concrete ones).
     fn oracle<'a>(&self, auto: &'a AutoOracle) -> &'a dyn BestResponseOracle {
         match self.p.oracle {
@@ -815,6 +905,12 @@ impl Mechanism for DualQuery {
         }
     }
 
+    /// The checks of the release on the workload's cells as conjunctions (rounds and
+    /// sampler parameters need the public n).
+    fn check_inputs(&self, workload: &MarginalWorkload, public_n: Option<usize>) -> Result<()> {
+        self.check_on(&ConjunctionWorkload::from_marginals(workload)?, public_n)
+    }
+
     fn release(
         &self,
         data: &Dataset,
@@ -842,6 +938,9 @@ impl Mechanism<ConjunctionWorkload> for DualQuery {
     fn certificate(&self) -> PrivacyCertificate {
         Mechanism::<MarginalWorkload>::certificate(self)
     }
+    fn check_inputs(&self, workload: &ConjunctionWorkload, public_n: Option<usize>) -> Result<()> {
+        self.check_on(workload, public_n)
+    }
     fn release(
         &self,
         data: &Dataset,
@@ -866,6 +965,15 @@ impl Mechanism<AnyWorkload> for DualQuery {
     fn certificate(&self) -> PrivacyCertificate {
         Mechanism::<MarginalWorkload>::certificate(self)
     }
+    fn check_inputs(&self, workload: &AnyWorkload, public_n: Option<usize>) -> Result<()> {
+        match workload {
+            AnyWorkload::Marginals(w) => {
+                Mechanism::<MarginalWorkload>::check_inputs(self, w, public_n)
+            }
+            AnyWorkload::Literals(w) => self.check_on(w, public_n),
+            _ => Err(unsupported(workload)),
+        }
+    }
     fn release(
         &self,
         data: &Dataset,
@@ -877,12 +985,17 @@ impl Mechanism<AnyWorkload> for DualQuery {
             AnyWorkload::Literals(w) => {
                 Mechanism::<ConjunctionWorkload>::release(self, data, w, rng)
             }
-            _ => Err(MechanismError::UnsupportedQueryClass {
-                mechanism: "dualquery",
-                class: workload.class(),
-                supported: DUALQUERY_CLASSES.into(),
-            }),
+            _ => Err(unsupported(workload)),
         }
+    }
+}
+
+/// DualQuery's refusal of a workload class it does not release.
+fn unsupported(workload: &AnyWorkload) -> MechanismError {
+    MechanismError::UnsupportedQueryClass {
+        mechanism: "dualquery",
+        class: workload.class(),
+        supported: DUALQUERY_CLASSES.into(),
     }
 }
 
@@ -902,7 +1015,7 @@ impl DualQuery {
             });
         }
         let n = data.n();
-        let (rounds, loss) = self.plan(n)?;
+        let (rounds, loss) = self.checked_plan(queries, n)?;
         let counts = queries
             .count_all(data)?
             .into_iter()

@@ -484,6 +484,27 @@ impl IterativeConstruction {
         at(hi)
     }
 
+    /// The explicit universe of the workload's domain, refused above the cap (a public
+    /// check of [`Mechanism::check_inputs`] and of the release).
+    fn universe(&self, workload: &MarginalWorkload) -> Result<Universe> {
+        Ok(Universe::new(workload.domain(), self.p.universe_cap)?)
+    }
+
+    /// The plan for `n` records (public under replace-one) with its distinguisher, after the
+    /// checks of its steps' parameters (a public check of [`Mechanism::check_inputs`] and of
+    /// the release): `B(α/2)` within its cap, ε₀ for the selections and the measurements.
+    fn checked_plan(
+        &self,
+        universe: &Universe,
+        workload: &MarginalWorkload,
+        n: usize,
+    ) -> Result<(IcPlan, EmDistinguisher)> {
+        let plan = self.plan((universe.len() as f64).ln(), n, workload.num_queries())?;
+        let dist = EmDistinguisher::new(plan.epsilon0)?;
+        ic_measurement(plan.epsilon0)?;
+        Ok((plan, dist))
+    }
+
     /// Release with the loop's trace.
     pub fn release_with_trace<R: Rng + CryptoRng + ?Sized>(
         &self,
@@ -496,14 +517,9 @@ impl IterativeConstruction {
                 reason: "the data's domain is not the workload's".into(),
             });
         }
-        let universe = Universe::new(data.domain(), self.p.universe_cap)?;
-        let plan = self.plan(
-            (universe.len() as f64).ln(),
-            data.n(),
-            workload.num_queries(),
-        )?;
+        let universe = self.universe(workload)?;
+        let (plan, dist) = self.checked_plan(&universe, workload, data.n())?;
         let counts = workload.count_all(data)?;
-        let dist = EmDistinguisher::new(plan.epsilon0)?;
         // IC runs the DUA at accuracy α/2 (B(α/2) rounds).
         let mut dua = MwDua::new(&universe, workload, plan.alpha / 2.0)?;
         let sink = self.p.progress.as_ref();
@@ -604,6 +620,16 @@ impl Mechanism for IterativeConstruction {
             citation: "Roth 2011, Thm 5",
         })
     }
+    /// The universe size limit and, with the public n, the plan (`B(α/2)` within its cap)
+    /// and its steps' parameters.
+    fn check_inputs(&self, workload: &MarginalWorkload, public_n: Option<usize>) -> Result<()> {
+        let universe = self.universe(workload)?;
+        match public_n {
+            Some(n) => self.checked_plan(&universe, workload, n).map(drop),
+            None => Ok(()),
+        }
+    }
+
     fn release(
         &self,
         data: &Dataset,

@@ -135,21 +135,22 @@ impl Formulation {
                 .map(|l| (l.attr as usize, l.value))
                 .collect();
             lits.sort_unstable();
+            if !IlpOracle::solves(clause.kind) {
+                return Err(MechanismError::InvalidParameter {
+                    name: "oracle",
+                    value: "ilp".into(),
+                    reason: format!(
+                        "clause {c} is a parity; the ILP oracle handles conjunctions and \
+                         negated conjunctions only (use the MAX-CSP oracle for parities)"
+                    ),
+                });
+            }
             let e = merged.entry(lits).or_insert((0, 0));
             let w = clause.weight as i64;
             match clause.kind {
                 ClauseKind::All => e.0 += w,
-                ClauseKind::NotAll => e.1 += w,
-                ClauseKind::Odd | ClauseKind::Even => {
-                    return Err(MechanismError::InvalidParameter {
-                        name: "oracle",
-                        value: "ilp".into(),
-                        reason: format!(
-                            "clause {c} is a parity; the ILP oracle handles conjunctions and \
-                             negated conjunctions only (use the MAX-CSP oracle for parities)"
-                        ),
-                    });
-                }
+                // parities were refused above
+                ClauseKind::NotAll | ClauseKind::Odd | ClauseKind::Even => e.1 += w,
             }
         }
         // Record variables: the mentioned codes per attribute.
@@ -333,6 +334,13 @@ struct Outcome {
 }
 
 impl IlpOracle {
+    /// Whether the oracle solves clauses of `kind`: conjunctions and negated conjunctions,
+    /// not parities. The solver refuses any other clause, and DualQuery checks its
+    /// workload's kinds with this before a release.
+    pub(crate) fn solves(kind: ClauseKind) -> bool {
+        matches!(kind, ClauseKind::All | ClauseKind::NotAll)
+    }
+
     fn branch_and_bound(
         &self,
         problem: &BestResponseProblem,

@@ -349,6 +349,15 @@ impl Mwem {
         Ok((state.dist, average, trace))
     }
 
+    /// The checks of a release that need only public inputs ([`Mechanism::check_inputs`]),
+    /// run by the release before it reads the data: the explicit universe of the workload's
+    /// domain within the cap (returned) and the per-round plan.
+    fn public_checks(&self, workload: &MarginalWorkload) -> Result<Universe> {
+        let universe = Universe::new(workload.domain(), self.p.universe_cap)?;
+        self.round_plan()?;
+        Ok(universe)
+    }
+
     /// Release plus the trace of selections and measurements.
     pub fn release_with_trace<R: rand::Rng + CryptoRng + ?Sized>(
         &self,
@@ -361,7 +370,7 @@ impl Mwem {
                 reason: "the data's domain is not the workload's".into(),
             });
         }
-        let universe = Universe::new(data.domain(), self.p.universe_cap)?;
+        let universe = self.public_checks(workload)?;
         let exact = exact_counts(&workload.count_all(data)?)?;
         let (total, sink) = (self.plan.rounds, self.p.progress.as_ref());
         // round t starts with t − 1 rounds done; only the round index is reported
@@ -478,6 +487,11 @@ impl Mechanism for Mwem {
 
     fn step_audited(&self) -> Option<&dyn crate::StepAudited> {
         Some(self)
+    }
+
+    /// The universe size limit and the round plan (n is not needed).
+    fn check_inputs(&self, workload: &MarginalWorkload, _public_n: Option<usize>) -> Result<()> {
+        self.public_checks(workload).map(drop)
     }
 
     fn release(

@@ -126,20 +126,7 @@ impl ExactQueryWeights {
     /// Errors: no queries, `n = 0`, a count above `n`, more than 2^31 actions, or `eta`
     /// outside `[2^-70, 2^70]` (the exact arithmetic is on `u128`).
     pub fn new(counts: Vec<u64>, n: u64, eta: f64) -> Result<Self> {
-        if counts.is_empty() || n == 0 {
-            return Err(MechanismError::InvalidParameter {
-                name: "counts/n",
-                value: format!("{}/{n}", counts.len()),
-                reason: "need at least one query and one record".into(),
-            });
-        }
-        if counts.len() > 1 << 30 {
-            return Err(MechanismError::InvalidParameter {
-                name: "queries",
-                value: counts.len().to_string(),
-                reason: "the exact query sampler supports at most 2^30 queries".into(),
-            });
-        }
+        let (eta_num, den) = Self::exact_step(counts.len(), n, eta)?;
         if let Some(c) = counts.iter().find(|&&c| c > n) {
             return Err(MechanismError::InvalidParameter {
                 name: "counts",
@@ -147,12 +134,6 @@ impl ExactQueryWeights {
                 reason: format!("a count cannot exceed n = {n}"),
             });
         }
-        let (eta_num, eta_den) = dyadic(eta)?;
-        let den = eta_den.checked_mul(u128::from(n)).ok_or_else(|| {
-            numerical(format!(
-                "η = {eta} on n = {n}: η's denominator times n overflows u128"
-            ))
-        })?;
         let k = counts.len();
         Ok(ExactQueryWeights {
             eta_num,
@@ -162,6 +143,39 @@ impl ExactQueryWeights {
             satisfied: vec![0; k],
             rounds: 0,
         })
+    }
+
+    /// The checks of [`Self::new`] that need no counts, for `queries` queries on `n`
+    /// records with step `eta` (public under replace-one neighbours, so DualQuery runs them
+    /// before a release is charged): at least one query and one record, at most 2^30
+    /// queries, `eta` within `[2^-70, 2^70]` and `η`'s denominator times `n` within `u128`.
+    pub fn check_parameters(queries: usize, n: u64, eta: f64) -> Result<()> {
+        Self::exact_step(queries, n, eta).map(drop)
+    }
+
+    /// [`Self::check_parameters`], returning `η`'s numerator and `η_den · n`.
+    fn exact_step(queries: usize, n: u64, eta: f64) -> Result<(u128, u128)> {
+        if queries == 0 || n == 0 {
+            return Err(MechanismError::InvalidParameter {
+                name: "counts/n",
+                value: format!("{queries}/{n}"),
+                reason: "need at least one query and one record".into(),
+            });
+        }
+        if queries > 1 << 30 {
+            return Err(MechanismError::InvalidParameter {
+                name: "queries",
+                value: queries.to_string(),
+                reason: "the exact query sampler supports at most 2^30 queries".into(),
+            });
+        }
+        let (eta_num, eta_den) = dyadic(eta)?;
+        let den = eta_den.checked_mul(u128::from(n)).ok_or_else(|| {
+            numerical(format!(
+                "η = {eta} on n = {n}: η's denominator times n overflows u128"
+            ))
+        })?;
+        Ok((eta_num, den))
     }
 
     /// Number of actions `2k`.

@@ -372,6 +372,11 @@ impl Mechanism for ChainingMechanism {
         self.budget.certificate(self.name())
     }
 
+    /// The universe size limit (the cover is built over the explicit universe).
+    fn check_inputs(&self, workload: &MarginalWorkload, _public_n: Option<usize>) -> Result<()> {
+        super::universe_of(workload, &self.settings).map(drop)
+    }
+
     fn release(
         &self,
         data: &Dataset,

@@ -236,6 +236,17 @@ impl Mechanism for CoarseProjectionMechanism {
         self.budget.certificate(self.name())
     }
 
+    /// The universe size limit (the cover is built over the explicit universe) and the
+    /// noise's σ² within the sampler's range.
+    fn check_inputs(&self, workload: &MarginalWorkload, _public_n: Option<usize>) -> Result<()> {
+        super::universe_of(workload, &self.settings)?;
+        NoisyCounts::sampler(
+            &marginal_count_sensitivity(workload, Neighbouring::ReplaceOne),
+            self.budget.rho,
+        )
+        .map(drop)
+    }
+
     fn release(
         &self,
         data: &Dataset,

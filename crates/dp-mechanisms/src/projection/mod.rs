@@ -222,7 +222,17 @@ pub(crate) fn prepare(
     settings: &ProjectionSettings,
 ) -> Result<Universe> {
     crate::perturbation::check_data(data, workload)?;
-    Ok(Universe::new(data.domain(), settings.max_universe)?)
+    universe_of(workload, settings)
+}
+
+/// The explicit universe of the workload's domain, refused above the settings' cap: the
+/// public check ([`Mechanism::check_inputs`]) of the mechanisms that enumerate it to build
+/// their covers, run by their releases too (through [`prepare`]).
+pub(crate) fn universe_of(
+    workload: &MarginalWorkload,
+    settings: &ProjectionSettings,
+) -> Result<Universe> {
+    Ok(Universe::new(workload.domain(), settings.max_universe)?)
 }
 
 /// Counts of the universe histogram `h` (integer entries) under the workload, as `i64`.
@@ -276,13 +286,20 @@ impl NoisyCounts {
         rng: &mut dyn CryptoRng,
     ) -> Result<Self> {
         let sigma2 = sigma2_for(&sensitivity, rho);
-        DiscreteGaussian::new(sigma2)?.add_noise(&mut counts, rng)?;
+        Self::sampler(&sensitivity, rho)?.add_noise(&mut counts, rng)?;
         Ok(NoisyCounts {
             counts,
             n,
             sigma2,
             sensitivity,
         })
+    }
+
+    /// The sampler [`Self::draw`] uses for `sensitivity` and `rho`: refused when σ² is out of
+    /// the sampler's range (a tiny ρ), a public check the mechanisms also run in
+    /// [`Mechanism::check_inputs`].
+    pub(crate) fn sampler(sensitivity: &CountSensitivity, rho: f64) -> Result<DiscreteGaussian> {
+        Ok(DiscreteGaussian::new(sigma2_for(sensitivity, rho))?)
     }
 
     /// The noisy normalised answers `counts / n`.
@@ -511,6 +528,18 @@ impl ProjectionMechanism {
         }
     }
 
+    /// The record oracle of the implicit universe (a public check of
+    /// [`Mechanism::check_inputs`] and of the release).
+    fn record_oracle<'w>(
+        &self,
+        workload: &'w MarginalWorkload,
+    ) -> Result<MarginalRecordOracle<'w>> {
+        Ok(MarginalRecordOracle::new(
+            workload,
+            self.settings.record_oracle.clone(),
+        )?)
+    }
+
     /// The release over an implicit universe: the same noisy counts, projected by the
     /// minimum-norm-point method over records from the [`MarginalRecordOracle`].
     fn release_implicit(
@@ -519,7 +548,7 @@ impl ProjectionMechanism {
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        let mut oracle = MarginalRecordOracle::new(workload, self.settings.record_oracle.clone())?;
+        let mut oracle = self.record_oracle(workload)?;
         let noisy = self.noisy_counts_of(data, workload, rng)?;
         let y = noisy.answers();
         let fw = min_norm_point_project_generated(&mut oracle, &y, &self.settings.frank_wolfe)?;
@@ -642,6 +671,20 @@ impl Mechanism for ProjectionMechanism {
             citation: "the projection mechanism's analysis (Nikolov, Talwar, Zhang 2016) with \
                        Massart's lemma, derived for this calibration in dp_mechanisms::projection",
         })
+    }
+
+    /// The explicit universe within the cap or, above it (automatic choice), the implicit
+    /// path's solver variant and record oracle, and the noise's σ² within the sampler's
+    /// range: what the release checks before the noise.
+    fn check_inputs(&self, workload: &MarginalWorkload, _public_n: Option<usize>) -> Result<()> {
+        if self.explicit_universe(workload)?.is_none() {
+            self.record_oracle(workload)?;
+        }
+        NoisyCounts::sampler(
+            &marginal_count_sensitivity(workload, Neighbouring::ReplaceOne),
+            self.budget.rho,
+        )
+        .map(drop)
     }
 
     fn release(

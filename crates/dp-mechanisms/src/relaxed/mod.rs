@@ -241,6 +241,24 @@ impl RelaxedProjection {
         crate::calibration::gaussian_sigma2(s.l2_squared as f64, self.rho)
     }
 
+    /// The checks of a release of `workload` that need no data ([`Mechanism::check_inputs`],
+    /// run by the release before anything is counted): the parity transform of the workload
+    /// over its touched attributes (binary attributes only), the relaxation's size, and σ²
+    /// of the parities' noise within the sampler's range. Returns the body to project onto
+    /// (`None` when no parity is needed).
+    fn public_plan(&self, workload: &MarginalWorkload) -> Result<Option<ParityBody>> {
+        let touched = workload.touched_attributes();
+        let plan = MarginalParityTransform::new(&workload.on_attributes(&touched)?)?;
+        if plan.parities().is_empty() {
+            return Ok(None);
+        }
+        DiscreteGaussian::new(self.sigma2(plan.parities().len()))?;
+        Ok(Some(ParityBody::new(
+            plan.parities(),
+            self.settings.oracle.clone(),
+        )?))
+    }
+
     /// Steps 1–2 of the module docs: checks the data and the workload (binary attributes,
     /// at least one record), then counts each needed parity once and adds the noise. This is
     /// the mechanism's only access to the data; everything else is post-processing.
@@ -289,24 +307,20 @@ impl Mechanism<MarginalWorkload> for RelaxedProjection {
         RelaxedProjection::certificate(self)
     }
 
+    /// The parity transform, the relaxation's size and the noise's range (n is not needed).
+    fn check_inputs(&self, workload: &MarginalWorkload, _public_n: Option<usize>) -> Result<()> {
+        self.public_plan(workload).map(drop)
+    }
+
     fn release(
         &self,
         data: &Dataset,
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        // Public checks that do not need the data, before anything is counted: the transform
-        // (binary attributes) and the size of the relaxation.
-        let touched = workload.touched_attributes();
-        let plan = MarginalParityTransform::new(&workload.on_attributes(&touched)?)?;
-        let body = if plan.parities().is_empty() {
-            None
-        } else {
-            Some(ParityBody::new(
-                plan.parities(),
-                self.settings.oracle.clone(),
-            )?)
-        };
+        // Public checks that do not need the data, before anything is counted (the same as
+        // `check_inputs`): the transform, the size of the relaxation, the noise's σ².
+        let body = self.public_plan(workload)?;
         let m = self.measure(data, workload, rng)?;
         let n = m.n as f64;
         let num_parities = m.noisy_odd_counts.len();

@@ -58,6 +58,17 @@ impl<M: Mechanism<MarginalWorkload>> Mechanism<MarginalWorkload> for OneHotEncod
         self.inner.step_audited()
     }
 
+    /// The encoding's plan (refused beyond [`dp_queries::MAX_BIT_TABLES`] bit tables), then
+    /// the inner mechanism's checks on the bit workload it would run on; the encoding keeps
+    /// the number of records.
+    fn check_inputs(&self, workload: &MarginalWorkload, public_n: Option<usize>) -> Result<()> {
+        let plan = OneHotMarginals::new(workload)?;
+        if plan.is_binary() {
+            return self.inner.check_inputs(workload, public_n);
+        }
+        self.inner.check_inputs(plan.bit_workload(), public_n)
+    }
+
     fn release(
         &self,
         data: &Dataset,

@@ -409,6 +409,12 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
     }
     // private under add/remove neighbours: used below only where n is public (replace-one)
     let n = data.n();
+    // every check the mechanism can make from public inputs (the parameters, the budget,
+    // the domain and workload, n under replace-one only), before the ledger records the
+    // spend: a charged release must not fail for a reason that could be checked before
+    // (docs/privacy.md, "Budget ledger"); the release runs the same checks again
+    let public_n = (neighbouring == Neighbouring::ReplaceOne).then_some(n);
+    mech.check_inputs(&workload, public_n)?;
     attribute_names
         .set(workload.domain().names().map(str::to_string).collect())
         .ok();
@@ -701,6 +707,27 @@ pub(crate) fn dry_run(
         );
     }
     // answer perturbation: the noise per count is fixed before running
+    // the mechanism's own checks of public inputs, as the release runs them before the
+    // spend is recorded (with --assume-n as n under replace-one neighbours)
+    let public_n = match (mech.certificate().neighbouring, args.assume_n) {
+        (Neighbouring::ReplaceOne, Some(n)) => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+        _ => None,
+    };
+    match mech.check_inputs(workload, public_n) {
+        Ok(()) if public_n.is_some() => {
+            outln!("checks: the mechanism's checks of the parameters, workload and n pass")
+        }
+        Ok(()) => outln!(
+            "checks: the mechanism's checks of the parameters and workload pass{}",
+            if mech.certificate().neighbouring == Neighbouring::ReplaceOne {
+                "; those that need n run after the data is read, before anything is charged \
+                 (give --assume-n N to run them now)"
+            } else {
+                ""
+            }
+        ),
+        Err(e) => outln!("checks: the release would be REFUSED before anything is charged: {e}"),
+    }
     let noise = mech.count_noise(workload);
     match noise {
         Some(n) => outln!(
