@@ -7,7 +7,9 @@
 //! `cargo run --release -p dp-bench --example adaptive_diag -- [WORKLOAD.json] [EPSILON]
 //! [SEED] [MAX_ERROR_EVERY]` (defaults adult_w64.json, 1, 1 and the library's; add/remove, δ = 1e-9); the
 //! environment variables `MC`, `RI`, `FI` (default: the library's) set the model cap and the round / final
-//! mirror-descent steps. Seeded noise: an experiment, not a release.
+//! mirror-descent steps, `BESIDE=1` turns on the measurements beside the model, `DATASET`
+//! picks another bundled table (then the workload may also be `all-2way`,
+//! `random-3way:64` …, workload seed 0). Seeded noise: an experiment, not a release.
 use dp_core::{Neighbouring, PrivacyLoss};
 use dp_mechanisms::adaptive::{AdaptiveProjectionParams, EstimatorChoice};
 use dp_queries::MarginalWorkload;
@@ -16,14 +18,19 @@ fn main() {
     let wl = args.get(1).cloned().unwrap_or("adult_w64.json".into());
     let eps: f64 = args.get(2).map(|s| s.parse().unwrap()).unwrap_or(1.0);
     let seed: u64 = args.get(3).map(|s| s.parse().unwrap()).unwrap_or(1);
-    let data = dp_bench::io::datasets::bundled("adult")
+    let dataset = std::env::var("DATASET").unwrap_or("adult".into());
+    let data = dp_bench::io::datasets::bundled(&dataset)
         .unwrap()
         .load()
         .unwrap();
-    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../data/workloads")
-        .join(&wl);
-    let w = MarginalWorkload::from_json_file(data.domain(), &path).unwrap();
+    let w = if wl.ends_with(".json") {
+        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../data/workloads")
+            .join(&wl);
+        MarginalWorkload::from_json_file(data.domain(), &path).unwrap()
+    } else {
+        dp_bench::experiments::projection::bench_workload(data.domain(), &wl).unwrap()
+    };
     let truth = w.answers(&data).unwrap();
     let budget = PrivacyLoss::approx(eps, 1e-9).unwrap();
     let env = |k: &str, d: f64| -> f64 {
@@ -52,6 +59,7 @@ fn main() {
         })
         .neighbouring(Neighbouring::AddRemove)
         .max_error_every(every)
+        .measure_beside_model(env("BESIDE", 0.0) != 0.0)
         .check()
         .unwrap();
     let mut rng = dp_core::seeded_rng(seed);
@@ -93,6 +101,9 @@ fn main() {
         run.rounds.len(),
         run.rounds.iter().filter(|r| r.annealed).count()
     );
+    for n in &run.release.diagnostics.notes {
+        println!("note: {n}");
+    }
     for r in &run.rounds {
         print!("{:?}{} ", r.selected, if r.annealed { "*" } else { "" });
     }

@@ -46,6 +46,7 @@
 //! used: the total `T̂` is estimated from the noisy 1-way tables (post-processing), and an
 //! empty dataset is released like any other. Under replace-one `n` is public.
 
+pub mod beside;
 pub mod estimator;
 pub mod round;
 
@@ -128,6 +129,13 @@ pub struct AdaptiveProjectionParams {
     /// error ([`round::max_error_score`]) instead of AIM's ℓ1 fit error; 0 never does
     /// (AIM's rule). Default 2.
     pub max_error_every: usize,
+    /// Whether a workload table that cannot join the model (its clique would take the model
+    /// beyond the size cap) may still be selected and measured **beside** it, its release
+    /// then the measurement shrunk toward the model's marginal ([`beside`]); `false` is
+    /// AIM's rule (such tables are not candidates). Default `false`: on adult all 2-way at
+    /// ε = 10 it helped one seed and hurt another (docs/mechanisms/adaptive.md, "Tables
+    /// beside the model"); not yet a default.
+    pub measure_beside_model: bool,
     /// The estimator.
     pub estimator: EstimatorChoice,
     /// Called after every round.
@@ -144,6 +152,7 @@ impl std::fmt::Debug for AdaptiveProjectionParams {
             .field("max_model_cells", &self.max_model_cells)
             .field("max_elimination_cells", &self.max_elimination_cells)
             .field("max_error_every", &self.max_error_every)
+            .field("measure_beside_model", &self.measure_beside_model)
             .field("estimator", &self.estimator)
             .finish_non_exhaustive()
     }
@@ -162,6 +171,7 @@ impl AdaptiveProjectionParams {
             max_model_cells: 1e6,
             max_elimination_cells: GraphicalModelSettings::default().max_elimination_cells,
             max_error_every: 2,
+            measure_beside_model: false,
             estimator: EstimatorChoice::GraphicalModel {
                 round_iterations: 100,
                 final_iterations: 500,
@@ -179,6 +189,12 @@ impl AdaptiveProjectionParams {
     /// Set [`Self::max_error_every`].
     pub fn max_error_every(mut self, k: usize) -> Self {
         self.max_error_every = k;
+        self
+    }
+
+    /// Set [`Self::measure_beside_model`].
+    pub fn measure_beside_model(mut self, on: bool) -> Self {
+        self.measure_beside_model = on;
         self
     }
 
@@ -495,6 +511,8 @@ impl AdaptiveProjection {
         let wmax = cands.iter().map(|c| c.weight).fold(1.0, f64::max);
         let mut filter = ZcdpFilter::new(self.rho, rel)?;
         let mut measurements: Vec<MeasuredMarginal> = Vec::new();
+        // workload tables measured beside the model, by candidate index
+        let mut beside: HashMap<usize, beside::BesideTable> = HashMap::new();
         let mut trace = Vec::new();
         let report = |r: &AdaptiveRound, trace: &mut Vec<AdaptiveRound>| {
             if let Some(f) = &p.progress {
@@ -562,17 +580,34 @@ impl AdaptiveProjection {
             // the measured cliques plus one candidate, in one reused buffer
             let mut cliques: Vec<Vec<usize>> =
                 measurements.iter().map(|m| m.attrs.clone()).collect();
-            let allowed: Vec<usize> = (0..cands.len())
-                .filter(|&i| {
-                    if cands[i].attrs.len() == 1 {
-                        return true;
-                    }
-                    cliques.push(cands[i].attrs.clone());
-                    let ok = est.admits(&cliques, limit);
-                    cliques.pop();
-                    ok
-                })
-                .collect();
+            // a workload table the model cannot take even at its full cap may be measured
+            // beside it (`beside`), in ℓ1 rounds only: a table that only waits for the
+            // growing cap joins the model later, and a max-error round would spend a whole
+            // round on one cell of a table too large to measure well (measured on adult:
+            // docs/mechanisms/adaptive.md, "Tables beside the model")
+            let beside_round =
+                p.measure_beside_model && matches!(score, RoundScore::FitError { .. });
+            let mut allowed = Vec::with_capacity(cands.len());
+            let mut outside = std::collections::HashSet::new();
+            for (i, c) in cands.iter().enumerate() {
+                if c.attrs.len() == 1 {
+                    allowed.push(i);
+                    continue;
+                }
+                cliques.push(c.attrs.clone());
+                let ok = est.admits(&cliques, limit);
+                let never = !ok
+                    && beside_round
+                    && c.attrs == c.parent
+                    && !est.admits(&cliques, p.max_model_cells);
+                cliques.pop();
+                if ok {
+                    allowed.push(i);
+                } else if never {
+                    allowed.push(i);
+                    outside.insert(i);
+                }
+            }
             // the estimate on every allowed candidate, from its parent's marginal
             let mut parents: HashMap<&[usize], Vec<f64>> = HashMap::new();
             for &i in &allowed {
@@ -585,12 +620,16 @@ impl AdaptiveProjection {
                 .iter()
                 .map(|&i| {
                     let c = &cands[i];
-                    marginalise(
+                    let model = marginalise(
                         &c.parent,
                         &sizes_of(&c.parent),
                         &parents[c.parent.as_slice()],
                         &c.attrs,
-                    )
+                    );
+                    match beside.get(&i) {
+                        Some(b) => b.estimate(&model, total),
+                        None => model,
+                    }
                 })
                 .collect();
             let sigma = cal.sigma();
@@ -611,29 +650,40 @@ impl AdaptiveProjection {
             let k = select(&plan.selector, &scores, rng)?;
             let i = allowed[k];
             let y = measure(&exact_counts(&counts[i])?, &plan.measurement.noise, rng)?;
-            measurements.push(MeasuredMarginal {
-                attrs: cands[i].attrs.clone(),
-                values: y.iter().map(|&v| v as f64).collect(),
-                sigma2: cal.sigma2,
-            });
-            est.fit(&measurements, total)?;
-            let after = est.marginal(&cands[i].attrs)?;
+            let beside_measured = outside.contains(&i) || beside.contains_key(&i);
+            let after = if beside_measured {
+                // beside the model: the model is not refitted
+                let b = beside.entry(i).or_default();
+                b.add(&y, cal.sigma2);
+                b.estimate(&parents[cands[i].parent.as_slice()], total)
+            } else {
+                measurements.push(MeasuredMarginal {
+                    attrs: cands[i].attrs.clone(),
+                    values: y.iter().map(|&v| v as f64).collect(),
+                    sigma2: cal.sigma2,
+                });
+                est.fit(&measurements, total)?;
+                est.marginal(&cands[i].attrs)?
+            };
             let changes = after
                 .iter()
                 .zip(&estimates[k])
                 .map(|(a, b)| total * (a - b).abs());
             // did the measurement move the estimate by more than its noise would? (ℓ1 for
-            // AIM's rounds, the largest cell for max-error rounds)
-            let annealed = match cal.score {
-                RoundScore::FitError { .. } => {
-                    changes.sum::<f64>()
-                        <= (2.0 / std::f64::consts::PI).sqrt() * sigma * after.len() as f64
-                }
-                RoundScore::MaxCellError => {
-                    changes.fold(0.0, f64::max)
-                        <= sigma * (2.0 * (2.0 * after.len() as f64).ln()).sqrt()
-                }
-            };
+            // AIM's rounds, the largest cell for max-error rounds). Not asked of a table
+            // measured beside the model: the model did not take it, so a shrunk release
+            // that barely moved says nothing about the model's need for budget
+            let annealed = !beside_measured
+                && match cal.score {
+                    RoundScore::FitError { .. } => {
+                        changes.sum::<f64>()
+                            <= (2.0 / std::f64::consts::PI).sqrt() * sigma * after.len() as f64
+                    }
+                    RoundScore::MaxCellError => {
+                        changes.fold(0.0, f64::max)
+                            <= sigma * (2.0 * (2.0 * after.len() as f64).ln()).sqrt()
+                    }
+                };
             if annealed {
                 rho_m *= 4.0;
                 rho_s *= 4.0;
@@ -658,7 +708,14 @@ impl AdaptiveProjection {
         for m in workload.marginals() {
             let mut sorted = m.attrs().to_vec();
             sorted.sort_unstable();
-            let v = est.marginal(&sorted)?;
+            let mut v = est.marginal(&sorted)?;
+            if let Some(b) = cands
+                .iter()
+                .position(|c| c.attrs == sorted)
+                .and_then(|i| beside.get(&i))
+            {
+                v = b.estimate(&v, total);
+            }
             answers.extend(reorder(&sorted, &v, m));
         }
         let mut notes = vec![
@@ -681,6 +738,15 @@ impl AdaptiveProjection {
             ),
         ];
         notes.extend(est.notes());
+        if !beside.is_empty() {
+            notes.push(format!(
+                "{} workload table(s) too large to join the model were measured beside it; \
+                 each is released as its measurements shrunk toward the model's marginal \
+                 (positive-part James–Stein), and the synthetic records (a sample of the \
+                 model) do not reflect them",
+                beside.len()
+            ));
+        }
         notes.push(
             "synthetic records: a sample of the fitted model; the released answers are the \
              model's own marginals, so answers computed from the records differ by sampling \
