@@ -102,7 +102,7 @@ fn dualquery_rounds_over_budget_on_the_public_n_are_refused_uncharged() {
 fn other_public_failures_found_by_extreme_settings_are_refused_uncharged() {
     let eps = ["--epsilon", "30"];
     let rho = ["--rho", "450"];
-    let cases: [(&str, &[&str], &[&str], &str); 9] = [
+    let cases: [(&str, &[&str], &[&str], &str); 10] = [
         (
             "coarse-titanic",
             &rho,
@@ -226,6 +226,21 @@ fn other_public_failures_found_by_extreme_settings_are_refused_uncharged() {
                 "all-2way",
                 "--mechanism",
                 "projection",
+                "--rho",
+                "1e-300",
+            ],
+            "sigma2",
+        ),
+        (
+            "adaptive-projection-tiny-rho",
+            &rho,
+            &[
+                "--dataset",
+                "nltcs",
+                "--workload",
+                "all-2way",
+                "--mechanism",
+                "adaptive-projection",
                 "--rho",
                 "1e-300",
             ],

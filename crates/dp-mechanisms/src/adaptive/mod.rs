@@ -58,7 +58,7 @@ use dp_queries::{Dataset, Domain, GraphicalModelSettings, Marginal, MarginalWork
 use rand::CryptoRng;
 use rayon::prelude::*;
 
-use crate::engine::{ZcdpFilter, exact_counts, measure, select};
+use crate::engine::{Measurement, ZcdpFilter, exact_counts, measure, select};
 use crate::{
     Diagnostics, GaussianParams, Mechanism, MechanismError, PrivacyCertificate, Release, Result,
 };
@@ -522,8 +522,7 @@ impl AdaptiveProjection {
         };
         // 1. the 1-ways
         let fit_score = RoundScore::FitError { max_weight: wmax };
-        let cal1 = RoundCalibration::new(rel, rho_m, 0.0, fit_score)?;
-        let one_way = cal1.measurement(rel)?;
+        let (cal1, one_way) = self.opening(&cands)?;
         for (i, c) in cands.iter().enumerate().filter(|(_, c)| c.attrs.len() == 1) {
             filter.spend(&format!("1-way {:?}", c.attrs), cal1.measure_rho)?;
             let y = measure(&exact_counts(&counts[i])?, &one_way.noise, rng)?;
@@ -901,9 +900,37 @@ struct RoundHistory {
     calibration: RoundCalibration,
 }
 
+impl AdaptiveProjection {
+    /// The 1-way measurements' calibration and plan, after checking that the first
+    /// selection round's plans (both scores) can be built at the opening budgets: public
+    /// inputs only, so a budget whose noise is beyond the samplers' range (e.g. ρ = 1e-300)
+    /// is refused before any spend is recorded. Shared by the release and
+    /// [`Mechanism::check_inputs`], so the two cannot disagree.
+    fn opening(&self, cands: &[Candidate]) -> Result<(RoundCalibration, Measurement)> {
+        let p = &self.params;
+        let rel = p.neighbouring;
+        let d = cands.iter().filter(|c| c.attrs.len() == 1).count();
+        let t_rounds = (p.rounds_per_attribute * d) as f64;
+        let rho_m = p.measurement_share * self.rho / t_rounds;
+        let rho_s = (1.0 - p.measurement_share) * self.rho / t_rounds;
+        let wmax = cands.iter().map(|c| c.weight).fold(1.0, f64::max);
+        let fit_score = RoundScore::FitError { max_weight: wmax };
+        for score in [fit_score, RoundScore::MaxCellError] {
+            RoundCalibration::new(rel, rho_m, rho_s, score)?.plan(rel)?;
+        }
+        let cal1 = RoundCalibration::new(rel, rho_m, 0.0, fit_score)?;
+        let one_way = cal1.measurement(rel)?;
+        Ok((cal1, one_way))
+    }
+}
+
 impl Mechanism for AdaptiveProjection {
     fn name(&self) -> &'static str {
         "adaptive-projection"
+    }
+
+    fn check_inputs(&self, workload: &MarginalWorkload, _public_n: Option<usize>) -> Result<()> {
+        self.opening(&candidates(workload)).map(drop)
     }
 
     fn certificate(&self) -> PrivacyCertificate {
