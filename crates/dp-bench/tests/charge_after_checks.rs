@@ -98,172 +98,114 @@ fn dualquery_rounds_over_budget_on_the_public_n_are_refused_uncharged() {
     );
 }
 
+/// A refused release: name, ledger budget, dataset, mechanism, further flags, expected
+/// error (on all-2way).
+type Case<'a> = (
+    &'a str,
+    &'a [&'a str],
+    &'a str,
+    &'a str,
+    &'a [&'a str],
+    &'a str,
+);
+
 #[test]
 fn other_public_failures_found_by_extreme_settings_are_refused_uncharged() {
     let eps = ["--epsilon", "30"];
     let rho = ["--rho", "450"];
-    let cases: [(&str, &[&str], &[&str], &str); 10] = [
+    let cases: [Case; 10] = [
         (
             "coarse-titanic",
             &rho,
-            &[
-                "--dataset",
-                "titanic",
-                "--workload",
-                "all-2way",
-                "--mechanism",
-                "coarse-projection",
-                "--rho",
-                "1",
-            ],
+            "titanic",
+            "coarse-projection",
+            &["--rho", "1"],
             "explicit universe is too large",
         ),
         (
             "chaining-worst-case-titanic",
             &rho,
-            &[
-                "--dataset",
-                "titanic",
-                "--workload",
-                "all-2way",
-                "--mechanism",
-                "chaining-worst-case",
-                "--rho",
-                "1",
-            ],
+            "titanic",
+            "chaining-worst-case",
+            &["--rho", "1"],
             "explicit universe is too large",
         ),
         (
             "ic-mw-alpha",
             &eps,
-            &[
-                "--dataset",
-                "nltcs",
-                "--workload",
-                "all-2way",
-                "--mechanism",
-                "ic-mw",
-                "--epsilon",
-                "1",
-                "--alpha",
-                "1e-9",
-            ],
+            "nltcs",
+            "ic-mw",
+            &["--epsilon", "1", "--alpha", "1e-9"],
             "B(α) exceeds",
         ),
         (
             "dualquery-eta",
             &eps,
-            &[
-                "--dataset",
-                "nltcs",
-                "--workload",
-                "all-2way",
-                "--mechanism",
-                "dualquery",
-                "--epsilon",
-                "1",
-                "--eta",
-                "1e-30",
-            ],
+            "nltcs",
+            "dualquery",
+            &["--epsilon", "1", "--eta", "1e-30"],
             "exact query sampler",
         ),
         (
             "dualquery-exhaustive",
             &eps,
-            &[
-                "--dataset",
-                "adult",
-                "--workload",
-                "all-2way",
-                "--mechanism",
-                "dualquery",
-                "--epsilon",
-                "1",
-                "--oracle",
-                "exhaustive",
-                "--rounds",
-                "3",
-            ],
+            "adult",
+            "dualquery",
+            &["--epsilon", "1", "--oracle", "exhaustive", "--rounds", "3"],
             "exhaustive oracle's limit",
         ),
         (
             "gaussian-tiny-rho",
             &rho,
-            &[
-                "--dataset",
-                "nltcs",
-                "--workload",
-                "all-2way",
-                "--mechanism",
-                "gaussian",
-                "--rho",
-                "1e-300",
-            ],
+            "nltcs",
+            "gaussian",
+            &["--rho", "1e-300"],
             "sigma2",
         ),
         (
             "laplace-tiny-epsilon",
             &eps,
-            &[
-                "--dataset",
-                "nltcs",
-                "--workload",
-                "all-2way",
-                "--mechanism",
-                "laplace",
-                "--epsilon",
-                "1e-300",
-            ],
+            "nltcs",
+            "laplace",
+            &["--epsilon", "1e-300"],
             "scale",
         ),
         (
             "projection-tiny-rho",
             &rho,
-            &[
-                "--dataset",
-                "nltcs",
-                "--workload",
-                "all-2way",
-                "--mechanism",
-                "projection",
-                "--rho",
-                "1e-300",
-            ],
+            "nltcs",
+            "projection",
+            &["--rho", "1e-300"],
             "sigma2",
         ),
         (
             "adaptive-projection-tiny-rho",
             &rho,
-            &[
-                "--dataset",
-                "nltcs",
-                "--workload",
-                "all-2way",
-                "--mechanism",
-                "adaptive-projection",
-                "--rho",
-                "1e-300",
-            ],
+            "nltcs",
+            "adaptive-projection",
+            &["--rho", "1e-300"],
             "sigma2",
         ),
         (
             "mwem-tiny-epsilon",
             &eps,
-            &[
-                "--dataset",
-                "nltcs",
-                "--workload",
-                "all-2way",
-                "--mechanism",
-                "mwem",
-                "--epsilon",
-                "1e-300",
-            ],
+            "nltcs",
+            "mwem",
+            &["--epsilon", "1e-300"],
             "scale",
         ),
     ];
-    for (name, budget, args, message) in cases {
-        refused_uncharged(name, budget, args, message);
+    for (name, budget, dataset, mechanism, flags, message) in cases {
+        let mut args = vec![
+            "--dataset",
+            dataset,
+            "--workload",
+            "all-2way",
+            "--mechanism",
+            mechanism,
+        ];
+        args.extend_from_slice(flags);
+        refused_uncharged(name, budget, &args, message);
     }
 }
 

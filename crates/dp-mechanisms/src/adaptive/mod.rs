@@ -504,11 +504,9 @@ impl AdaptiveProjection {
             .collect::<Result<_>>()?;
         let sizes_of =
             |a: &[usize]| -> Vec<usize> { a.iter().map(|&i| domain.size(i) as usize).collect() };
-        let t_rounds = (p.rounds_per_attribute * d) as f64;
         let alpha = p.measurement_share;
-        let mut rho_m = alpha * self.rho / t_rounds;
-        let mut rho_s = (1.0 - alpha) * self.rho / t_rounds;
-        let wmax = cands.iter().map(|c| c.weight).fold(1.0, f64::max);
+        let opening = self.opening(&cands)?;
+        let (mut rho_m, mut rho_s) = (opening.rho_measure, opening.rho_select);
         let mut filter = ZcdpFilter::new(self.rho, rel)?;
         let mut measurements: Vec<MeasuredMarginal> = Vec::new();
         // workload tables measured beside the model, by candidate index
@@ -521,8 +519,7 @@ impl AdaptiveProjection {
             trace.push(r.clone());
         };
         // 1. the 1-ways
-        let fit_score = RoundScore::FitError { max_weight: wmax };
-        let (cal1, one_way) = self.opening(&cands)?;
+        let (fit_score, cal1, one_way) = (opening.fit_score, opening.one_way, opening.measurement);
         for (i, c) in cands.iter().enumerate().filter(|(_, c)| c.attrs.len() == 1) {
             filter.spend(&format!("1-way {:?}", c.attrs), cal1.measure_rho)?;
             let y = measure(&exact_counts(&counts[i])?, &one_way.noise, rng)?;
@@ -708,10 +705,9 @@ impl AdaptiveProjection {
             let mut sorted = m.attrs().to_vec();
             sorted.sort_unstable();
             let mut v = est.marginal(&sorted)?;
-            if let Some(b) = cands
+            if let Some(b) = beside
                 .iter()
-                .position(|c| c.attrs == sorted)
-                .and_then(|i| beside.get(&i))
+                .find_map(|(&i, b)| (cands[i].attrs == sorted).then_some(b))
             {
                 v = b.estimate(&v, total);
             }
@@ -906,22 +902,39 @@ impl AdaptiveProjection {
     /// inputs only, so a budget whose noise is beyond the samplers' range (e.g. ρ = 1e-300)
     /// is refused before any spend is recorded. Shared by the release and
     /// [`Mechanism::check_inputs`], so the two cannot disagree.
-    fn opening(&self, cands: &[Candidate]) -> Result<(RoundCalibration, Measurement)> {
+    fn opening(&self, cands: &[Candidate]) -> Result<Opening> {
         let p = &self.params;
         let rel = p.neighbouring;
         let d = cands.iter().filter(|c| c.attrs.len() == 1).count();
         let t_rounds = (p.rounds_per_attribute * d) as f64;
-        let rho_m = p.measurement_share * self.rho / t_rounds;
-        let rho_s = (1.0 - p.measurement_share) * self.rho / t_rounds;
+        let rho_measure = p.measurement_share * self.rho / t_rounds;
+        let rho_select = (1.0 - p.measurement_share) * self.rho / t_rounds;
         let wmax = cands.iter().map(|c| c.weight).fold(1.0, f64::max);
         let fit_score = RoundScore::FitError { max_weight: wmax };
         for score in [fit_score, RoundScore::MaxCellError] {
-            RoundCalibration::new(rel, rho_m, rho_s, score)?.plan(rel)?;
+            RoundCalibration::new(rel, rho_measure, rho_select, score)?.plan(rel)?;
         }
-        let cal1 = RoundCalibration::new(rel, rho_m, 0.0, fit_score)?;
-        let one_way = cal1.measurement(rel)?;
-        Ok((cal1, one_way))
+        let one_way = RoundCalibration::new(rel, rho_measure, 0.0, fit_score)?;
+        let measurement = one_way.measurement(rel)?;
+        Ok(Opening {
+            rho_measure,
+            rho_select,
+            fit_score,
+            one_way,
+            measurement,
+        })
     }
+}
+
+/// The opening of a run ([`AdaptiveProjection::opening`]): the per-round budgets before any
+/// annealing (`αρ/T`, `(1 − α)ρ/T`), AIM's score with the candidates' largest weight, and
+/// the 1-way measurements' calibration and plan.
+struct Opening {
+    rho_measure: f64,
+    rho_select: f64,
+    fit_score: RoundScore,
+    one_way: RoundCalibration,
+    measurement: Measurement,
 }
 
 impl Mechanism for AdaptiveProjection {
