@@ -29,7 +29,11 @@ fn main() {
             .join(&wl);
         MarginalWorkload::from_json_file(data.domain(), &path).unwrap()
     } else {
-        dp_bench::experiments::projection::bench_workload(data.domain(), &wl).unwrap()
+        let wseed: u64 = std::env::var("WSEED")
+            .ok()
+            .map(|v| v.parse().unwrap())
+            .unwrap_or(1);
+        MarginalWorkload::parse_spec(data.domain(), &wl, wseed).unwrap()
     };
     let truth = w.answers(&data).unwrap();
     let budget = PrivacyLoss::approx(eps, 1e-9).unwrap();
@@ -45,6 +49,7 @@ fn main() {
         .map(|s| s.parse().unwrap())
         .unwrap_or(params.max_error_every);
     params.max_model_cells = env("MC", params.max_model_cells);
+    params.rounds_per_attribute = env("RPA", params.rounds_per_attribute as f64) as usize;
     let (ri, fi) = match params.estimator {
         EstimatorChoice::GraphicalModel {
             round_iterations,
@@ -52,6 +57,7 @@ fn main() {
         } => (round_iterations, final_iterations),
         EstimatorChoice::Independent => (100, 500),
     };
+    let (ds, dt) = (params.direct_share, params.direct_noise_l1);
     let mech = params
         .estimator(EstimatorChoice::GraphicalModel {
             round_iterations: env("RI", ri as f64) as usize,
@@ -60,8 +66,21 @@ fn main() {
         .neighbouring(Neighbouring::AddRemove)
         .max_error_every(every)
         .measure_beside_model(env("BESIDE", 0.0) != 0.0)
+        .direct(env("DS", ds), env("DT", dt))
         .check()
         .unwrap();
+    // the Gaussian baseline with simplex post-processing, same budget, relation and seed
+    let base = dp_bench::registry::build_mechanism(
+        "gaussian",
+        budget,
+        Neighbouring::AddRemove,
+        dp_mechanisms::PostProcessing::SimplexProjection,
+    )
+    .unwrap();
+    let base_rel = base
+        .release(&data, &w, &mut dp_core::seeded_rng(seed))
+        .unwrap();
+    let base_err = dp_queries::ErrorReport::compute(&w, &base_rel.answers, &truth).unwrap();
     let mut rng = dp_core::seeded_rng(seed);
     let t = std::time::Instant::now();
     let run = mech.run(&data, &w, &mut rng).unwrap();
@@ -101,9 +120,11 @@ fn main() {
         run.rounds.len(),
         run.rounds.iter().filter(|r| r.annealed).count()
     );
+    println!("{base_err:?}");
     for n in &run.release.diagnostics.notes {
         println!("note: {n}");
     }
+    println!("direct: {}", run.direct.len());
     for r in &run.rounds {
         print!("{:?}{} ", r.selected, if r.annealed { "*" } else { "" });
     }

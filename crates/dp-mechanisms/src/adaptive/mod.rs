@@ -47,6 +47,7 @@
 //! empty dataset is released like any other. Under replace-one `n` is public.
 
 pub mod beside;
+mod direct;
 pub mod estimator;
 pub mod round;
 
@@ -136,6 +137,14 @@ pub struct AdaptiveProjectionParams {
     /// ε = 10 it helped one seed and hurt another (docs/mechanisms/adaptive.md, "Tables
     /// beside the model"); not yet a default.
     pub measure_beside_model: bool,
+    /// Share `β` of ρ that would measure *every* workload table (of two or more attributes)
+    /// directly at `βρ/k` each; only the **cheap** ones are measured (and charged), after the
+    /// 1-ways and before any selection round (`adaptive/direct.rs`). 0 turns the phase off
+    /// (AIM's rule). Must lie in `[0, 1)`.
+    pub direct_share: f64,
+    /// A workload table is cheap when its direct measurement at share [`Self::direct_share`]
+    /// has expected ℓ1 noise, normalised by the noisy total, at most this (`τ`). Finite, ≥ 0.
+    pub direct_noise_l1: f64,
     /// The estimator.
     pub estimator: EstimatorChoice,
     /// Called after every round.
@@ -153,6 +162,8 @@ impl std::fmt::Debug for AdaptiveProjectionParams {
             .field("max_elimination_cells", &self.max_elimination_cells)
             .field("max_error_every", &self.max_error_every)
             .field("measure_beside_model", &self.measure_beside_model)
+            .field("direct_share", &self.direct_share)
+            .field("direct_noise_l1", &self.direct_noise_l1)
             .field("estimator", &self.estimator)
             .finish_non_exhaustive()
     }
@@ -172,6 +183,8 @@ impl AdaptiveProjectionParams {
             max_elimination_cells: GraphicalModelSettings::default().max_elimination_cells,
             max_error_every: 2,
             measure_beside_model: false,
+            direct_share: 0.0,
+            direct_noise_l1: 0.05,
             estimator: EstimatorChoice::GraphicalModel {
                 round_iterations: 100,
                 final_iterations: 500,
@@ -195,6 +208,13 @@ impl AdaptiveProjectionParams {
     /// Set [`Self::measure_beside_model`].
     pub fn measure_beside_model(mut self, on: bool) -> Self {
         self.measure_beside_model = on;
+        self
+    }
+
+    /// Set [`Self::direct_share`] (β) and [`Self::direct_noise_l1`] (τ).
+    pub fn direct(mut self, share: f64, max_noise_l1: f64) -> Self {
+        self.direct_share = share;
+        self.direct_noise_l1 = max_noise_l1;
         self
     }
 
@@ -244,6 +264,20 @@ impl AdaptiveProjectionParams {
                 "measurement_share",
                 self.measurement_share.to_string(),
                 "must lie strictly between 0 and 1",
+            );
+        }
+        if !(self.direct_share >= 0.0 && self.direct_share < 1.0) {
+            return bad(
+                "direct_share",
+                self.direct_share.to_string(),
+                "must lie in [0, 1)",
+            );
+        }
+        if !(self.direct_noise_l1.is_finite() && self.direct_noise_l1 >= 0.0) {
+            return bad(
+                "direct_noise_l1",
+                self.direct_noise_l1.to_string(),
+                "must be finite and at least 0",
             );
         }
         if !(self.max_model_cells.is_finite() && self.max_model_cells >= 1.0) {
@@ -449,6 +483,9 @@ pub struct AdaptiveRun {
     pub release: Release,
     /// Every round (round 0: the 1-ways).
     pub rounds: Vec<AdaptiveRound>,
+    /// The cheap workload tables measured directly after the 1-ways, in order (round 0,
+    /// no selection; `adaptive/direct.rs`).
+    pub direct: Vec<AdaptiveRound>,
 }
 
 impl AdaptiveProjection {
@@ -545,6 +582,48 @@ impl AdaptiveProjection {
             },
             &mut trace,
         );
+        // 1b. the workload's cheap tables, measured directly (direct.rs)
+        let mut direct_trace = Vec::new();
+        let mut direct_beside = 0usize;
+        if let Some((dcal, dmeasure)) = &opening.direct {
+            let cells = |a: &[usize]| a.iter().map(|&i| domain.size(i) as f64).product::<f64>();
+            let cheap = direct::cheap_tables(&cands, cells, dcal.sigma(), total, p.direct_noise_l1);
+            for &i in &cheap {
+                filter.spend(&format!("direct {:?}", cands[i].attrs), dcal.measure_rho)?;
+                let y = measure(&exact_counts(&counts[i])?, &dmeasure.noise, rng)?;
+                let mut cliques: Vec<Vec<usize>> =
+                    measurements.iter().map(|m| m.attrs.clone()).collect();
+                cliques.push(cands[i].attrs.clone());
+                // AIM's growing size limit, as in the rounds: a direct table that would take
+                // the model beyond `cap · ρ spent / ρ` is measured beside it, so the cheap
+                // tables never fill the model the rounds still need (temporal-match2:
+                // docs/mechanisms/adaptive.md, "Cheap tables first")
+                let limit = p.max_model_cells * filter.spent() / self.rho;
+                if est.admits(&cliques, limit) {
+                    measurements.push(MeasuredMarginal {
+                        attrs: cands[i].attrs.clone(),
+                        values: y.iter().map(|&v| v as f64).collect(),
+                        sigma2: dcal.sigma2,
+                    });
+                } else {
+                    beside.entry(i).or_default().add(&y, dcal.sigma2);
+                    direct_beside += 1;
+                }
+                direct_trace.push(AdaptiveRound {
+                    round: 0,
+                    selected: cands[i].attrs.clone(),
+                    sigma2: dcal.sigma2,
+                    select_epsilon: 0.0,
+                    measure_rho: dcal.measure_rho,
+                    select_rho: 0.0,
+                    rho_spent: filter.spent(),
+                    annealed: false,
+                });
+            }
+            if !cheap.is_empty() {
+                est.fit(&measurements, total)?;
+            }
+        }
         // 2. the rounds
         let mut round = 0usize;
         while filter.remaining() > self.rho * 1e-9 {
@@ -732,6 +811,19 @@ impl AdaptiveProjection {
                 trace.iter().filter(|r| r.annealed).count()
             ),
         ];
+        if let Some((dcal, _)) = &opening.direct {
+            notes.push(format!(
+                "cheap workload tables measured directly after the 1-ways: {} of {} \
+                 (σ = {:.3} each, ρ {:.6} each; cheap: expected ℓ1 noise / total ≤ {}), \
+                 {} of them beside the model",
+                direct_trace.len(),
+                direct::workload_tables(&cands).len(),
+                dcal.sigma(),
+                dcal.measure_rho,
+                p.direct_noise_l1,
+                direct_beside
+            ));
+        }
         notes.extend(est.notes());
         if !beside.is_empty() {
             notes.push(format!(
@@ -768,6 +860,7 @@ impl AdaptiveProjection {
                 diagnostics,
             },
             rounds: trace,
+            direct: direct_trace,
         })
     }
 }
@@ -857,6 +950,29 @@ impl crate::StepAudited for AdaptiveProjection {
             count: d,
             loss: one_way.loss,
         }];
+        if let Some(first_direct) = run.direct.first() {
+            let m = round::table_measurement(rel, first_direct.sigma2, first_direct.measure_rho)?;
+            let at = cands
+                .iter()
+                .position(|c| c.attrs == first_direct.selected)
+                .ok_or_else(|| MechanismError::Numerical {
+                    what: "internal: a directly measured table is not a candidate".into(),
+                })?;
+            steps.push(source.measurement_step(
+                format!(
+                    "adaptive-projection direct measurement of {}",
+                    source.candidates[at]
+                ),
+                &m,
+                at,
+                reference,
+            )?);
+            losses.push(StepLoss {
+                what: "direct measurements of cheap workload tables".into(),
+                count: run.direct.len() as u64,
+                loss: m.loss,
+            });
+        }
         let mut recorded = Vec::new();
         for h in seen {
             let plan = h.calibration.plan(rel)?;
@@ -916,12 +1032,22 @@ impl AdaptiveProjection {
         }
         let one_way = RoundCalibration::new(rel, rho_measure, 0.0, fit_score)?;
         let measurement = one_way.measurement(rel)?;
+        let k = direct::workload_tables(cands).len();
+        let direct = if p.direct_share > 0.0 && k > 0 {
+            let cal =
+                RoundCalibration::new(rel, p.direct_share * self.rho / k as f64, 0.0, fit_score)?;
+            let m = cal.measurement(rel)?;
+            Some((cal, m))
+        } else {
+            None
+        };
         Ok(Opening {
             rho_measure,
             rho_select,
             fit_score,
             one_way,
             measurement,
+            direct,
         })
     }
 }
@@ -935,6 +1061,9 @@ struct Opening {
     fit_score: RoundScore,
     one_way: RoundCalibration,
     measurement: Measurement,
+    /// The direct measurements' calibration and plan (`βρ/k` each), if `β > 0` and the
+    /// workload has a table of two or more attributes.
+    direct: Option<(RoundCalibration, Measurement)>,
 }
 
 impl Mechanism for AdaptiveProjection {

@@ -1,0 +1,178 @@
+//! Issue #24: adaptive-projection's direct measurement of the workload's cheap tables
+//! (`adaptive/direct.rs`) — the rule on both sides of its threshold through the release, the
+//! noise each direct measurement gets, the budget it spends, and the step decomposition that
+//! the audit sees.
+
+use dp_core::{Neighbouring, PrivacyLoss};
+use dp_mechanisms::StepAudited;
+use dp_mechanisms::StepRequest;
+use dp_mechanisms::adaptive::AdaptiveProjectionParams;
+use dp_queries::{Dataset, Domain, MarginalWorkload};
+
+/// Five attributes (sizes 2, 3, 2, 4, 2), all 2-way tables (10 tables of 4–12 cells), n rows.
+fn small(n: usize) -> (Dataset, MarginalWorkload) {
+    let domain = Domain::new(vec![
+        ("a".into(), 2),
+        ("b".into(), 3),
+        ("c".into(), 2),
+        ("d".into(), 4),
+        ("e".into(), 2),
+    ])
+    .unwrap();
+    let w = MarginalWorkload::all_kway(&domain, 2).unwrap();
+    let cols = (0..5)
+        .map(|j| {
+            (0..n)
+                .map(|i| ((i * (j + 3) + i / 3 + (i % 7) * j) % domain.size(j) as usize) as u32)
+                .collect()
+        })
+        .collect();
+    (Dataset::from_columns(domain, cols).unwrap(), w)
+}
+
+fn delta2(rel: Neighbouring) -> f64 {
+    match rel {
+        Neighbouring::ReplaceOne => 2.0,
+        Neighbouring::AddRemove => 1.0,
+    }
+}
+
+/// Above the threshold (τ = 10: every table is cheap) all ten workload tables are measured
+/// directly, each at `ρ_t = βρ/k` with `σ² = Δ₂²/(2ρ_t)` (Δ₂² = 1 add/remove, 2
+/// replace-one: a wrong sensitivity or a share of the whole ρ per table moves σ² by 2× or
+/// 10×); with the rounds, everything spent lies in [ρ(1 − 1e-6), ρ]. Below it (τ = 0)
+/// nothing is measured directly, and the release is the same as with the phase off (the
+/// same seed draws the same noise): the rule costs nothing where it does not apply.
+#[test]
+fn cheap_tables_are_measured_at_the_share_and_the_budget_adds_up() {
+    let (data, w) = small(400);
+    let k = 10.0;
+    for rel in [Neighbouring::AddRemove, Neighbouring::ReplaceOne] {
+        for rho in [0.05, 2.0] {
+            let beta = 0.6;
+            let m = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(rho).unwrap())
+                .neighbouring(rel)
+                .direct(beta, 10.0)
+                .check()
+                .unwrap();
+            let run = m.run(&data, &w, &mut dp_core::seeded_rng(3)).unwrap();
+            assert_eq!(run.direct.len(), 10, "{rel} ρ {rho}");
+            let rho_t = beta * rho / k;
+            for d in &run.direct {
+                assert_eq!(d.selected.len(), 2);
+                assert!((d.measure_rho - rho_t).abs() <= 1e-12 * rho_t);
+                let s2 = delta2(rel) / (2.0 * rho_t);
+                assert!(
+                    d.sigma2 >= s2 && d.sigma2 <= s2 * (1.0 + 1e-12),
+                    "{}",
+                    d.sigma2
+                );
+                assert_eq!(d.select_rho, 0.0);
+            }
+            let mut spent = 5.0 * run.rounds[0].measure_rho;
+            spent += run.direct.iter().map(|d| d.measure_rho).sum::<f64>();
+            spent += run.rounds[1..]
+                .iter()
+                .map(|r| r.measure_rho + r.select_rho)
+                .sum::<f64>();
+            assert!(spent <= rho * (1.0 + 1e-12), "{rel} ρ {rho}: spent {spent}");
+            assert!(spent >= rho * (1.0 - 1e-6), "{rel} ρ {rho}: spent {spent}");
+            assert!(run.rounds.last().unwrap().rho_spent <= rho);
+            // the release says what it did
+            assert!(
+                run.release
+                    .diagnostics
+                    .notes
+                    .iter()
+                    .any(|n| n.contains("measured directly after the 1-ways: 10 of 10")),
+                "{:?}",
+                run.release.diagnostics.notes
+            );
+
+            // below the threshold: nothing is cheap, and the release is the phase-off one
+            let none = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(rho).unwrap())
+                .neighbouring(rel)
+                .direct(beta, 0.0)
+                .check()
+                .unwrap()
+                .run(&data, &w, &mut dp_core::seeded_rng(3))
+                .unwrap();
+            let off = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(rho).unwrap())
+                .neighbouring(rel)
+                .direct(0.0, 0.0)
+                .check()
+                .unwrap()
+                .run(&data, &w, &mut dp_core::seeded_rng(3))
+                .unwrap();
+            assert!(none.direct.is_empty());
+            assert_eq!(none.release.answers, off.release.answers);
+            assert_eq!(none.rounds, off.rounds);
+        }
+    }
+}
+
+/// The step decomposition lists the direct measurements (one audited step for the first,
+/// their losses counted) and still composes to the certificate's ρ.
+#[test]
+fn step_decomposition_counts_the_direct_measurements() {
+    let (data, w) = small(80);
+    for rel in [Neighbouring::AddRemove, Neighbouring::ReplaceOne] {
+        let m = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(0.5).unwrap())
+            .neighbouring(rel)
+            .direct(0.5, 10.0)
+            .check()
+            .unwrap();
+        let dec = m
+            .step_decomposition(&data, &w, &StepRequest::new(5))
+            .unwrap();
+        match dec.composed().unwrap() {
+            PrivacyLoss::Zcdp { rho } => {
+                assert!(
+                    (0.5 * (1.0 - 1e-6)..=0.5 * (1.0 + 1e-9)).contains(&rho),
+                    "{rho}"
+                )
+            }
+            other => panic!("{other}"),
+        }
+        let direct = dec
+            .losses
+            .iter()
+            .find(|l| l.what.contains("direct"))
+            .expect("a direct-measurement loss");
+        assert_eq!(direct.count, 10);
+        assert!(
+            dec.steps
+                .iter()
+                .any(|s| s.label.contains("direct measurement")),
+            "{:?}",
+            dec.steps.iter().map(|s| &s.label).collect::<Vec<_>>()
+        );
+    }
+}
+
+/// Parameters: β outside [0, 1) and a negative or non-finite τ are refused by `check`.
+#[test]
+fn direct_parameters_are_validated() {
+    let b = PrivacyLoss::zcdp(1.0).unwrap();
+    for (share, tau) in [
+        (1.0, 0.1),
+        (-0.1, 0.1),
+        (f64::NAN, 0.1),
+        (0.5, -1.0),
+        (0.5, f64::INFINITY),
+    ] {
+        assert!(
+            AdaptiveProjectionParams::new(b)
+                .direct(share, tau)
+                .check()
+                .is_err(),
+            "β {share}, τ {tau}"
+        );
+    }
+    assert!(
+        AdaptiveProjectionParams::new(b)
+            .direct(0.0, 0.0)
+            .check()
+            .is_ok()
+    );
+}
