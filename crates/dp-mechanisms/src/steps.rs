@@ -451,9 +451,10 @@ mod tests {
                 .run(&small, &mut dp_core::seeded_rng(0))
                 .is_err()
         );
-        // adaptive projection: its round-1 state follows from the 1-way measurements, so
-        // the reference run uses the release's seed; with attributes of equal size, the
-        // audit's 1-way step run once per attribute draws what the release's 1-ways draw
+        // adaptive projection: its round-1 state follows from the 1-way and direct
+        // measurements, so the reference run uses the release's seed; with attributes of
+        // equal size, the audit's 1-way step run once per attribute (and its direct step
+        // once per direct table) draws what the release draws
         let domain3 = Domain::new(vec![("a".into(), 2), ("b".into(), 2), ("c".into(), 2)]).unwrap();
         let w3 = MarginalWorkload::all_kway(&domain3, 2).unwrap();
         let cols3 = vec![
@@ -476,7 +477,13 @@ mod tests {
             for _ in 0..3 {
                 d_ap.steps[0].run(&data3, &mut r2).unwrap();
             }
-            let sel = &d_ap.steps[1];
+            // then the direct measurements of the cheap workload tables (2×2 tables: cheap
+            // or not by the noisy total, the same in the reference run with this seed),
+            // replayed by the audit's direct step alike
+            for _ in 0..run.direct.len() {
+                d_ap.steps[1].run(&data3, &mut r2).unwrap();
+            }
+            let sel = &d_ap.steps[if run.direct.is_empty() { 1 } else { 2 }];
             let k = argmax(sel.run(&data3, &mut r2).unwrap());
             assert_eq!(
                 sel.outputs[k],

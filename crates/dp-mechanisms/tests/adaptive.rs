@@ -43,6 +43,11 @@ fn rounds_spend_exactly_the_budget_and_never_more() {
                 let run = m.run(&data, &w, &mut dp_core::seeded_rng(seed)).unwrap();
                 let d = 4.0;
                 let mut total = d * run.rounds[0].measure_rho;
+                // the cheap workload tables measured directly after the 1-ways (direct.rs)
+                for r in &run.direct {
+                    total += r.measure_rho;
+                    assert_eq!(r.select_rho, 0.0);
+                }
                 for r in &run.rounds[1..] {
                     total += r.measure_rho + r.select_rho;
                     assert!(r.select_rho <= r.select_epsilon.powi(2) / 8.0 * (1.0 + 1e-12));
@@ -102,8 +107,9 @@ fn step_decomposition_composes_to_the_certificate() {
             }
             other => panic!("{other}"),
         }
-        // 1-way + (selection, measurement) × 2 audited rounds
-        assert_eq!(dec.steps.len(), 5, "{:?}", dec.steps);
+        // 1-way + the first direct measurement (defaults: every table of this small domain
+        // is cheap) + (selection, measurement) × 2 audited rounds
+        assert_eq!(dec.steps.len(), 6, "{:?}", dec.steps);
         assert!(dec.steps.iter().all(|s| s.neighbouring == rel));
         // the runners are the release's code: they run on the reference data
         let mut rng = dp_core::seeded_rng(1);

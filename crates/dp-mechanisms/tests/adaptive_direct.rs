@@ -84,7 +84,7 @@ fn cheap_tables_are_measured_at_the_share_and_the_budget_adds_up() {
                     .diagnostics
                     .notes
                     .iter()
-                    .any(|n| n.contains("measured directly after the 1-ways: 10 of 10")),
+                    .any(|n| n.contains(": 10 of 10; measured directly after the 1-ways: 10")),
                 "{:?}",
                 run.release.diagnostics.notes
             );
@@ -109,6 +109,39 @@ fn cheap_tables_are_measured_at_the_share_and_the_budget_adds_up() {
             assert_eq!(none.rounds, off.rounds);
         }
     }
+}
+
+/// Both sides of the majority rule (more than half of the workload tables cheap). ρ = 2,
+/// β = 0.6, ten 2-way tables of 4, 6, 8 or 12 cells, n = 400 (the noisy total is within a few
+/// counts of it): each direct measurement has σ² = 1/(2·0.12), so its expected ℓ1 noise over
+/// the total is √(2/π)·2.041·cells/400 = 0.0163, 0.0244, 0.0326 for 4, 6, 8 cells. τ = 0.028:
+/// the six tables of at most 6 cells are cheap, more than half, and all six are measured
+/// (and nothing else). τ = 0.02: the three 4-cell tables are cheap, not more than half, so
+/// none is measured and the release is the phase-off one.
+#[test]
+fn the_cheap_tables_are_measured_only_when_they_are_most_of_the_workload() {
+    let (data, w) = small(400);
+    let sizes = [2usize, 3, 2, 4, 2];
+    let cells = |a: &[usize]| a.iter().map(|&i| sizes[i]).product::<usize>();
+    let run = |tau: f64, share: f64| {
+        AdaptiveProjectionParams::new(PrivacyLoss::zcdp(2.0).unwrap())
+            .direct(share, tau)
+            .check()
+            .unwrap()
+            .run(&data, &w, &mut dp_core::seeded_rng(9))
+            .unwrap()
+    };
+    let most = run(0.028, 0.6);
+    assert_eq!(most.direct.len(), 6);
+    assert!(most.direct.iter().all(|d| cells(&d.selected) <= 6));
+    let few = run(0.02, 0.6);
+    assert!(few.direct.is_empty());
+    let notes = few.release.diagnostics.notes.join("\n");
+    assert!(
+        notes.contains(": 3 of 10; measured directly after the 1-ways: 0"),
+        "{notes}"
+    );
+    assert_eq!(few.release.answers, run(0.02, 0.0).release.answers);
 }
 
 /// The step decomposition lists the direct measurements (one audited step for the first,

@@ -93,8 +93,10 @@ pub struct RealRecord {
 pub enum RealScale {
     /// One small configuration per mechanism (CI).
     Quick,
-    /// The issue's grid: adult W64 and all2 at ε ∈ {0.1, 1, 10}, both relations, 3 seeds;
-    /// temporal-match2 and acs random 3-way at ε = 1; the implicit projection at ε = 1.
+    /// The issues' grid: adult W64 and all2 at ε ∈ {0.1, 1, 10}, both relations, 3 seeds;
+    /// the implicit projection at ε = 1; temporal-match2, acs, nltcs and titanic with 64
+    /// random 3-way tables (workload seeds 1 and 2) and all 2-way at ε ∈ {0.1, 1, 10}, both
+    /// relations, 3 seeds (issue #24).
     Full,
 }
 
@@ -163,23 +165,30 @@ pub fn real_grid(scale: RealScale) -> Vec<RealConfig> {
                     1,
                 ));
             }
-            for (dataset, spec) in [
-                ("temporal-match2", "random-3way:32"),
-                ("acs", "random-3way:64"),
-            ] {
-                let w = RealWorkload::Spec(spec.into(), 1);
-                for rel in both {
-                    for seed in 1..=3 {
-                        v.push(cfg(dataset, w.clone(), "gaussian", true, rel, 1.0, seed));
-                        v.push(cfg(
-                            dataset,
-                            w.clone(),
-                            "adaptive-projection",
-                            false,
-                            rel,
-                            1.0,
-                            seed,
-                        ));
+            // issue #24: every other bundled table, 64 random 3-way tables (two workload
+            // seeds) and all 2-way, ε ∈ {0.1, 1, 10}, both relations, three seeds
+            for dataset in ["temporal-match2", "acs", "nltcs", "titanic"] {
+                let workloads = [
+                    RealWorkload::Spec("random-3way:64".into(), 1),
+                    RealWorkload::Spec("random-3way:64".into(), 2),
+                    RealWorkload::Spec("all-2way".into(), 1),
+                ];
+                for w in workloads {
+                    for eps in [0.1, 1.0, 10.0] {
+                        for rel in both {
+                            for seed in 1..=3 {
+                                v.push(cfg(dataset, w.clone(), "gaussian", true, rel, eps, seed));
+                                v.push(cfg(
+                                    dataset,
+                                    w.clone(),
+                                    "adaptive-projection",
+                                    false,
+                                    rel,
+                                    eps,
+                                    seed,
+                                ));
+                            }
+                        }
                     }
                 }
             }

@@ -10,7 +10,11 @@
 //!
 //! 1. **Initialise**: measure every 1-way marginal of `A` with discrete Gaussian noise at
 //!    `ρ_measure = αρ/T` each; fit the estimate.
-//! 2. **Rounds**, while budget is left: among candidates whose addition keeps the estimate's
+//! 2. **Cheap tables first** (issue #24, `adaptive/direct.rs`): each workload table whose
+//!    direct measurement at `βρ/k` (`k` workload tables, `β = direct_share`) has expected
+//!    ℓ1 noise at most `τ = direct_noise_l1` of the noisy total is measured once, directly,
+//!    and joins the estimate (beside it past AIM's growing size limit).
+//! 3. **Rounds**, while budget is left: among candidates whose addition keeps the estimate's
 //!    model within `max_model_cells · (ρ spent / ρ)` (AIM's growing size limit), **select**
 //!    `r` with the exponential mechanism at `ε` (`ε²/8 = ρ_select = (1−α)ρ/T`) on the fit
 //!    error `q_r = w_r·(‖c_r − T̂·p̂_r‖₁ − √(2/π)·σ·n_r)` ([`round::fit_error_score`]);
@@ -18,7 +22,7 @@
 //!    **re-estimate** from every measurement so far; if the estimate of `r` moved by less
 //!    than the noise's expected ℓ1 norm, **anneal**: `ρ_measure, ρ_select ← 4×` (σ halves,
 //!    ε doubles). When less than two rounds' budget is left, the last round takes all of it.
-//! 3. **Release** the estimate's marginals on `W` (and synthetic records sampled from it).
+//! 4. **Release** the estimate's marginals on `W` (and synthetic records sampled from it).
 //!
 //! The estimate is the projection of the measurements onto the marginal polytope — the
 //! point of `conv{q(x)}` nearest to the noisy measurements in the noise-weighted ℓ2 norm —
@@ -34,7 +38,9 @@
 //! `Δ₂² = 1` (add/remove) or `2` (replace-one)
 //! ([`crate::sensitivity::single_marginal_count_sensitivity`]), so it is `ρ_measure`-zCDP
 //! (Bun–Steinke 2016 Prop. 1.6; Canonne–Kamath–Steinke 2020 Thm 14 for the discrete
-//! Gaussian). Every selection is the exponential mechanism proper (exact sampling,
+//! Gaussian); so is each direct measurement of a cheap workload table, at `βρ/k`, whose
+//! choice depends only on public inputs and the noisy 1-way total (post-processing). Every
+//! selection is the exponential mechanism proper (exact sampling,
 //! `dp_core::ExponentialMechanism`) with score sensitivity `max_r w_r · Δ₁(table)`
 //! ([`crate::sensitivity::marginal_fit_error_sensitivity`]; `T̂·p̂_r` is public), which is
 //! ε-bounded-range and so `ε²/8`-zCDP (Cesar–Rogers 2021 Lemma 3.2). The per-round budgets
@@ -172,7 +178,9 @@ impl std::fmt::Debug for AdaptiveProjectionParams {
 impl AdaptiveProjectionParams {
     /// Defaults: add/remove, T = 16d, α = 0.9, 10⁶ model cells, every second selection
     /// round a max-error round, 100 mirror-descent steps per round and 500 for the final fit
-    /// (chosen on adult W64 and all2 at ε = 1, three seeds: docs/mechanisms/adaptive.md).
+    /// (chosen on adult W64 and all2 at ε = 1, three seeds), the cheap workload tables
+    /// measured first with β = 0.8, τ = 0.5 (chosen across the bundled tables, issue #24;
+    /// docs/mechanisms/adaptive.md, "Cheap tables first").
     pub fn new(budget: PrivacyLoss) -> Self {
         AdaptiveProjectionParams {
             budget,
@@ -183,8 +191,8 @@ impl AdaptiveProjectionParams {
             max_elimination_cells: GraphicalModelSettings::default().max_elimination_cells,
             max_error_every: 2,
             measure_beside_model: false,
-            direct_share: 0.0,
-            direct_noise_l1: 0.05,
+            direct_share: 0.8,
+            direct_noise_l1: 0.5,
             estimator: EstimatorChoice::GraphicalModel {
                 round_iterations: 100,
                 final_iterations: 500,
@@ -315,6 +323,11 @@ pub struct AdaptiveProjection {
     delta: Option<f64>,
     params: AdaptiveProjectionParams,
 }
+
+/// The share of `max_model_cells` the directly measured cheap tables may grow the model to
+/// (the rest are measured beside it): the fit's cost per step grows with the number of
+/// measurements times their host cliques' sizes.
+const DIRECT_MODEL_SHARE: f64 = 0.1;
 
 /// A candidate table: attributes (ascending), weight, and the smallest workload table
 /// containing it (its estimate is marginalised from that table's).
@@ -585,9 +598,12 @@ impl AdaptiveProjection {
         // 1b. the workload's cheap tables, measured directly (direct.rs)
         let mut direct_trace = Vec::new();
         let mut direct_beside = 0usize;
+        let mut direct_cheap = 0usize;
         if let Some((dcal, dmeasure)) = &opening.direct {
             let cells = |a: &[usize]| a.iter().map(|&i| domain.size(i) as f64).product::<f64>();
             let cheap = direct::cheap_tables(&cands, cells, dcal.sigma(), total, p.direct_noise_l1);
+            direct_cheap = cheap.len();
+            let cheap = direct::measured_directly(cheap, direct::workload_tables(&cands).len());
             for &i in &cheap {
                 filter.spend(&format!("direct {:?}", cands[i].attrs), dcal.measure_rho)?;
                 let y = measure(&exact_counts(&counts[i])?, &dmeasure.noise, rng)?;
@@ -598,7 +614,11 @@ impl AdaptiveProjection {
                 // the model beyond `cap · ρ spent / ρ` is measured beside it, so the cheap
                 // tables never fill the model the rounds still need (temporal-match2:
                 // docs/mechanisms/adaptive.md, "Cheap tables first")
-                let limit = p.max_model_cells * filter.spent() / self.rho;
+                // and at most a tenth of the cap: every measurement hosted in a large clique
+                // costs a pass over it in every fit step (acs all 2-way, 253 cheap pairs:
+                // > 400 s with the growing limit alone, docs/mechanisms/adaptive.md)
+                let limit = (p.max_model_cells * filter.spent() / self.rho)
+                    .min(p.max_model_cells * DIRECT_MODEL_SHARE);
                 if est.admits(&cliques, limit) {
                     measurements.push(MeasuredMarginal {
                         attrs: cands[i].attrs.clone(),
@@ -813,15 +833,21 @@ impl AdaptiveProjection {
         ];
         if let Some((dcal, _)) = &opening.direct {
             notes.push(format!(
-                "cheap workload tables measured directly after the 1-ways: {} of {} \
-                 (σ = {:.3} each, ρ {:.6} each; cheap: expected ℓ1 noise / total ≤ {}), \
-                 {} of them beside the model",
-                direct_trace.len(),
-                direct::workload_tables(&cands).len(),
-                dcal.sigma(),
-                dcal.measure_rho,
+                "cheap workload tables (expected ℓ1 noise / total ≤ {} at σ = {:.3}): {} of {}; \
+                 measured directly after the 1-ways: {}{}",
                 p.direct_noise_l1,
-                direct_beside
+                dcal.sigma(),
+                direct_cheap,
+                direct::workload_tables(&cands).len(),
+                direct_trace.len(),
+                if direct_trace.is_empty() {
+                    " (only when more than half are cheap)".to_string()
+                } else {
+                    format!(
+                        " (ρ {:.6} each), {} of them beside the model",
+                        dcal.measure_rho, direct_beside
+                    )
+                }
             ));
         }
         notes.extend(est.notes());
