@@ -13,7 +13,9 @@
 # DPQR_BIN (default target/release/dpqr; built by you with `cargo build --release --bin dpqr`),
 # DPQR_PEERS_TIMEOUT (wall-clock cap per run, seconds, default 3600),
 # DPQR_PEERS_CPU (the one CPU the runs are pinned to with taskset, default 0),
-# DPQR_PEERS_RESULTS (default benches/peers/results/peers.jsonl).
+# DPQR_PEERS_RESULTS (default benches/peers/results/peers.jsonl),
+# DPQR_PEERS_STOP (default $HOME/.cache/dpqr-peers/stop: while that file exists, `plan`
+# starts no further run; the run under way finishes and is recorded).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -23,6 +25,7 @@ DPQR_BIN="${DPQR_BIN:-$REPO/target/release/dpqr}"
 TIMEOUT="${DPQR_PEERS_TIMEOUT:-3600}"
 CPU="${DPQR_PEERS_CPU:-0}"
 RESULTS="${DPQR_PEERS_RESULTS:-$HERE/results/peers.jsonl}"
+STOP="${DPQR_PEERS_STOP:-$HOME/.cache/dpqr-peers/stop}"
 SNSYNTH_VERSION="1.0.8"
 
 case "$VENV" in
@@ -106,6 +109,7 @@ case "$cmd" in
     i=0
     while read -r mech table workload wseed eps seed; do
       i=$((i + 1)); [ "$i" -le "$limit" ] || break
+      if [ -e "$STOP" ]; then echo "run.sh: $STOP exists: stopping before run $i" >&2; break; fi
       one "$table" "$workload" "$wseed" "$mech" "$eps" "$seed" </dev/null
     done < <(plan)
     ;;

@@ -41,5 +41,5 @@ for line in path.read_text().splitlines():
         f"| {r['seconds']:.0f} | {r['seconds_total']:.0f} | {r['peak_rss_mib']:.0f} | ok |"
         if ok
         else f"| {r['table']} | {workload(r)} | {r['epsilon']:g} | {r['mechanism'].upper()} | {r['seed']} "
-        f"| — | — | — | — | {r.get('seconds_total') or 0:.0f} | — | {r['status']} |"
+        f"| — | — | — | — | {(format(r['seconds_total'], '.0f') if r.get('seconds_total') else '—')} | — | {r['status']} |"
     )
