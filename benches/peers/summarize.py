@@ -16,7 +16,8 @@ path = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent / "resu
 def pair(block):
     if not block:
         return "—"
-    return f"{block['avgL1']:.3f} / {block['max']:.4f}"
+    a = block["avgL1"]
+    return f"{a:.3f} / {block['max']:.4f}" if a >= 0.1 else f"{a:.4f} / {block['max']:.4f}"
 
 
 def workload(r):
