@@ -120,20 +120,26 @@ pub fn real_grid(scale: RealScale) -> Vec<RealConfig> {
         seed,
     };
     let both = [Neighbouring::AddRemove, Neighbouring::ReplaceOne];
+    // the Gaussian baseline (with simplex post-processing) beside adaptive-projection
+    let pair = |dataset: &str, w: &RealWorkload, rel, eps, seed| {
+        [
+            cfg(dataset, w.clone(), "gaussian", true, rel, eps, seed),
+            cfg(
+                dataset,
+                w.clone(),
+                "adaptive-projection",
+                false,
+                rel,
+                eps,
+                seed,
+            ),
+        ]
+    };
     match scale {
         RealScale::Quick => {
             let w = RealWorkload::Spec("random-2way:8".into(), 1);
             for rel in both {
-                v.push(cfg("adult", w.clone(), "gaussian", true, rel, 1.0, 1));
-                v.push(cfg(
-                    "adult",
-                    w.clone(),
-                    "adaptive-projection",
-                    false,
-                    rel,
-                    1.0,
-                    1,
-                ));
+                v.extend(pair("adult", &w, rel, 1.0, 1));
             }
         }
         RealScale::Full => {
@@ -142,16 +148,7 @@ pub fn real_grid(scale: RealScale) -> Vec<RealConfig> {
                 for eps in [0.1, 1.0, 10.0] {
                     for rel in both {
                         for seed in 1..=3 {
-                            v.push(cfg("adult", w.clone(), "gaussian", true, rel, eps, seed));
-                            v.push(cfg(
-                                "adult",
-                                w.clone(),
-                                "adaptive-projection",
-                                false,
-                                rel,
-                                eps,
-                                seed,
-                            ));
+                            v.extend(pair("adult", &w, rel, eps, seed));
                         }
                     }
                 }
@@ -177,16 +174,7 @@ pub fn real_grid(scale: RealScale) -> Vec<RealConfig> {
                     for eps in [0.1, 1.0, 10.0] {
                         for rel in both {
                             for seed in 1..=3 {
-                                v.push(cfg(dataset, w.clone(), "gaussian", true, rel, eps, seed));
-                                v.push(cfg(
-                                    dataset,
-                                    w.clone(),
-                                    "adaptive-projection",
-                                    false,
-                                    rel,
-                                    eps,
-                                    seed,
-                                ));
+                                v.extend(pair(dataset, &w, rel, eps, seed));
                             }
                         }
                     }

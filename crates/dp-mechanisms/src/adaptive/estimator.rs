@@ -20,6 +20,18 @@ pub struct MeasuredMarginal {
     pub sigma2: f64,
 }
 
+impl MeasuredMarginal {
+    /// The measurement of the table on `attrs` from its noisy integer counts `y`, each of
+    /// noise variance `sigma2`.
+    pub fn from_counts(attrs: Vec<usize>, y: &[i64], sigma2: f64) -> Self {
+        MeasuredMarginal {
+            attrs,
+            values: y.iter().map(|&v| v as f64).collect(),
+            sigma2,
+        }
+    }
+}
+
 /// An estimator of the data distribution from noisy marginal measurements.
 pub trait MarginalEstimator: Send {
     /// Short name for release notes.

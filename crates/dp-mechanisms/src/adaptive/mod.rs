@@ -573,11 +573,11 @@ impl AdaptiveProjection {
         for (i, c) in cands.iter().enumerate().filter(|(_, c)| c.attrs.len() == 1) {
             filter.spend(&format!("1-way {:?}", c.attrs), cal1.measure_rho)?;
             let y = measure(&exact_counts(&counts[i])?, &one_way.noise, rng)?;
-            measurements.push(MeasuredMarginal {
-                attrs: c.attrs.clone(),
-                values: y.iter().map(|&v| v as f64).collect(),
-                sigma2: cal1.sigma2,
-            });
+            measurements.push(MeasuredMarginal::from_counts(
+                c.attrs.clone(),
+                &y,
+                cal1.sigma2,
+            ));
         }
         let total = public_total(rel, data.n(), &measurements);
         let mut est = self.new_estimator(domain);
@@ -599,33 +599,35 @@ impl AdaptiveProjection {
         let mut direct_trace = Vec::new();
         let mut direct_beside = 0usize;
         let mut direct_cheap = 0usize;
-        if let Some((dcal, dmeasure)) = &opening.direct {
-            let cells = |a: &[usize]| a.iter().map(|&i| domain.size(i) as f64).product::<f64>();
+        if let Some(dir) = &opening.direct {
+            let dcal = &dir.calibration;
+            let cells = |a: &[usize]| sizes_of(a).iter().product::<usize>() as f64;
             let cheap = direct::cheap_tables(&cands, cells, dcal.sigma(), total, p.direct_noise_l1);
             direct_cheap = cheap.len();
-            let cheap = direct::measured_directly(cheap, direct::workload_tables(&cands).len());
+            let cheap = direct::measured_directly(cheap, dir.tables);
+            // the model's cliques, grown as the cheap tables join it
+            let mut cliques: Vec<Vec<usize>> =
+                measurements.iter().map(|m| m.attrs.clone()).collect();
             for &i in &cheap {
                 filter.spend(&format!("direct {:?}", cands[i].attrs), dcal.measure_rho)?;
-                let y = measure(&exact_counts(&counts[i])?, &dmeasure.noise, rng)?;
-                let mut cliques: Vec<Vec<usize>> =
-                    measurements.iter().map(|m| m.attrs.clone()).collect();
+                let y = measure(&exact_counts(&counts[i])?, &dir.measurement.noise, rng)?;
                 cliques.push(cands[i].attrs.clone());
-                // AIM's growing size limit, as in the rounds: a direct table that would take
-                // the model beyond `cap · ρ spent / ρ` is measured beside it, so the cheap
-                // tables never fill the model the rounds still need (temporal-match2:
-                // docs/mechanisms/adaptive.md, "Cheap tables first")
-                // and at most a tenth of the cap: every measurement hosted in a large clique
-                // costs a pass over it in every fit step (acs all 2-way, 253 cheap pairs:
-                // > 400 s with the growing limit alone, docs/mechanisms/adaptive.md)
+                // AIM's growing size limit, as in the rounds, so that the cheap tables never
+                // fill the model the rounds still need (temporal-match2), and at most a tenth
+                // of the cap, since every measurement hosted in a large clique costs a pass
+                // over it in every fit step (acs all 2-way, 253 cheap pairs: > 400 s with the
+                // growing limit alone); past either, beside the model
+                // (docs/mechanisms/adaptive.md, "Cheap tables first")
                 let limit = (p.max_model_cells * filter.spent() / self.rho)
                     .min(p.max_model_cells * DIRECT_MODEL_SHARE);
                 if est.admits(&cliques, limit) {
-                    measurements.push(MeasuredMarginal {
-                        attrs: cands[i].attrs.clone(),
-                        values: y.iter().map(|&v| v as f64).collect(),
-                        sigma2: dcal.sigma2,
-                    });
+                    measurements.push(MeasuredMarginal::from_counts(
+                        cands[i].attrs.clone(),
+                        &y,
+                        dcal.sigma2,
+                    ));
                 } else {
+                    cliques.pop();
                     beside.entry(i).or_default().add(&y, dcal.sigma2);
                     direct_beside += 1;
                 }
@@ -752,11 +754,11 @@ impl AdaptiveProjection {
                 b.add(&y, cal.sigma2);
                 b.estimate(&parents[cands[i].parent.as_slice()], total)
             } else {
-                measurements.push(MeasuredMarginal {
-                    attrs: cands[i].attrs.clone(),
-                    values: y.iter().map(|&v| v as f64).collect(),
-                    sigma2: cal.sigma2,
-                });
+                measurements.push(MeasuredMarginal::from_counts(
+                    cands[i].attrs.clone(),
+                    &y,
+                    cal.sigma2,
+                ));
                 est.fit(&measurements, total)?;
                 est.marginal(&cands[i].attrs)?
             };
@@ -831,14 +833,15 @@ impl AdaptiveProjection {
                 trace.iter().filter(|r| r.annealed).count()
             ),
         ];
-        if let Some((dcal, _)) = &opening.direct {
+        if let Some(dir) = &opening.direct {
+            let dcal = &dir.calibration;
             notes.push(format!(
                 "cheap workload tables (expected ℓ1 noise / total ≤ {} at σ = {:.3}): {} of {}; \
                  measured directly after the 1-ways: {}{}",
                 p.direct_noise_l1,
                 dcal.sigma(),
                 direct_cheap,
-                direct::workload_tables(&cands).len(),
+                dir.tables,
                 direct_trace.len(),
                 if direct_trace.is_empty() {
                     " (only when more than half are cheap)".to_string()
@@ -1060,10 +1063,14 @@ impl AdaptiveProjection {
         let measurement = one_way.measurement(rel)?;
         let k = direct::workload_tables(cands).len();
         let direct = if p.direct_share > 0.0 && k > 0 {
-            let cal =
+            let calibration =
                 RoundCalibration::new(rel, p.direct_share * self.rho / k as f64, 0.0, fit_score)?;
-            let m = cal.measurement(rel)?;
-            Some((cal, m))
+            let measurement = calibration.measurement(rel)?;
+            Some(DirectOpening {
+                calibration,
+                measurement,
+                tables: k,
+            })
         } else {
             None
         };
@@ -1089,7 +1096,16 @@ struct Opening {
     measurement: Measurement,
     /// The direct measurements' calibration and plan (`βρ/k` each), if `β > 0` and the
     /// workload has a table of two or more attributes.
-    direct: Option<(RoundCalibration, Measurement)>,
+    direct: Option<DirectOpening>,
+}
+
+/// The direct phase's opening (`adaptive/direct.rs`): the calibration and plan of one direct
+/// measurement (`βρ/k` each) and `k`, the number of workload tables of two or more
+/// attributes.
+struct DirectOpening {
+    calibration: RoundCalibration,
+    measurement: Measurement,
+    tables: usize,
 }
 
 impl Mechanism for AdaptiveProjection {
