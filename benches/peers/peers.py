@@ -415,20 +415,22 @@ def main():
             rec["model_marginals"]["note"] = "compressed codes spread uniformly over the values they merged"
         # (b) the synthetic records
         syn_path = tmp / "synthetic.csv"
-        write_synthetic(syn_path, syn, domain)
-        rec["synthetic"] = summary(
-            dpqr_eval(a.dpqr, csv_path, dom_path,
-                      ["--synthetic", str(syn_path), "--workload", wl_arg, "--workload-seed", str(a.workload_seed)])
-        )
-        rec["synthetic"]["rows"] = n
-        rec["synthetic"]["sampler"] = "the package's: mbi MarkovRandomField.synthetic_data(rows=n), default method"
-        write_synthetic(syn_path, syn_iid, domain)
-        rec["synthetic_iid"] = summary(
-            dpqr_eval(a.dpqr, csv_path, dom_path,
-                      ["--synthetic", str(syn_path), "--workload", wl_arg, "--workload-seed", str(a.workload_seed)])
-        )
-        rec["synthetic_iid"]["rows"] = n
-        rec["synthetic_iid"]["sampler"] = "this driver's junction-tree forward sampler (sample_iid), i.i.d."
+
+        def score_records(records, sampler):
+            write_synthetic(syn_path, records, domain)
+            out = summary(
+                dpqr_eval(a.dpqr, csv_path, dom_path,
+                          ["--synthetic", str(syn_path), "--workload", wl_arg,
+                           "--workload-seed", str(a.workload_seed)])
+            )
+            out["rows"] = n
+            out["sampler"] = sampler
+            return out
+
+        rec["synthetic"] = score_records(
+            syn, "the package's: mbi MarkovRandomField.synthetic_data(rows=n), default method")
+        rec["synthetic_iid"] = score_records(
+            syn_iid, "this driver's junction-tree forward sampler (sample_iid), i.i.d.")
         rec["seconds_scoring"] = round(time.perf_counter() - t2, 2)
     rec["seconds_total"] = round(time.perf_counter() - t_start, 2)
     rec["peak_rss_mib"] = round(peak_rss_mib(), 1)
