@@ -4,7 +4,9 @@
 //! cannot place a release refuses it before reading anything; refusals by the ledger exit
 //! with status 3 and say whether the spend is over budget or of a kind the ledger cannot
 //! charge, stating total budget, spent and remaining, and naming the spend by its label; a
-//! missing ledger says how to create one; old path-keyed ledgers keep working.
+//! missing ledger says how to create one; old path-keyed ledgers keep working; a file
+//! charged to one dataset is refused for every other (never a second budget under a second
+//! name).
 
 mod common;
 use common::{fresh_dir, run, s, stderr, stdout, text};
@@ -281,6 +283,70 @@ fn a_ledger_that_cannot_place_the_release_refuses_it_before_reading() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(!d.join("p.csv").exists());
+}
+
+#[test]
+fn a_file_charged_to_one_dataset_is_refused_for_another() {
+    let d = setup("two-names");
+    let l = d.join("ledger.json");
+    init(
+        &l,
+        &[
+            "--epsilon",
+            "1",
+            "--dataset",
+            "passengers",
+            "--dataset",
+            "crew",
+        ],
+    );
+    let to = |dataset: &'static str, out: &str| {
+        let mut a = LAPLACE.to_vec();
+        a.extend(["--ledger", s(&l), "--ledger-dataset", dataset]);
+        release(&d, &d.join("x.csv"), out, &a)
+    };
+    let o = to("passengers", "a1.csv");
+    assert!(o.status.success(), "{}", text(&o));
+    // the same file under the other name would have a second budget: refused, status 2,
+    // naming the file and both datasets, nothing charged or written
+    let o = to("crew", "a2.csv");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = stderr(&o);
+    let file = format!(
+        "file:{}",
+        std::fs::canonicalize(d.join("x.csv")).unwrap().display()
+    );
+    for want in [
+        file.as_str(),
+        "already charged to dataset 'passengers'",
+        "to dataset 'crew' as well",
+        "nothing is charged",
+        "--ledger-dataset 'passengers'",
+    ] {
+        assert!(err.contains(want), "{want}: {err}");
+    }
+    assert!(!d.join("a2.csv").exists());
+    assert_eq!(
+        spends(&l),
+        vec![("crew".to_string(), 0), ("passengers".to_string(), 1)]
+    );
+    // a dry run says so too, before anything is read
+    let mut a = LAPLACE.to_vec();
+    a.extend(["--ledger", s(&l), "--ledger-dataset", "crew", "--dry-run"]);
+    let o = release(&d, &d.join("x.csv"), "a3.csv", &a);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(stderr(&o).contains("already charged to dataset 'passengers'"));
+    // other data is charged to the other dataset
+    let crew = d.join("crew.csv");
+    std::fs::write(&crew, "a,b\n0,1\n1,0\n2,1\n").unwrap();
+    let mut a = LAPLACE.to_vec();
+    a.extend(["--ledger", s(&l), "--ledger-dataset", "crew"]);
+    let o = release(&d, &crew, "a4.csv", &a);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        spends(&l),
+        vec![("crew".to_string(), 1), ("passengers".to_string(), 1)]
+    );
 }
 
 #[test]

@@ -11,8 +11,12 @@
 //! same data under another file name, compression or format is charged to the same budget
 //! (issue #23 §6: a path-keyed ledger gave `passengers.csv.gz` a fresh budget after
 //! `passengers.csv` was refused). Each dataset also lists the data its releases read
-//! (`used_with`, `file:<canonical path>` or `bundled:NAME`), shown by `dpqr ledger show`
-//! and used for nothing else.
+//! (`used_with`, `file:<canonical path>` or `bundled:NAME`), shown by `dpqr ledger show`,
+//! and **data charged to one dataset is refused for every other** ([`LedgerFile::check_data`]):
+//! the same file charged under two names would have two budgets. The refusal (a usage
+//! error, status 2, before anything is read or charged) names both datasets; there is no
+//! override: a dataset's data is read from its own files. What the ledger still cannot see
+//! is the same records under another path (a copy), which the curator's names keep apart.
 //!
 //! The file is JSON: `{"format": "dpqr-ledger-3", "budget": <PrivacyLoss>,
 //! "neighbouring": "ReplaceOne" | "AddRemove", "datasets": {"<name>": {"budget": …,
@@ -29,8 +33,10 @@
 //!   `bundled:NAME`) and opened by the first release of a new key; now each existing key
 //!   is simply the name of a dataset, charged by the same rules as any other (named with
 //!   `--ledger-dataset 'file:…'` when the ledger holds several), and no release opens a new
-//!   one. (The format tag changes so that an older `dpqr`, which would open a fresh
-//!   path-keyed dataset, refuses a new file instead of misreading it.)
+//!   one. Such a key is also recorded as data the dataset was used with (a release of that
+//!   data opened it), so that data is refused for the ledger's other datasets. (The format
+//!   tag changes so that an older `dpqr`, which would open a fresh path-keyed dataset,
+//!   refuses a new file instead of misreading it.)
 //!   `dpqr-ledger-1` files (written before spends recorded their relation) are read as
 //!   replace-one ledgers whose old spends have an unknown relation and are charged
 //!   conservatively as add/remove spends (2ε, 4ρ, (2ε, (1 + e^ε)δ)): whatever relation
@@ -99,7 +105,8 @@ pub struct Account {
     #[serde(flatten)]
     pub ledger: Ledger,
     /// The data releases charged here read (`file:<canonical path>` or `bundled:NAME`):
-    /// shown by `dpqr ledger show`, never used to choose a dataset.
+    /// shown by `dpqr ledger show`, never used to choose a dataset, and refused for every
+    /// other dataset of the ledger ([`LedgerFile::check_data`]).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub used_with: BTreeSet<String>,
 }
@@ -287,6 +294,14 @@ impl LedgerFile {
                 )));
             }
         };
+        if tag.format != FORMAT {
+            // a path-keyed dataset was opened by a release of the data its key names
+            for (key, account) in &mut l.datasets {
+                if key.starts_with("file:") || key.starts_with("bundled:") {
+                    account.used_with.insert(key.clone());
+                }
+            }
+        }
         l.format = FORMAT.to_string();
         l.budget.validate()?;
         for (key, account) in &l.datasets {
@@ -376,17 +391,52 @@ impl LedgerFile {
             .ok_or_else(|| self.unknown_dataset(dataset, "FILE"))
     }
 
+    /// `Ok` unless `charge.data` was already charged to another dataset of the ledger (it
+    /// is among that dataset's `used_with`): the same data charged under two names would
+    /// have two budgets. The refusal is a usage error naming the data, the datasets it was
+    /// charged to and the one this charge names, and saying where to charge it; there is
+    /// no override (a dataset's data is read from its own files). A charge with no data,
+    /// or to the one dataset that already lists it, passes.
+    pub fn check_data(&self, charge: &Charge<'_>) -> Result<()> {
+        let Some(data) = charge.data else {
+            return Ok(());
+        };
+        let others: Vec<String> = self
+            .datasets
+            .iter()
+            .filter(|(name, account)| {
+                name.as_str() != charge.dataset && account.used_with.contains(data)
+            })
+            .map(|(name, _)| show_name(name))
+            .collect();
+        let Some(first) = others.first() else {
+            return Ok(());
+        };
+        Err(BenchError::Usage(format!(
+            "the data {data} was already charged to dataset {} of this ledger; charging it \
+             to dataset {} as well would give the same records a second budget, so the \
+             release is refused and nothing is charged. Charge releases of this data to the \
+             dataset that holds it (--ledger-dataset {first}); a dataset added for other data \
+             reads that data from its own files (`dpqr ledger show` lists the data each \
+             dataset was used with)",
+            others.join(" and "),
+            show_name(charge.dataset),
+        )))
+    }
+
     /// `Ok` if `loss`, stated for `neighbouring`, fits in what is left of the budget of
     /// `charge.dataset` once charged in the ledger's relation; otherwise the dataset's
-    /// refusal ([`BenchError::Core`]), or a usage error for a dataset not in the ledger.
+    /// refusal ([`BenchError::Core`]), or a usage error for a dataset not in the ledger or
+    /// for data already charged to another dataset ([`Self::check_data`]).
     pub fn can_spend(
         &self,
         charge: &Charge<'_>,
         loss: &PrivacyLoss,
         neighbouring: Neighbouring,
     ) -> Result<()> {
-        Ok(self
-            .account(charge.dataset)?
+        let account = self.account(charge.dataset)?;
+        self.check_data(charge)?;
+        Ok(account
             .ledger
             .check_spend(charge.label, loss, neighbouring)?)
     }
@@ -401,6 +451,7 @@ impl LedgerFile {
         neighbouring: Neighbouring,
     ) -> Result<()> {
         let mut account = self.account(charge.dataset)?.clone();
+        self.check_data(charge)?;
         account
             .ledger
             .spend_under(charge.label, loss, neighbouring)?;
@@ -588,16 +639,30 @@ impl LockedLedger {
         }
     }
 
+    /// [`LedgerFile::check_data`], its refusal placed in this ledger file and dataset
+    /// ([`BenchError::InLedger`]).
+    fn check_data(&self, charge: &Charge<'_>) -> Result<()> {
+        self.contents
+            .check_data(charge)
+            .map_err(|e| BenchError::InLedger {
+                ledger: self.path.display().to_string(),
+                dataset: show_name(charge.dataset),
+                source: Box::new(e),
+            })
+    }
+
     /// `Ok` if the spend of `loss`, stated for `neighbouring`, fits `charge.dataset`'s
     /// remaining budget; otherwise [`BenchError::LedgerRefused`] ("over budget", or "this
     /// kind of guarantee cannot be charged in this ledger"), or a usage error for a dataset
-    /// the ledger does not hold. Records nothing.
+    /// the ledger does not hold or for data already charged to another of its datasets
+    /// ([`LedgerFile::check_data`]). Records nothing.
     pub fn check_spend(
         &self,
         charge: &Charge<'_>,
         loss: &PrivacyLoss,
         neighbouring: Neighbouring,
     ) -> Result<()> {
+        self.check_data(charge)?;
         self.contents
             .can_spend(charge, loss, neighbouring)
             .map_err(|e| self.refusal(charge.dataset, e))
@@ -612,6 +677,7 @@ impl LockedLedger {
         loss: PrivacyLoss,
         neighbouring: Neighbouring,
     ) -> Result<()> {
+        self.check_data(charge)?;
         let mut next = self.contents.clone();
         next.spend(charge, loss, neighbouring)
             .map_err(|e| self.refusal(charge.dataset, e))?;
@@ -736,6 +802,96 @@ mod tests {
         assert!(back.describe().contains("used with file:/data/adult.csv"));
         assert!(!sidecar(&p, ".tmp").exists());
         std::fs::remove_dir_all(&d).ok();
+    }
+
+    #[test]
+    fn data_charged_to_one_dataset_is_refused_for_another() {
+        let d = dir("data-twice");
+        let p = d.join("l.json");
+        let names = ["adult".to_string(), "census".to_string()];
+        init(&p, PrivacyLoss::pure(1.0).unwrap(), RO, &names).unwrap();
+        let mut l = LockedLedger::open(&p).unwrap();
+        let file = "file:/data/adult.csv";
+        let on = |dataset| Charge {
+            data: Some(file),
+            ..to(dataset)
+        };
+        let eps = PrivacyLoss::pure(0.25).unwrap();
+        l.spend_and_save(&on("adult"), eps, RO).unwrap();
+        // the same file under the other name: refused before the check and at the spend,
+        // naming the data and both datasets; nothing recorded
+        let check = l.check_spend(&on("census"), &eps, RO).unwrap_err();
+        let spend = l.spend_and_save(&on("census"), eps, RO).unwrap_err();
+        for e in [check, spend] {
+            assert!(!e.is_over_budget(), "{e}");
+            let e = e.to_string();
+            for want in [
+                "dataset 'census'",
+                "already charged to dataset 'adult'",
+                file,
+                "nothing is charged",
+                "--ledger-dataset 'adult'",
+            ] {
+                assert!(e.contains(want), "{want}: {e}");
+            }
+            assert!(e.contains(&p.display().to_string()), "{e}");
+        }
+        // the dataset that holds it takes it again, other data goes to the other dataset,
+        // and a charge that names no data is not checked
+        l.spend_and_save(&on("adult"), eps, RO).unwrap();
+        let other = Charge {
+            data: Some("file:/data/census.csv"),
+            ..to("census")
+        };
+        l.spend_and_save(&other, eps, RO).unwrap();
+        l.spend_and_save(&to("census"), eps, RO).unwrap();
+        drop(l);
+        let back = read(&p).unwrap();
+        assert_eq!(back.datasets["adult"].ledger.spends().len(), 2);
+        assert_eq!(back.datasets["census"].ledger.spends().len(), 2);
+        // a bundled table is data too
+        let mut f = back.clone();
+        let bundled = |dataset| Charge {
+            data: Some("bundled:nltcs"),
+            ..to(dataset)
+        };
+        f.spend(&bundled("adult"), eps, RO).unwrap();
+        let e = f.can_spend(&bundled("census"), &eps, RO).unwrap_err();
+        assert!(e.to_string().contains("bundled:nltcs"), "{e}");
+        std::fs::remove_dir_all(&d).ok();
+    }
+
+    #[test]
+    fn a_path_keyed_dataset_holds_the_data_of_its_key() {
+        // dpqr-ledger-2 opened `file:/d/x.csv` for a release of /d/x.csv: that file is
+        // refused for a dataset added later
+        let v2 = r#"{"format":"dpqr-ledger-2","budget":{"Pure":{"epsilon":1.0}},
+            "neighbouring":"ReplaceOne","datasets":{"file:/d/x.csv":{"budget":{"Pure":
+            {"epsilon":1.0}},"neighbouring":"ReplaceOne","spends":[]}}}"#;
+        let mut l = LedgerFile::parse(v2, "t").unwrap();
+        assert!(
+            l.datasets["file:/d/x.csv"]
+                .used_with
+                .contains("file:/d/x.csv")
+        );
+        l.add_dataset("new").unwrap();
+        let eps = PrivacyLoss::pure(0.1).unwrap();
+        let x = |dataset| Charge {
+            data: Some("file:/d/x.csv"),
+            ..to(dataset)
+        };
+        let e = l.spend(&x("new"), eps, RO).unwrap_err().to_string();
+        assert!(
+            e.contains("already charged to dataset 'file:/d/x.csv'") && e.contains("'new'"),
+            "{e}"
+        );
+        l.spend(&x("file:/d/x.csv"), eps, RO).unwrap();
+        // in the current format a dataset's name is only a name
+        let v3 = v2
+            .replace("dpqr-ledger-2", FORMAT)
+            .replace("file:/d/x.csv", "file:/d/z.csv");
+        let v3 = LedgerFile::parse(&v3, "t").unwrap();
+        assert!(v3.datasets["file:/d/z.csv"].used_with.is_empty());
     }
 
     #[test]

@@ -109,7 +109,8 @@ pub(crate) struct ReleaseArgs {
     /// The dataset of the --ledger this release is charged to, as named at `dpqr ledger
     /// init --dataset NAME` or `dpqr ledger add-dataset`; needed when the ledger holds
     /// several. A name the ledger does not hold is refused, never opened: renaming,
-    /// recompressing or converting the data file does not give it a fresh budget.
+    /// recompressing or converting the data file does not give it a fresh budget; and data
+    /// already charged to another of the ledger's datasets is refused for this one.
     #[arg(long, value_name = "NAME", requires = "ledger")]
     pub(crate) ledger_dataset: Option<String>,
     /// Refuse workloads whose release would need more memory than this (MiB, estimated
