@@ -7,7 +7,7 @@
 //! `cargo run --release -p dp-bench --example adaptive_diag -- [WORKLOAD.json] [EPSILON]
 //! [SEED] [MAX_ERROR_EVERY]` (defaults adult_w64.json, 1, 1 and the library's; add/remove, δ = 1e-9); the
 //! environment variables `MC`, `RI`, `FI` (default: the library's) set the model cap and the round / final
-//! mirror-descent steps, `BESIDE=1` turns on the measurements beside the model, `DATASET`
+//! mirror-descent steps, `CS` sets the check share γ, `BESIDE=1` turns on the measurements beside the model, `DATASET`
 //! picks another bundled table (then the workload may also be `all-2way`,
 //! `random-3way:64` …, workload seed 0). Seeded noise: an experiment, not a release.
 use dp_core::{Neighbouring, PrivacyLoss};
@@ -57,7 +57,11 @@ fn main() {
         } => (round_iterations, final_iterations),
         EstimatorChoice::Independent => (100, 500),
     };
-    let (ds, dt) = (params.direct_share, params.direct_noise_l1);
+    let (ds, dt, cs) = (
+        params.direct_share,
+        params.direct_noise_l1,
+        params.check_share,
+    );
     let mech = params
         .estimator(EstimatorChoice::GraphicalModel {
             round_iterations: env("RI", ri as f64) as usize,
@@ -67,6 +71,7 @@ fn main() {
         .max_error_every(every)
         .measure_beside_model(env("BESIDE", 0.0) != 0.0)
         .direct(env("DS", ds), env("DT", dt))
+        .check_share(env("CS", cs))
         .check()
         .unwrap();
     // the Gaussian baseline with simplex post-processing, same budget, relation and seed
@@ -124,7 +129,7 @@ fn main() {
     for n in &run.release.diagnostics.notes {
         println!("note: {n}");
     }
-    println!("direct: {}", run.direct.len());
+    println!("direct: {} checks: {}", run.direct.len(), run.checks.len());
     for r in &run.rounds {
         print!("{:?}{} ", r.selected, if r.annealed { "*" } else { "" });
     }

@@ -53,6 +53,7 @@
 //! empty dataset is released like any other. Under replace-one `n` is public.
 
 pub mod beside;
+mod check;
 mod direct;
 pub mod estimator;
 pub mod round;
@@ -151,6 +152,13 @@ pub struct AdaptiveProjectionParams {
     /// A workload table is cheap when its direct measurement at share [`Self::direct_share`]
     /// has expected ℓ1 noise, normalised by the noisy total, at most this (`τ`). Finite, ≥ 0.
     pub direct_noise_l1: f64,
+    /// Share `γ` of ρ that would check *every* workload table (of two or more attributes)
+    /// against one direct measurement at `γρ/k` each; the tables the direct phase did not
+    /// measure are checked (and charged), before the selection rounds, and at release a cell
+    /// of a checked table whose check departs from the model by more than the noise's
+    /// universal bound takes the check's value (`adaptive/check.rs`). 0 turns the checks off.
+    /// Must lie in `[0, 1)`.
+    pub check_share: f64,
     /// The estimator.
     pub estimator: EstimatorChoice,
     /// Called after every round.
@@ -170,6 +178,7 @@ impl std::fmt::Debug for AdaptiveProjectionParams {
             .field("measure_beside_model", &self.measure_beside_model)
             .field("direct_share", &self.direct_share)
             .field("direct_noise_l1", &self.direct_noise_l1)
+            .field("check_share", &self.check_share)
             .field("estimator", &self.estimator)
             .finish_non_exhaustive()
     }
@@ -193,6 +202,7 @@ impl AdaptiveProjectionParams {
             measure_beside_model: false,
             direct_share: 0.8,
             direct_noise_l1: 0.5,
+            check_share: 0.0,
             estimator: EstimatorChoice::GraphicalModel {
                 round_iterations: 100,
                 final_iterations: 500,
@@ -223,6 +233,12 @@ impl AdaptiveProjectionParams {
     pub fn direct(mut self, share: f64, max_noise_l1: f64) -> Self {
         self.direct_share = share;
         self.direct_noise_l1 = max_noise_l1;
+        self
+    }
+
+    /// Set [`Self::check_share`] (γ).
+    pub fn check_share(mut self, share: f64) -> Self {
+        self.check_share = share;
         self
     }
 
@@ -278,6 +294,13 @@ impl AdaptiveProjectionParams {
             return bad(
                 "direct_share",
                 self.direct_share.to_string(),
+                "must lie in [0, 1)",
+            );
+        }
+        if !(self.check_share >= 0.0 && self.check_share < 1.0) {
+            return bad(
+                "check_share",
+                self.check_share.to_string(),
                 "must lie in [0, 1)",
             );
         }
@@ -388,7 +411,12 @@ fn candidates(workload: &MarginalWorkload) -> Vec<Candidate> {
 
 /// Marginalise a row-major table over `from` (ascending attrs with `sizes`) onto the
 /// ascending subset `to`.
-fn marginalise(from: &[usize], sizes: &[usize], values: &[f64], to: &[usize]) -> Vec<f64> {
+fn marginalise<T: Copy + Default + std::ops::AddAssign>(
+    from: &[usize],
+    sizes: &[usize],
+    values: &[T],
+    to: &[usize],
+) -> Vec<T> {
     if from == to {
         return values.to_vec();
     }
@@ -401,7 +429,7 @@ fn marginalise(from: &[usize], sizes: &[usize], values: &[f64], to: &[usize]) ->
             acc *= sizes[i];
         }
     }
-    let mut out = vec![0.0; acc];
+    let mut out = vec![T::default(); acc];
     let mut idx = vec![0usize; from.len()];
     let mut o = 0usize;
     for &v in values {
@@ -425,6 +453,15 @@ fn reorder(sorted: &[usize], values: &[f64], table: &Marginal) -> Vec<f64> {
     if sorted == table.attrs() {
         return values.to_vec();
     }
+    sorted_index(sorted, table)
+        .into_iter()
+        .map(|i| values[i])
+        .collect()
+}
+
+/// For each cell of `table` (row-major in its own attribute order), the index of the same
+/// cell in the row-major layout over the ascending `sorted` attrs (the same attributes).
+fn sorted_index(sorted: &[usize], table: &Marginal) -> Vec<usize> {
     let sizes: Vec<usize> = table.sizes().iter().map(|&s| s as usize).collect();
     // stride in the sorted layout of each table position
     let mut sorted_strides = vec![0usize; sorted.len()];
@@ -443,11 +480,11 @@ fn reorder(sorted: &[usize], values: &[f64], table: &Marginal) -> Vec<f64> {
         .iter()
         .map(|a| sorted_strides[sorted.iter().position(|s| s == a).unwrap_or(0)])
         .collect();
-    let mut out = vec![0.0; values.len()];
+    let mut out = vec![0usize; acc];
     let mut idx = vec![0usize; sizes.len()];
     let mut src = 0usize;
     for o in out.iter_mut() {
-        *o = values[src];
+        *o = src;
         for i in (0..sizes.len()).rev() {
             idx[i] += 1;
             src += map[i];
@@ -459,6 +496,64 @@ fn reorder(sorted: &[usize], values: &[f64], table: &Marginal) -> Vec<f64> {
         }
     }
     out
+}
+
+/// The exact counts of every candidate (ascending attrs, row-major) from the exact counts of
+/// the workload's tables, in workload order as [`dp_queries::Workload::count_all`] gives
+/// them: every candidate is a marginal of its parent, a workload table, so the workload's
+/// counts are all the mechanism reads of the data (its counting plan; issue #25).
+///
+/// Errors: a count vector of the wrong length, or tables whose totals differ (counts that no
+/// dataset has).
+fn candidate_counts(
+    cands: &[Candidate],
+    workload: &MarginalWorkload,
+    counts: &[u64],
+) -> Result<Vec<Vec<u64>>> {
+    if counts.len() != workload.num_queries() {
+        return Err(MechanismError::Data {
+            reason: format!(
+                "{} counts for a workload of {} queries",
+                counts.len(),
+                workload.num_queries()
+            ),
+        });
+    }
+    let mut parents: HashMap<Vec<usize>, Vec<u64>> = HashMap::new();
+    let mut total: Option<u64> = None;
+    for (j, m) in workload.marginals().iter().enumerate() {
+        let mut sorted = m.attrs().to_vec();
+        sorted.sort_unstable();
+        let table = &counts[workload.offset(j)..workload.offset(j + 1)];
+        let mut out = vec![0u64; table.len()];
+        for (&c, i) in table.iter().zip(sorted_index(&sorted, m)) {
+            out[i] = c;
+        }
+        let sum: u64 = out.iter().sum();
+        if *total.get_or_insert(sum) != sum {
+            return Err(MechanismError::Data {
+                reason: format!(
+                    "workload table {j} counts {sum} records and table 0 {}: the counts \
+                     are not the tables of one dataset",
+                    total.unwrap_or(0)
+                ),
+            });
+        }
+        parents.entry(sorted).or_insert(out);
+    }
+    let domain = workload.domain();
+    cands
+        .par_iter()
+        .map(|c| {
+            let parent = parents
+                .get(&c.parent)
+                .ok_or_else(|| MechanismError::Numerical {
+                    what: "internal: a candidate's parent is not a workload table".into(),
+                })?;
+            let sizes: Vec<usize> = c.parent.iter().map(|&i| domain.size(i) as usize).collect();
+            Ok(marginalise(&c.parent, &sizes, parent, &c.attrs))
+        })
+        .collect()
 }
 
 /// The public total: `n` under replace-one; under add/remove the inverse-variance average of
@@ -499,6 +594,9 @@ pub struct AdaptiveRun {
     /// The cheap workload tables measured directly after the 1-ways, in order (round 0,
     /// no selection; `adaptive/direct.rs`).
     pub direct: Vec<AdaptiveRound>,
+    /// The workload tables checked by one measurement beside the model, in order (round 0,
+    /// no selection; `adaptive/check.rs`).
+    pub checks: Vec<AdaptiveRound>,
 }
 
 impl AdaptiveProjection {
@@ -533,6 +631,26 @@ impl AdaptiveProjection {
         self.run_observed(data, workload, rng, &mut |_| {})
     }
 
+    /// [`Self::run`] from the exact counts of the workload's tables (workload order, as
+    /// [`dp_queries::Workload::count_all`] gives them) of a dataset of `n` records: the
+    /// mechanism reads the data only through these counts (every candidate is a marginal of
+    /// a workload table), so this is the same release, draw for draw, as [`Self::run`] on
+    /// that dataset — from a stream, an engine, or any other source of exact counts. `n` is
+    /// private under add/remove neighbours and is then not used (the total is estimated
+    /// from the noisy 1-way tables); under replace-one it is the public total.
+    ///
+    /// Errors: as [`Self::run`], and counts of the wrong length or whose tables do not all
+    /// count the same number of records.
+    pub fn run_from_counts(
+        &self,
+        counts: &[u64],
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<AdaptiveRun> {
+        self.run_counted(counts, n, workload, rng, &mut |_| {})
+    }
+
     /// [`Self::run`], showing `observe` the public state of every selection round before
     /// its selection (for the step audit).
     fn run_observed(
@@ -542,16 +660,32 @@ impl AdaptiveProjection {
         rng: &mut dyn CryptoRng,
         observe: &mut dyn FnMut(&RoundView<'_>),
     ) -> Result<AdaptiveRun> {
+        crate::perturbation::check_data_under(data, workload, self.params.neighbouring)?;
+        let counts = workload.count_all(data)?;
+        self.run_counted(&counts, data.n(), workload, rng, observe)
+    }
+
+    /// [`Self::run_from_counts`] with an observer (see [`Self::run_observed`]).
+    fn run_counted(
+        &self,
+        counts: &[u64],
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+        observe: &mut dyn FnMut(&RoundView<'_>),
+    ) -> Result<AdaptiveRun> {
         let p = &self.params;
         let rel = p.neighbouring;
-        crate::perturbation::check_data_under(data, workload, rel)?;
+        if rel == Neighbouring::ReplaceOne && n == 0 {
+            // n is public under replace-one, and the answers are divided by it
+            return Err(MechanismError::Data {
+                reason: "the dataset has no records".into(),
+            });
+        }
         let domain = workload.domain();
         let cands = candidates(workload);
         let d = cands.iter().filter(|c| c.attrs.len() == 1).count();
-        let counts: Vec<Vec<u64>> = cands
-            .par_iter()
-            .map(|c| Ok(Marginal::new(domain, c.attrs.clone())?.try_count(data)?))
-            .collect::<Result<_>>()?;
+        let counts = candidate_counts(&cands, workload, counts)?;
         let sizes_of =
             |a: &[usize]| -> Vec<usize> { a.iter().map(|&i| domain.size(i) as usize).collect() };
         let alpha = p.measurement_share;
@@ -579,7 +713,7 @@ impl AdaptiveProjection {
                 cal1.sigma2,
             ));
         }
-        let total = public_total(rel, data.n(), &measurements);
+        let total = public_total(rel, n, &measurements);
         let mut est = self.new_estimator(domain);
         est.fit(&measurements, total)?;
         report(
@@ -644,6 +778,31 @@ impl AdaptiveProjection {
             }
             if !cheap.is_empty() {
                 est.fit(&measurements, total)?;
+            }
+        }
+        // 1c. every other workload table checked by one measurement beside the model
+        // (check.rs), used at release
+        let mut checks: HashMap<usize, Vec<i64>> = HashMap::new();
+        let mut check_trace = Vec::new();
+        if let Some(chk) = &opening.check {
+            let ccal = &chk.calibration;
+            for i in direct::workload_tables(&cands) {
+                if direct_trace.iter().any(|r| r.selected == cands[i].attrs) {
+                    continue;
+                }
+                filter.spend(&format!("check {:?}", cands[i].attrs), ccal.measure_rho)?;
+                let y = measure(&exact_counts(&counts[i])?, &chk.measurement.noise, rng)?;
+                checks.insert(i, y);
+                check_trace.push(AdaptiveRound {
+                    round: 0,
+                    selected: cands[i].attrs.clone(),
+                    sigma2: ccal.sigma2,
+                    select_epsilon: 0.0,
+                    measure_rho: ccal.measure_rho,
+                    select_rho: 0.0,
+                    rho_spent: filter.spent(),
+                    annealed: false,
+                });
             }
         }
         // 2. the rounds
@@ -802,6 +961,7 @@ impl AdaptiveProjection {
         // 3. the release
         est.fit_final(&measurements, total)?;
         let mut answers = Vec::with_capacity(workload.num_queries());
+        let (mut checked_cells, mut checked_tables) = (0usize, 0usize);
         for m in workload.marginals() {
             let mut sorted = m.attrs().to_vec();
             sorted.sort_unstable();
@@ -811,6 +971,16 @@ impl AdaptiveProjection {
                 .find_map(|(&i, b)| (cands[i].attrs == sorted).then_some(b))
             {
                 v = b.estimate(&v, total);
+            } else if let (Some(y), Some(chk)) = (
+                checks
+                    .iter()
+                    .find_map(|(&i, y)| (cands[i].attrs == sorted).then_some(y)),
+                &opening.check,
+            ) {
+                let (c, replaced) = check::corrected(&v, y, chk.calibration.sigma(), total);
+                v = c;
+                checked_cells += replaced;
+                checked_tables += usize::from(replaced > 0);
             }
             answers.extend(reorder(&sorted, &v, m));
         }
@@ -853,6 +1023,18 @@ impl AdaptiveProjection {
                 }
             ));
         }
+        if let Some(chk) = &opening.check {
+            notes.push(format!(
+                "checked workload tables (one measurement each beside the model, ρ {:.6}, \
+                 σ = {:.3}): {}; cells replaced by their check (departing from the model by \
+                 more than σ·√(2 ln 2n)): {} in {} table(s)",
+                chk.calibration.measure_rho,
+                chk.calibration.sigma(),
+                check_trace.len(),
+                checked_cells,
+                checked_tables
+            ));
+        }
         notes.extend(est.notes());
         if !beside.is_empty() {
             notes.push(format!(
@@ -890,6 +1072,7 @@ impl AdaptiveProjection {
             },
             rounds: trace,
             direct: direct_trace,
+            checks: check_trace,
         })
     }
 }
@@ -901,8 +1084,10 @@ impl crate::StepAudited for AdaptiveProjection {
     /// the round's public state fixed (allowed candidates, estimate, total, calibration), and
     /// the discrete-Gaussian measurement of the reference run's selection (or of allowed
     /// candidate `request.measured_query`), claimed `ρ_measure`-zCDP — built by the engine's
-    /// [`crate::engine::StepSource`]. The whole run: every 1-way measurement and every round
-    /// of the reference run, zCDP composition, against the certificate's ρ. Under add/remove
+    /// [`crate::engine::StepSource`]; the first direct measurement and the first check, if
+    /// the reference run made any (claimed `βρ/k` and `γρ/k`). The whole run: every 1-way,
+    /// direct and check measurement and every round of the reference run, zCDP composition,
+    /// against the certificate's ρ. Under add/remove
     /// the runners accept data of any size.
     fn step_decomposition(
         &self,
@@ -1002,6 +1187,29 @@ impl crate::StepAudited for AdaptiveProjection {
                 loss: m.loss,
             });
         }
+        if let Some(first_check) = run.checks.first() {
+            let m = round::table_measurement(rel, first_check.sigma2, first_check.measure_rho)?;
+            let at = cands
+                .iter()
+                .position(|c| c.attrs == first_check.selected)
+                .ok_or_else(|| MechanismError::Numerical {
+                    what: "internal: a checked table is not a candidate".into(),
+                })?;
+            steps.push(source.measurement_step(
+                format!(
+                    "adaptive-projection check measurement of {}",
+                    source.candidates[at]
+                ),
+                &m,
+                at,
+                reference,
+            )?);
+            losses.push(StepLoss {
+                what: "check measurements of workload tables".into(),
+                count: run.checks.len() as u64,
+                loss: m.loss,
+            });
+        }
         let mut recorded = Vec::new();
         for h in seen {
             let plan = h.calibration.plan(rel)?;
@@ -1062,18 +1270,23 @@ impl AdaptiveProjection {
         let one_way = RoundCalibration::new(rel, rho_measure, 0.0, fit_score)?;
         let measurement = one_way.measurement(rel)?;
         let k = direct::workload_tables(cands).len();
-        let direct = if p.direct_share > 0.0 && k > 0 {
+        // one measurement of a workload table at `share·ρ/k` (the direct phase's and the
+        // checks' calibration), if the share is positive and there is such a table
+        let per_table = |share: f64| -> Result<Option<DirectOpening>> {
+            if share <= 0.0 || k == 0 {
+                return Ok(None);
+            }
             let calibration =
-                RoundCalibration::new(rel, p.direct_share * self.rho / k as f64, 0.0, fit_score)?;
+                RoundCalibration::new(rel, share * self.rho / k as f64, 0.0, fit_score)?;
             let measurement = calibration.measurement(rel)?;
-            Some(DirectOpening {
+            Ok(Some(DirectOpening {
                 calibration,
                 measurement,
                 tables: k,
-            })
-        } else {
-            None
+            }))
         };
+        let direct = per_table(p.direct_share)?;
+        let check = per_table(p.check_share)?;
         Ok(Opening {
             rho_measure,
             rho_select,
@@ -1081,6 +1294,7 @@ impl AdaptiveProjection {
             one_way,
             measurement,
             direct,
+            check,
         })
     }
 }
@@ -1097,11 +1311,14 @@ struct Opening {
     /// The direct measurements' calibration and plan (`βρ/k` each), if `β > 0` and the
     /// workload has a table of two or more attributes.
     direct: Option<DirectOpening>,
+    /// The checks' calibration and plan (`γρ/k` each, `adaptive/check.rs`), if `γ > 0` and
+    /// the workload has a table of two or more attributes.
+    check: Option<DirectOpening>,
 }
 
-/// The direct phase's opening (`adaptive/direct.rs`): the calibration and plan of one direct
-/// measurement (`βρ/k` each) and `k`, the number of workload tables of two or more
-/// attributes.
+/// The opening of a per-table phase (the direct measurements, `adaptive/direct.rs`, and the
+/// checks, `adaptive/check.rs`): the calibration and plan of one measurement (`βρ/k` or
+/// `γρ/k` each) and `k`, the number of workload tables of two or more attributes.
 struct DirectOpening {
     calibration: RoundCalibration,
     measurement: Measurement,
@@ -1133,6 +1350,29 @@ impl Mechanism for AdaptiveProjection {
 
     fn step_audited(&self) -> Option<&dyn crate::StepAudited> {
         Some(self)
+    }
+
+    /// The workload's counts are all it reads ([`AdaptiveProjection::run_from_counts`]).
+    fn counts_suffice(&self) -> bool {
+        true
+    }
+
+    fn release_counts(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let counts = counts
+            .into_iter()
+            .map(|c| {
+                u64::try_from(c).map_err(|_| MechanismError::Data {
+                    reason: format!("a negative count ({c})"),
+                })
+            })
+            .collect::<Result<Vec<u64>>>()?;
+        Ok(self.run_from_counts(&counts, n, workload, rng)?.release)
     }
 
     fn release(
@@ -1171,6 +1411,38 @@ mod tests {
         assert_eq!(c[1].weight, 2.0);
         assert_eq!(c[3].weight, 3.0);
         assert_eq!(c[0].parent, vec![0, 1]);
+    }
+
+    /// Every candidate's counts, derived from the workload's tables (given in their own,
+    /// unsorted attribute orders), equal the counts of that candidate on the records.
+    #[test]
+    fn candidate_counts_are_each_candidates_counts_on_the_records() {
+        let d = domain();
+        let n = 97;
+        let cols = (0..3)
+            .map(|j| {
+                (0..n)
+                    .map(|i| ((i * (2 * j + 1) + i / 5) % d.size(j) as usize) as u32)
+                    .collect()
+            })
+            .collect();
+        let data = Dataset::from_columns(d.clone(), cols).unwrap();
+        let lists = [vec![2, 0], vec![1, 2, 0], vec![1]];
+        let tables = lists
+            .iter()
+            .map(|l| Marginal::new(&d, l.clone()).unwrap())
+            .collect();
+        let w = MarginalWorkload::new(&d, tables).unwrap();
+        let cands = candidates(&w);
+        let counts = candidate_counts(&cands, &w, &w.count_all(&data).unwrap()).unwrap();
+        assert_eq!(counts.len(), 7);
+        for (c, got) in cands.iter().zip(&counts) {
+            let want = Marginal::new(&d, c.attrs.clone())
+                .unwrap()
+                .try_count(&data)
+                .unwrap();
+            assert_eq!(got, &want, "{:?}", c.attrs);
+        }
     }
 
     #[test]
