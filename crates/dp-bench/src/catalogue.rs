@@ -94,7 +94,8 @@ pub struct BuildOptions {
     /// it is public (selected table, noise, ρ spent: functions of the noisy outputs).
     pub round_progress: Option<Arc<dyn Fn(String) + Send + Sync>>,
     /// Memory the mechanism's own state may use (bytes), where it can be bounded
-    /// (adaptive-projection: `AdaptiveProjectionParams::within_memory`).
+    /// (adaptive-projection: `AdaptiveProjectionParams::within_memory`; the polynomial
+    /// release's and boosting's `max_memory_mib`).
     pub memory_bytes: Option<u64>,
     /// The attribute names of the data, in domain order, once it is loaded: the progress
     /// line names the measured attributes with them (their indices until it is set).
@@ -966,6 +967,9 @@ fn build_boosting(
     }
     if let Some(m) = options.settings.max_iterations {
         settings.projection.max_iterations = m;
+    }
+    if let Some(bytes) = options.memory_bytes {
+        settings.max_memory_mib = (bytes >> 20).max(1);
     }
     Ok(Box::new(OneHotEncoded::new(
         BoostingParams::new(budget).settings(settings).check()?,

@@ -1,11 +1,13 @@
 //! A charged release must not fail for a reason that could be checked before charging
 //! (issue #23), through the real `dpqr` binary: the mechanisms' checks of public inputs
 //! (`Mechanism::check_inputs`: universe size limits, DualQuery's rounds on the public n, the
-//! exact sampler's step range, the noise samplers' parameter ranges, …) run after the data
-//! is read and before the ledger records the spend. Each release below used to be charged
-//! and then fail (exit status 5); it is now refused with status 2 and the ledger records
-//! nothing. A genuine failure after the charge (an output directory removed mid-release)
-//! still exits 5: `cli_signals.rs`.
+//! exact sampler's step range, the noise samplers' parameter ranges — of every level of
+//! both chaining mechanisms, of the polynomial's counts, of boosting's largest sample —, …)
+//! run after the data is read and before the ledger records the spend. Each release below
+//! used to be charged and then fail (exit status 5), or to abort (boosting's `--rounds
+//! 1000000000` on an allocation failure while the mechanism was built); it is now refused
+//! with status 2 and the ledger records nothing. A genuine failure after the charge (an
+//! output directory removed mid-release) still exits 5: `cli_signals.rs`.
 
 mod common;
 use common::{fresh_dir, run, s, stderr, stdout, text};
@@ -113,7 +115,7 @@ type Case<'a> = (
 fn other_public_failures_found_by_extreme_settings_are_refused_uncharged() {
     let eps = ["--epsilon", "30"];
     let rho = ["--rho", "450"];
-    let cases: [Case; 10] = [
+    let cases: [Case; 17] = [
         (
             "coarse-titanic",
             &rho,
@@ -193,6 +195,67 @@ fn other_public_failures_found_by_extreme_settings_are_refused_uncharged() {
             "mwem",
             &["--epsilon", "1e-300"],
             "scale",
+        ),
+        // every level's σ², from the same plan as the release (trivial levels aside)
+        (
+            "chaining-tiny-rho",
+            &rho,
+            "nltcs",
+            "chaining",
+            &["--rho", "1e-300"],
+            "sigma2",
+        ),
+        (
+            "chaining-worst-case-tiny-rho",
+            &rho,
+            "nltcs",
+            "chaining-worst-case",
+            &["--rho", "1e-300"],
+            "sigma2",
+        ),
+        // the noise of the polynomial's counts, Gaussian and Laplace
+        (
+            "polynomial-tiny-rho",
+            &rho,
+            "nltcs",
+            "polynomial",
+            &["--rho", "1e-300"],
+            "sigma2",
+        ),
+        (
+            "polynomial-tiny-epsilon",
+            &eps,
+            "nltcs",
+            "polynomial",
+            &["--epsilon", "1e-300"],
+            "scale",
+        ),
+        // the base generator's noise for the most queries a round can sample
+        (
+            "boosting-tiny-rho",
+            &rho,
+            "nltcs",
+            "boosting",
+            &["--rho", "1e-300"],
+            "sigma2",
+        ),
+        // rounds beyond boosting's limit: a parameter error, not an allocation failure
+        (
+            "boosting-rounds",
+            &rho,
+            "nltcs",
+            "boosting",
+            &["--rho", "1", "--rounds", "1000000000"],
+            "invalid parameter rounds = 1000000000: boosting runs at most 65536 rounds",
+        ),
+        // rounds within the limit whose synopses exceed --max-memory-mib
+        (
+            "boosting-memory",
+            &rho,
+            "nltcs",
+            "boosting",
+            &["--rho", "1", "--rounds", "65536", "--max-memory-mib", "1"],
+            "invalid parameter max_memory_mib = 1: boosting keeps every round's synopsis",
         ),
     ];
     for (name, budget, dataset, mechanism, flags, message) in cases {

@@ -16,6 +16,28 @@ pub fn compose_all(losses: &[PrivacyLoss]) -> Result<PrivacyLoss> {
     Ok(total)
 }
 
+/// Basic composition of `k` copies of `loss` ([`PrivacyLoss::compose`], rounded up), by
+/// doubling: `O(log k)` compositions and no list of the copies, so a huge public count
+/// (draws per round, rounds) costs neither memory nor time. Each partial sum is rounded up,
+/// so the result is at least the exact `k`-fold sum. `k = 0` costs `Pure { epsilon: 0 }`,
+/// as [`compose_all`] of an empty list. Errors: an invalid `loss`, or those of
+/// [`PrivacyLoss::compose`] (a total δ ≥ 1, an overflowing total).
+pub fn compose_copies(loss: &PrivacyLoss, k: u64) -> Result<PrivacyLoss> {
+    let mut total = PrivacyLoss::Pure { epsilon: 0.0 };
+    let mut power = loss.validate()?;
+    let mut k = k;
+    while k > 0 {
+        if k & 1 == 1 {
+            total = total.compose(&power)?;
+        }
+        k >>= 1;
+        if k > 0 {
+            power = power.compose(&power)?;
+        }
+    }
+    Ok(total)
+}
+
 /// `k` as an `f64`, rounded up.
 fn k_up(k: u64) -> f64 {
     let f = k as f64;
@@ -144,6 +166,53 @@ mod tests {
             "{epsilon}"
         );
         assert!(delta >= (-0.5f64).exp());
+        Ok(())
+    }
+
+    #[test]
+    fn copies_compose_like_the_list_of_them() -> Result<()> {
+        for loss in [
+            PrivacyLoss::zcdp(0.1)?,
+            PrivacyLoss::pure(0.3)?,
+            PrivacyLoss::approx(0.2, 1e-7)?,
+        ] {
+            for k in [0u64, 1, 2, 3, 7, 64, 1000] {
+                let listed = compose_all(&vec![loss; k as usize])?;
+                let doubled = compose_copies(&loss, k)?;
+                // the same kind, within a few roundings of the list's sum, never below the
+                // exact k-fold sum
+                match (listed, doubled) {
+                    (PrivacyLoss::Pure { epsilon: a }, PrivacyLoss::Pure { epsilon: b })
+                    | (PrivacyLoss::Zcdp { rho: a }, PrivacyLoss::Zcdp { rho: b }) => {
+                        assert!((a - b).abs() <= 1e-12 * a.max(1.0), "{loss} × {k}");
+                    }
+                    (
+                        PrivacyLoss::Approx {
+                            epsilon: a,
+                            delta: da,
+                        },
+                        PrivacyLoss::Approx {
+                            epsilon: b,
+                            delta: db,
+                        },
+                    ) => {
+                        assert!((a - b).abs() <= 1e-12 * a && (da - db).abs() <= 1e-12 * da);
+                    }
+                    other => panic!("{loss} × {k}: {other:?}"),
+                }
+            }
+        }
+        let PrivacyLoss::Zcdp { rho } = compose_copies(&PrivacyLoss::zcdp(0.1)?, 1000)? else {
+            panic!("not zCDP")
+        };
+        assert!(rho >= 100.0, "{rho}");
+        // a count no list could hold, at once
+        let PrivacyLoss::Zcdp { rho } = compose_copies(&PrivacyLoss::zcdp(1e-30)?, u64::MAX)?
+        else {
+            panic!("not zCDP")
+        };
+        assert!(rho >= 1e-30 * u64::MAX as f64, "{rho}");
+        assert!(compose_copies(&PrivacyLoss::Zcdp { rho: -1.0 }, 2).is_err());
         Ok(())
     }
 

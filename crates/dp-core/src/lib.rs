@@ -39,7 +39,9 @@ pub mod rng;
 pub mod rounding;
 pub mod samplers;
 
-pub use composition::{advanced_composition, advanced_composition_epsilon0, compose_all};
+pub use composition::{
+    advanced_composition, advanced_composition_epsilon0, compose_all, compose_copies,
+};
 pub use conversions::{
     convert_neighbouring, pure_to_zcdp, rho_for_epsilon_delta, zcdp_delta, zcdp_epsilon,
 };

@@ -129,15 +129,18 @@ mod tests {
     //! before its first noise draw, with the same error, and accept what it accepts.
 
     use super::Mechanism;
+    use crate::iterative::ChainingWorstCaseParams;
     use crate::iterative::dualquery::exhaustive_worst_case;
     use crate::iterative::{DualQueryParams, IcParams, MwemParams, OracleChoice};
     use crate::perturbation::{GaussianParams, LaplaceParams};
-    use crate::projection::{CoarseProjectionParams, ProjectionParams};
-    use crate::relaxed::RelaxedProjectionParams;
+    use crate::polynomial::PolynomialParams;
+    use crate::projection::{ChainingParams, CoarseProjectionParams, ProjectionParams};
+    use crate::relaxed::{BoostingParams, OneHotEncoded, RelaxedProjectionParams};
     use crate::restricted::{ForQueryClasses, OnWorkloadAttributes};
     use dp_core::{Neighbouring, PrivacyLoss, seeded_rng};
     use dp_queries::{
         AnyWorkload, ConjunctionWorkload, Dataset, Domain, Literal, MarginalWorkload, QueryKind,
+        ThresholdQuery, ThresholdWorkload,
     };
 
     /// `d` binary attributes `a0, a1, …`.
@@ -334,5 +337,150 @@ mod tests {
         same_refusal(&relaxed, &d, &w);
         let mwem = MwemParams::new(pure(1e-300)).check().unwrap();
         same_refusal(&mwem, &d, &w);
+    }
+
+    #[test]
+    fn chaining_boosting_and_polynomial_noise_is_checked_from_the_budget() {
+        let domain = binary(4);
+        let w = MarginalWorkload::all_kway(&domain, 2).unwrap();
+        let d = data(&domain, 50);
+        let chaining = ChainingParams::new(zcdp(1e-300)).check().unwrap();
+        let e = chaining.check_inputs(&w, None).unwrap_err().to_string();
+        assert!(e.contains("sigma2"), "{e}");
+        same_refusal(&chaining, &d, &w);
+        let worst = ChainingWorstCaseParams::new(zcdp(1e-300)).check().unwrap();
+        // n sets only the number of levels, not their noise: refused without it too
+        assert!(worst.check_inputs(&w, None).is_err());
+        same_refusal(&worst, &d, &w);
+        let boosting = OneHotEncoded::new(BoostingParams::new(zcdp(1e-300)).check().unwrap());
+        same_refusal(&boosting, &d, &w);
+        for budget in [zcdp(1e-300), pure(1e-300)] {
+            let polynomial = PolynomialParams::new(budget).check().unwrap();
+            same_refusal(&polynomial, &d, &w);
+            let any = AnyWorkload::Marginals(w.clone());
+            let checked = Mechanism::<AnyWorkload>::check_inputs(&polynomial, &any, Some(50));
+            let released =
+                Mechanism::<AnyWorkload>::release(&polynomial, &d, &any, &mut seeded_rng(1));
+            assert_eq!(
+                checked.unwrap_err().to_string(),
+                released.unwrap_err().to_string()
+            );
+        }
+        // the same mechanisms at a usable budget: accepted, and they release
+        let chaining = ChainingParams::new(zcdp(1.0)).check().unwrap();
+        let worst = ChainingWorstCaseParams::new(zcdp(1.0)).check().unwrap();
+        let boosting = OneHotEncoded::new(BoostingParams::new(zcdp(1.0)).check().unwrap());
+        let polynomial = PolynomialParams::new(zcdp(1.0)).check().unwrap();
+        let ok: [&dyn Mechanism; 4] = [&chaining, &worst, &boosting, &polynomial];
+        for m in ok {
+            assert!(m.check_inputs(&w, Some(50)).is_ok(), "{}", m.name());
+            assert!(m.check_inputs(&w, None).is_ok(), "{}", m.name());
+            assert!(
+                m.release(&d, &w, &mut seeded_rng(2)).is_ok(),
+                "{}",
+                m.name()
+            );
+        }
+    }
+
+    /// Chaining's check first bounds every level's σ² by all `k` levels at the largest
+    /// sensitivity; where that bound is out of the sampler's range but the levels' own σ²
+    /// are not, it builds the decomposition and accepts, as the release does.
+    #[test]
+    fn chaining_checks_the_levels_own_noise_when_the_bound_is_out_of_range() {
+        let domain = binary(4);
+        let w = MarginalWorkload::all_kway(&domain, 2).unwrap();
+        let d = data(&domain, 50);
+        let at = |rho: f64| ChainingParams::new(zcdp(rho)).check().unwrap();
+        let universe =
+            crate::projection::universe_of(&w, &crate::ProjectionSettings::default()).unwrap();
+        // σ² scales as 1/ρ: the levels' largest and the bound's at ρ = 1
+        let plan = at(1.0).plan(&universe, &w, 50).unwrap();
+        let largest = plan.noise.iter().flatten().map(|n| n.2).fold(0.0, f64::max);
+        let k = plan.decomposition.levels.len() as f64;
+        let bound = 8.0 * w.len() as f64 * k / 2.0;
+        assert!(
+            bound > 2.0 * largest,
+            "no gap to test: {bound} vs {largest}"
+        );
+        let max = dp_core::DiscreteGaussian::MAX_SIGMA2;
+        // the levels' σ² at 2/3 of the sampler's limit, the bound above it
+        let rho = largest / (max / 1.5);
+        assert!(bound / rho > max);
+        let chaining = at(rho);
+        assert!(chaining.check_inputs(&w, Some(50)).is_ok());
+        assert!(chaining.release(&d, &w, &mut seeded_rng(3)).is_ok());
+        // a third of that ρ puts the largest level beyond the limit: refused by both
+        let chaining = at(rho / 3.0);
+        assert!(chaining.check_inputs(&w, None).is_err());
+        same_refusal(&chaining, &d, &w);
+    }
+
+    /// Boosting's base noise grows with the distinct queries a round samples: a budget
+    /// whose σ² is in range for one sampled query but not for `min(k, N)` is refused by the
+    /// check and by the release before anything is drawn, whatever a round would sample.
+    #[test]
+    fn boosting_checks_the_noise_of_the_largest_sample() {
+        let domain = binary(4);
+        let w = MarginalWorkload::all_kway(&domain, 2).unwrap();
+        let d = data(&domain, 50);
+        // N = 10 parities, k = 64 draws: up to 10 distinct, σ² = distinct/(2ρ_base)
+        let max = dp_core::DiscreteGaussian::MAX_SIGMA2;
+        let probe = BoostingParams::new(zcdp(1.0)).check().unwrap();
+        let rho_base = probe.accounting().rho_base;
+        assert!(probe.base_sigma2(1) < probe.base_sigma2(10));
+        // σ²(1) = 1/(2ρ_base) at ρ = 1 scales as 1/ρ: put σ²(1) at a third of the limit
+        let rho = (1.0 / (2.0 * rho_base)) / (max / 3.0);
+        let boosting = BoostingParams::new(zcdp(rho)).check().unwrap();
+        assert!(boosting.base_sigma2(1) <= max && boosting.base_sigma2(10) > max);
+        let e = boosting.check_inputs(&w, None).unwrap_err().to_string();
+        assert!(e.contains("sigma2"), "{e}");
+        same_refusal(&boosting, &d, &w);
+    }
+
+    /// The polynomial release's memory cap and a dataset with no records (n is public) are
+    /// public too.
+    #[test]
+    fn polynomial_memory_and_records_are_checked_before_the_data() {
+        // 12 attributes of 10 values, degree 3: about 180 000 coefficients, over 1 MiB
+        let domain = Domain::new((0..12).map(|i| (format!("a{i}"), 10)).collect()).unwrap();
+        let w = MarginalWorkload::all_kway(&domain, 3).unwrap();
+        let d = data(&domain, 50);
+        let mut params = PolynomialParams::new(zcdp(1.0));
+        params.max_memory_mib = 1;
+        params.approximation = crate::polynomial::Approximation::Exact;
+        let small = params.check().unwrap();
+        let e = small.check_inputs(&w, None).unwrap_err().to_string();
+        assert!(e.contains("max_memory_mib"), "{e}");
+        same_refusal(&small, &d, &w);
+        let fine = PolynomialParams::new(zcdp(1.0)).check().unwrap();
+        let e = fine.check_inputs(&w, Some(0)).unwrap_err().to_string();
+        assert!(e.contains("no records"), "{e}");
+        assert!(fine.check_inputs(&w, Some(50)).is_ok());
+        // thresholds and conjunctions: the same plan as their releases
+        let tiny = PolynomialParams::new(pure(1e-300)).check().unwrap();
+        let lits = ConjunctionWorkload::from_marginals(&w).unwrap();
+        let checked = Mechanism::<ConjunctionWorkload>::check_inputs(&tiny, &lits, None);
+        let released =
+            Mechanism::<ConjunctionWorkload>::release(&tiny, &d, &lits, &mut seeded_rng(1));
+        assert_eq!(
+            checked.unwrap_err().to_string(),
+            released.unwrap_err().to_string()
+        );
+        let thresholds = ThresholdWorkload::new(
+            &domain,
+            vec![ThresholdQuery {
+                k: 2,
+                literals: (0..3).map(|attr| Literal { attr, value: 1 }).collect(),
+            }],
+        )
+        .unwrap();
+        let checked = Mechanism::<ThresholdWorkload>::check_inputs(&tiny, &thresholds, None);
+        let released =
+            Mechanism::<ThresholdWorkload>::release(&tiny, &d, &thresholds, &mut seeded_rng(1));
+        let e = checked.unwrap_err().to_string();
+        assert!(e.contains("scale"), "{e}");
+        assert_eq!(e, released.unwrap_err().to_string());
+        assert!(Mechanism::<ThresholdWorkload>::check_inputs(&fine, &thresholds, Some(50)).is_ok());
     }
 }

@@ -20,7 +20,7 @@
 
 use std::sync::Arc;
 
-use dp_core::{Neighbouring, PrivacyLoss, advanced_composition, compose_all};
+use dp_core::{Neighbouring, PrivacyLoss, advanced_composition, compose_all, compose_copies};
 use dp_queries::{Dataset, Domain, MarginalWorkload};
 use rand::CryptoRng;
 
@@ -176,18 +176,7 @@ impl StepDecomposition {
                 let mut total = PrivacyLoss::Pure { epsilon: 0.0 };
                 for l in &self.losses {
                     // l.count copies, composed by doubling (exact sums, rounded up)
-                    let mut acc = PrivacyLoss::Pure { epsilon: 0.0 };
-                    let mut pow = l.loss;
-                    let mut k = l.count;
-                    while k > 0 {
-                        if k & 1 == 1 {
-                            acc = acc.compose(&pow)?;
-                        }
-                        k >>= 1;
-                        if k > 0 {
-                            pow = pow.compose(&pow)?;
-                        }
-                    }
+                    let acc = compose_copies(&l.loss, l.count)?;
                     total = compose_all(&[total, acc])?;
                 }
                 Ok(total)

@@ -10,6 +10,7 @@
 //! `Σ_t k ε_t²/8 + T ρ_base = ρ`.
 
 use dp_core::{Neighbouring, PrivacyLoss};
+use dp_mechanisms::relaxed::BoostingAccounting;
 use dp_mechanisms::relaxed::boosting::drv_update;
 use dp_mechanisms::{BoostingParams, BoostingSettings, Mechanism};
 use dp_queries::{Dataset, Domain, MarginalWorkload};
@@ -324,6 +325,49 @@ fn refusals_are_clear() {
         .unwrap_err()
         .to_string();
     assert!(msg.contains("colour"), "{msg}");
+}
+
+/// Count-like settings never become an allocation failure: rounds beyond
+/// `BoostingSettings::MAX_ROUNDS` (every round keeps state until the median) are refused as
+/// a parameter, naming it, the limit and why, by the parameters and by the accounting alone;
+/// a huge number of draws per round is composed by doubling, never listed. (`rounds = 1e9`
+/// used to abort while the mechanism was built: the accounting reserved 24 GB, and each
+/// round listed its `k` draws.)
+#[test]
+fn huge_counts_are_parameter_errors_not_allocation_failures() {
+    let rho = PrivacyLoss::Zcdp { rho: 1.0 };
+    let max = BoostingSettings::MAX_ROUNDS;
+    for rounds in [max + 1, 1_000_000_000, usize::MAX] {
+        let e = BoostingParams::new(rho)
+            .settings(settings(rounds, 4, 0.5))
+            .check()
+            .unwrap_err()
+            .to_string();
+        for want in [
+            format!("invalid parameter rounds = {rounds}"),
+            format!("at most {max} rounds"),
+            "memory or time".to_string(),
+        ] {
+            assert!(e.contains(&want), "{want}: {e}");
+        }
+        assert!(BoostingAccounting::new(1.0, rounds, 4, 0.1, 0.5).is_err());
+    }
+    // at the limit: built, one draw per round, within the budget
+    let at = BoostingParams::new(rho)
+        .settings(settings(max, 4, 0.5))
+        .check()
+        .unwrap();
+    assert_eq!(at.accounting().draws.len(), max);
+    assert!(at.accounting().rho() <= 1.0);
+    // draws per round far beyond any list: composed at once, and all of ρ is accounted
+    for samples in [1usize << 40, usize::MAX] {
+        let m = BoostingParams::new(rho)
+            .settings(settings(9, samples, 0.5))
+            .check()
+            .unwrap();
+        let total = m.accounting().rho();
+        assert!(total <= 1.0 && total > 1.0 - 1e-6, "{samples}: {total}");
+    }
 }
 
 /// The JL step (seed 000 §5.2): the stored vectors reproduce Frank–Wolfe's iterate exactly,

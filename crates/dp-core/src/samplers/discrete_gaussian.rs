@@ -59,7 +59,8 @@ impl DiscreteGaussian {
             return Err(CoreError::invalid(
                 "sigma2",
                 crate::Num(sigma2),
-                "must be <= 2^100",
+                "must be <= 2^100, the largest variance the exact sampler draws from; noise this \
+                 large comes from a budget too small for the sensitivity: give a larger budget",
             ));
         }
         let r = exact_rational(sigma2)?;

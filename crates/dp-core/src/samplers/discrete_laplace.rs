@@ -53,7 +53,8 @@ impl DiscreteLaplace {
             return Err(CoreError::invalid(
                 "scale",
                 crate::Num(scale),
-                "must be <= 2^52",
+                "must be <= 2^52, the largest scale the exact sampler draws from; noise this large \
+                 comes from a budget too small for the sensitivity: give a larger budget",
             ));
         }
         let r = exact_rational(scale)?;

@@ -275,19 +275,33 @@ impl ChainingWorstCase {
         self.budget.rho
     }
 
-    /// The plan for a universe, workload and public `n` (no data involved).
+    /// The plan for a universe, workload and public `n` (no data involved): the
+    /// decomposition, and every non-trivial level's calibration with its round plan built
+    /// ([`WorstCasePlan::level_plan`]: the selector's ε and the measurement's σ² within
+    /// range), so that a plan the release cannot run is refused here, before any data is
+    /// read.
     pub fn plan(
         &self,
         universe: &Universe,
         workload: &MarginalWorkload,
         n: usize,
     ) -> Result<WorstCasePlan> {
+        self.plan_reporting(universe, workload, n, self.settings.progress())
+    }
+
+    /// [`Self::plan`], the decomposition reporting to `progress`.
+    fn plan_reporting(
+        &self,
+        universe: &Universe,
+        workload: &MarginalWorkload,
+        n: usize,
+        progress: Option<&ProgressSink>,
+    ) -> Result<WorstCasePlan> {
         let alpha = self
             .alpha
             .unwrap_or_else(|| projection_error_bound(universe.len(), n, self.budget.rho));
         let k = MultiscaleDecomposition::levels_for_alpha(alpha.min(0.999_999))?;
-        let decomposition =
-            linf_decomposition_reporting(universe, workload, k, self.settings.progress())?;
+        let decomposition = linf_decomposition_reporting(universe, workload, k, progress)?;
         let nontrivial = (0..k).filter(|&j| decomposition.is_nontrivial(j)).count();
         let rho_j = self.budget.rho / nontrivial.max(1) as f64;
         let levels = (0..k)
@@ -299,11 +313,15 @@ impl ChainingWorstCase {
                 Ok(Some((rho_j, level_sensitivity(j), plan)))
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(WorstCasePlan {
+        let plan = WorstCasePlan {
             alpha,
             decomposition,
             levels,
-        })
+        };
+        for j in 0..k {
+            plan.level_plan(j)?;
+        }
+        Ok(plan)
     }
 
     /// Exact level-`j` chain-term counts `h_j[e]` (records whose `j`-th link is the `e`-th
@@ -683,9 +701,16 @@ impl Mechanism for ChainingWorstCase {
         Some(self)
     }
 
-    /// The universe size limit (the decomposition is built over the explicit universe).
-    fn check_inputs(&self, workload: &MarginalWorkload, _public_n: Option<usize>) -> Result<()> {
-        crate::projection::universe_of(workload, &self.settings).map(drop)
+    /// The universe size limit (the decomposition is built over the explicit universe) and
+    /// the plan the release runs ([`Self::plan`]: every non-trivial level's selector and
+    /// noise within range). n sets only the default α and so the number of levels; every
+    /// level after the first is trivial in this decomposition (module docs), so the
+    /// levels' calibration is the same for every n, and without a public n the plan is
+    /// built for n = 1.
+    fn check_inputs(&self, workload: &MarginalWorkload, public_n: Option<usize>) -> Result<()> {
+        let universe = crate::projection::universe_of(workload, &self.settings)?;
+        self.plan_reporting(&universe, workload, public_n.unwrap_or(1), None)
+            .map(drop)
     }
 
     fn release(

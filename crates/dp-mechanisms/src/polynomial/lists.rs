@@ -37,14 +37,28 @@
 
 use std::collections::HashMap;
 
-use dp_core::{DiscreteGaussian, DiscreteLaplace, StreamFamily, report_progress};
-use dp_queries::{Dataset, DecisionListShape, DecisionListWorkload, Workload};
+use dp_core::{StreamFamily, report_progress};
+use dp_queries::{Dataset, DecisionListShape, DecisionListWorkload, Domain, Workload};
 use rand::CryptoRng;
 use rayon::prelude::*;
 
 use super::approx::{LpOptions, SymmetricApprox, or_target};
-use super::release::{Approximation, NoiseKind, PolynomialMechanism};
+use super::release::{Approximation, CountSampler, NoiseKind, PolynomialMechanism, check_records};
 use crate::{Diagnostics, MechanismError, Release, Result};
+
+/// What a decision-list release fixes before it reads a record
+/// ([`PolynomialMechanism::lists_plan`]).
+pub(crate) struct ListsPlan {
+    shape: DecisionListShape,
+    approx: SymmetricApprox,
+    /// The degree `D` of `q`.
+    degree: usize,
+    /// The sampler of the count `A` (weight 1).
+    first_sampler: CountSampler,
+    /// Per block `s = 0..=D`: the sampler of its counts (weight `|β_s|`), `None` when
+    /// `β_s = 0`.
+    samplers: Vec<Option<CountSampler>>,
+}
 
 /// The progress stage of the counting pass over decision lists.
 pub const LIST_COUNT_STAGE: &str = "expanding decision lists";
@@ -317,18 +331,52 @@ impl PolynomialMechanism {
     /// Errors: the data is not a decision-list database of at most 64 variables, has no
     /// records, the memory cap, or a noise parameter out of range — before any noise.
     pub fn release_lists(&self, data: &Dataset, rng: &mut dyn CryptoRng) -> Result<ListPolynomial> {
-        let shape = DecisionListShape::of(data.domain())?;
+        let plan = self.lists_plan(data.domain())?;
+        check_records(data.n())?;
+        let ListsPlan {
+            shape,
+            approx,
+            degree,
+            first_sampler,
+            samplers,
+        } = plan;
+        let monomials = Monomials::new(shape.variables, degree);
+        let (first, mut counts) =
+            count_lists(data, &shape, &monomials, degree, self.progress_sink());
+        let family = StreamFamily::fork(rng);
+        let mut first = [first];
+        first_sampler.add_noise(&mut first, &mut family.stream(0))?;
+        let width = monomials.len();
+        for (s, sampler) in samplers.iter().enumerate() {
+            let block = &mut counts[s * width..(s + 1) * width];
+            match sampler {
+                None => block.iter_mut().for_each(|c| *c = 0),
+                Some(sampler) => sampler.add_noise(block, &mut family.stream(1 + s as u64))?,
+            }
+        }
+        Ok(ListPolynomial {
+            shape,
+            approx,
+            monomials,
+            first: first[0] as f64,
+            counts: counts.into_iter().map(|c| c as f64).collect(),
+            n: data.n(),
+        })
+    }
+
+    /// Everything a decision-list release fixes from the public domain and the budget
+    /// before it reads a record: the lists' shape (at most 64 variables), the approximation
+    /// `q`, the memory of the counts within the cap, and the noise of `A` and of every block
+    /// with its sampler within range. [`Self::release_lists`] and the public checks
+    /// ([`crate::Mechanism::check_inputs`]) run this same code.
+    pub(crate) fn lists_plan(&self, domain: &Domain) -> Result<ListsPlan> {
+        let shape = DecisionListShape::of(domain)?;
         if shape.variables > 64 {
             return Err(MechanismError::InvalidParameter {
                 name: "variables",
                 value: shape.variables.to_string(),
                 reason: "the polynomial release handles decision lists over at most 64 variables"
                     .into(),
-            });
-        }
-        if data.n() == 0 {
-            return Err(MechanismError::Data {
-                reason: "the dataset has no records".into(),
             });
         }
         let approx = self.list_approximation(shape.length)?;
@@ -366,46 +414,22 @@ impl PolynomialMechanism {
                 what: "the decision-list counts' sensitivity is too large to calibrate".into(),
             });
         }
-        enum Sampler {
-            L(DiscreteLaplace),
-            G(DiscreteGaussian),
-        }
-        let make = |p: f64| -> Result<Sampler> {
-            Ok(match self.noise_kind() {
-                NoiseKind::Laplace { .. } => Sampler::L(DiscreteLaplace::new(p)?),
-                NoiseKind::Gaussian { .. } => Sampler::G(DiscreteGaussian::new(p)?),
-            })
-        };
-        let first_sampler = make(base)?;
-        let samplers: Vec<Option<Sampler>> = beta
+        let kind = self.noise_kind();
+        let first_sampler = CountSampler::new(kind, base)?;
+        let samplers = beta
             .iter()
-            .map(|&b| (b != 0.0).then(|| make(per(b, base))).transpose())
+            .map(|&b| {
+                (b != 0.0)
+                    .then(|| CountSampler::new(kind, per(b, base)))
+                    .transpose()
+            })
             .collect::<Result<_>>()?;
-        let monomials = Monomials::new(shape.variables, degree);
-        let (first, mut counts) =
-            count_lists(data, &shape, &monomials, degree, self.progress_sink());
-        let family = StreamFamily::fork(rng);
-        let mut first = [first];
-        match &first_sampler {
-            Sampler::L(l) => l.add_noise(&mut first, &mut family.stream(0))?,
-            Sampler::G(g) => g.add_noise(&mut first, &mut family.stream(0))?,
-        }
-        let width = monomials.len();
-        for (s, sampler) in samplers.iter().enumerate() {
-            let block = &mut counts[s * width..(s + 1) * width];
-            match sampler {
-                None => block.iter_mut().for_each(|c| *c = 0),
-                Some(Sampler::L(l)) => l.add_noise(block, &mut family.stream(1 + s as u64))?,
-                Some(Sampler::G(g)) => g.add_noise(block, &mut family.stream(1 + s as u64))?,
-            }
-        }
-        Ok(ListPolynomial {
+        Ok(ListsPlan {
             shape,
             approx,
-            monomials,
-            first: first[0] as f64,
-            counts: counts.into_iter().map(|c| c as f64).collect(),
-            n: data.n(),
+            degree,
+            first_sampler,
+            samplers,
         })
     }
 
@@ -584,6 +608,41 @@ mod tests {
             assert!(d2 <= sens.l2_squared + 1e-9, "{d2} > {}", sens.l2_squared);
             assert!(d1 > 0.0);
         }
+    }
+
+    /// The public checks of a decision-list workload run the release's own plan: a noise
+    /// parameter beyond the samplers' range (a tiny budget) is refused by both with the same
+    /// error, and no records under a public n too.
+    #[test]
+    fn decision_list_checks_run_the_releases_plan() {
+        let (m, len) = (3, 2);
+        let data = every_list(m, len);
+        let w = AnyWorkload::DecisionLists(
+            DecisionListWorkload::new(data.domain(), points(m)).unwrap(),
+        );
+        for budget in [
+            PrivacyLoss::Zcdp { rho: 1e-300 },
+            PrivacyLoss::Pure { epsilon: 1e-300 },
+        ] {
+            let mech = crate::polynomial::PolynomialParams::new(budget)
+                .check()
+                .unwrap();
+            let checked = Mechanism::<AnyWorkload>::check_inputs(&mech, &w, Some(data.n()))
+                .unwrap_err()
+                .to_string();
+            let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(1);
+            let released = Mechanism::<AnyWorkload>::release(&mech, &data, &w, &mut rng)
+                .unwrap_err()
+                .to_string();
+            assert_eq!(checked, released);
+            assert!(checked.contains("must be <="), "{checked}");
+        }
+        let fine = crate::polynomial::PolynomialParams::new(PrivacyLoss::Zcdp { rho: 1.0 })
+            .check()
+            .unwrap();
+        assert!(Mechanism::<AnyWorkload>::check_inputs(&fine, &w, Some(data.n())).is_ok());
+        let e = Mechanism::<AnyWorkload>::check_inputs(&fine, &w, Some(0)).unwrap_err();
+        assert!(e.to_string().contains("no records"), "{e}");
     }
 
     #[test]

@@ -53,7 +53,8 @@ use dp_core::{
     report_progress,
 };
 use dp_queries::{
-    ConjunctionWorkload, Dataset, Literal, MarginalWorkload, QueryKind, ThresholdWorkload, Workload,
+    ConjunctionWorkload, Dataset, Domain, Literal, MarginalWorkload, QueryKind, ThresholdWorkload,
+    Workload,
 };
 use rand::CryptoRng;
 use rayon::prelude::*;
@@ -746,6 +747,64 @@ impl PolynomialMechanism {
         self.release_counts(data, attrs, sense, vec![approx], rng)
     }
 
+    /// The public plan of a release of conjunctions or disjunctions (marginal cells are
+    /// conjunctions): the bit sense of the class (parities are refused), the widest query,
+    /// the approximation of OR on that width and the counts' plan over the attributes the
+    /// queries touch ([`Self::counts_plan`]).
+    fn literal_plan(&self, workload: &ConjunctionWorkload) -> Result<ReleasePlan> {
+        let sense = match workload.kind() {
+            QueryKind::Disjunction => BitSense::Holds,
+            QueryKind::Conjunction => BitSense::Fails,
+            QueryKind::Parity => {
+                return Err(MechanismError::UnsupportedQueryClass {
+                    mechanism: "polynomial",
+                    class: Workload::class(workload),
+                    supported: POLYNOMIAL_CLASSES.into(),
+                });
+            }
+        };
+        let width = (0..workload.len())
+            .map(|q| workload.query(q).len())
+            .max()
+            .unwrap_or(1);
+        let approxes = vec![self.approximation_for(width)?];
+        let attrs = Workload::touched_attributes(workload);
+        let counts = self.counts_plan(workload.domain(), &attrs, sense, &approxes)?;
+        Ok(ReleasePlan {
+            width,
+            ks: Vec::new(),
+            approxes,
+            counts,
+        })
+    }
+
+    /// The public plan of a k-of-ℓ threshold release: one approximation per distinct `k`
+    /// on `0..=ℓ_max` ([`Self::threshold_approximation`]) and the counts' plan over the
+    /// attributes the queries touch ([`BitSense::Holds`]).
+    fn threshold_plan(&self, workload: &ThresholdWorkload) -> Result<ReleasePlan> {
+        let width = workload
+            .queries()
+            .iter()
+            .map(|q| q.literals.len())
+            .max()
+            .unwrap_or(1);
+        let mut ks: Vec<usize> = workload.queries().iter().map(|q| q.k as usize).collect();
+        ks.sort_unstable();
+        ks.dedup();
+        let approxes = ks
+            .iter()
+            .map(|&k| self.threshold_approximation(k, width))
+            .collect::<Result<Vec<_>>>()?;
+        let attrs = Workload::touched_attributes(workload);
+        let counts = self.counts_plan(workload.domain(), &attrs, BitSense::Holds, &approxes)?;
+        Ok(ReleasePlan {
+            width,
+            ks,
+            approxes,
+            counts,
+        })
+    }
+
     /// Releases the noisy monomial counts over `attrs` once for several approximations
     /// (e.g. one k-of-ℓ target per threshold `k`): the counts of size `s` carry noise
     /// calibrated to the envelope `b̄_s = max over the approximations of |b_s|`
@@ -762,12 +821,29 @@ impl PolynomialMechanism {
         approxes: Vec<SymmetricApprox>,
         rng: &mut dyn CryptoRng,
     ) -> Result<NoisyPolynomial> {
-        let b = envelope(&approxes).ok_or_else(|| MechanismError::InvalidParameter {
+        let plan = self.counts_plan(data.domain(), attrs, sense, &approxes)?;
+        check_records(data.n())?;
+        self.draw_counts(data, &plan, approxes, rng)
+    }
+
+    /// Everything a release of the noisy monomial counts over `attrs` for `approxes` fixes
+    /// from public inputs (the domain, the attributes, the approximations and the budget),
+    /// before it reads a record: the attributes, the memory of the counts within the cap, the
+    /// noise per size and its samplers within their range. [`Self::release_counts`] and the
+    /// public checks ([`Mechanism::check_inputs`]) run this same code.
+    fn counts_plan(
+        &self,
+        domain: &Domain,
+        attrs: &[usize],
+        sense: BitSense,
+        approxes: &[SymmetricApprox],
+    ) -> Result<CountsPlan> {
+        let b = envelope(approxes).ok_or_else(|| MechanismError::InvalidParameter {
             name: "approximations",
             value: "none".into(),
             reason: "the release needs at least one approximation".into(),
         })?;
-        let (attrs, sizes) = checked_attributes(data, attrs)?;
+        let (attrs, sizes) = checked_attributes(domain, attrs)?;
         let degree = b.len() - 1;
         let plan = MonomialPlan::new(&sizes, degree, sense);
         let threads = rayon::current_num_threads();
@@ -787,37 +863,46 @@ impl PolynomialMechanism {
                 ),
             });
         }
-        if data.n() == 0 {
-            return Err(MechanismError::Data {
-                reason: "the dataset has no records".into(),
-            });
-        }
         let noise = self.noise_for_weights(&sizes, &b, sense)?;
-        enum Sampler {
-            L(DiscreteLaplace),
-            G(DiscreteGaussian),
-        }
-        let samplers: Vec<Option<Sampler>> = noise
+        let samplers = noise
             .count_parameter
             .iter()
-            .map(|p| match (p, self.noise) {
-                (None, _) => Ok(None),
-                (Some(t), NoiseKind::Laplace { .. }) => {
-                    Ok(Some(Sampler::L(DiscreteLaplace::new(*t)?)))
-                }
-                (Some(s2), NoiseKind::Gaussian { .. }) => {
-                    Ok(Some(Sampler::G(DiscreteGaussian::new(*s2)?)))
-                }
-            })
+            .map(|p| p.map(|p| CountSampler::new(self.noise, p)).transpose())
             .collect::<Result<_>>()?;
-        let index = MonomialIndex::new(&sizes, degree);
-        let mut counts =
-            count_monomials(data, &attrs, &index, sense, threads, self.progress.as_ref());
+        Ok(CountsPlan {
+            attrs,
+            sizes,
+            sense,
+            degree,
+            threads,
+            noise,
+            samplers,
+        })
+    }
+
+    /// The data part of [`Self::release_counts`] for a public `plan`: the counts in one pass
+    /// over the records, then the noise, size by size.
+    fn draw_counts(
+        &self,
+        data: &Dataset,
+        plan: &CountsPlan,
+        approxes: Vec<SymmetricApprox>,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<NoisyPolynomial> {
+        let index = MonomialIndex::new(&plan.sizes, plan.degree);
+        let mut counts = count_monomials(
+            data,
+            &plan.attrs,
+            &index,
+            plan.sense,
+            plan.threads,
+            self.progress.as_ref(),
+        );
         // all checks done: draw the noise, size by size, chunks on numbered streams
         let family = StreamFamily::fork(rng);
         const CHUNK: usize = 1 << 16;
         let mut stream = 0u64;
-        for (s, sampler) in samplers.iter().enumerate() {
+        for (s, sampler) in plan.samplers.iter().enumerate() {
             let range = index.size_range(s);
             let Some(sampler) = sampler else {
                 counts[range].iter_mut().for_each(|c| *c = 0);
@@ -830,16 +915,12 @@ impl PolynomialMechanism {
                 .par_chunks_mut(CHUNK)
                 .enumerate()
                 .try_for_each(|(i, chunk)| {
-                    let mut r = family.stream(first + i as u64);
-                    match sampler {
-                        Sampler::L(l) => l.add_noise(chunk, &mut r),
-                        Sampler::G(g) => g.add_noise(chunk, &mut r),
-                    }
+                    sampler.add_noise(chunk, &mut family.stream(first + i as u64))
                 })?;
         }
         Ok(NoisyPolynomial {
-            attrs,
-            sense,
+            attrs: plan.attrs.clone(),
+            sense: plan.sense,
             approxes,
             index,
             counts: counts.into_iter().map(|c| c as f64).collect(),
@@ -884,26 +965,15 @@ impl PolynomialMechanism {
         workload: &ThresholdWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        if data.domain() != workload.domain() {
-            return Err(MechanismError::Data {
-                reason: "the dataset's domain is not the workload's domain".into(),
-            });
-        }
-        let width = workload
-            .queries()
-            .iter()
-            .map(|q| q.literals.len())
-            .max()
-            .unwrap_or(1);
-        let mut ks: Vec<usize> = workload.queries().iter().map(|q| q.k as usize).collect();
-        ks.sort_unstable();
-        ks.dedup();
-        let approxes = ks
-            .iter()
-            .map(|&k| self.threshold_approximation(k, width))
-            .collect::<Result<Vec<_>>>()?;
-        let attrs = Workload::touched_attributes(workload);
-        let poly = self.release_counts(data, &attrs, BitSense::Holds, approxes, rng)?;
+        let ReleasePlan {
+            width,
+            ks,
+            approxes,
+            counts: plan,
+        } = self.threshold_plan(workload)?;
+        check_domain(data, workload.domain())?;
+        check_records(data.n())?;
+        let poly = self.draw_counts(data, &plan, approxes, rng)?;
         let answers = workload
             .queries()
             .iter()
@@ -912,9 +982,7 @@ impl PolynomialMechanism {
                 poly.answer_with(target, &q.literals)
             })
             .collect::<Result<Vec<f64>>>()?;
-        let b = envelope(poly.approximations()).unwrap_or_default();
-        let sizes: Vec<u32> = attrs.iter().map(|&a| data.domain().size(a)).collect();
-        let noise = self.noise_for_weights(&sizes, &b, BitSense::Holds)?;
+        let (attrs, noise, degree) = (&plan.attrs, &plan.noise, plan.degree);
         let per_k: Vec<String> = ks
             .iter()
             .zip(poly.approximations())
@@ -934,10 +1002,11 @@ impl PolynomialMechanism {
                 poly.num_coefficients(),
                 attrs.len()
             ),
-            self.noise_note(&noise),
+            self.noise_note(noise),
             format!(
-                "noise standard deviation of a {width}-literal answer (before clamping to                  [0, 1]): at most about {:.3e}",
-                self.answer_noise_sd(&noise, width, b.len() - 1, data.n())
+                "noise standard deviation of a {width}-literal answer (before clamping to \
+                 [0, 1]): at most about {:.3e}",
+                self.answer_noise_sd(noise, width, degree, data.n())
             ),
         ];
         Ok(Release {
@@ -954,7 +1023,8 @@ impl PolynomialMechanism {
     /// The note on the coefficient sensitivity and noise parameter.
     fn noise_note(&self, noise: &PolynomialNoise) -> String {
         format!(
-            "coefficient sensitivity: Δ₁ = {:.4e}, Δ₂ = {:.4e}; noise per coefficient: {}              {:.4e}",
+            "coefficient sensitivity: Δ₁ = {:.4e}, Δ₂ = {:.4e}; noise per coefficient: {} \
+             {:.4e}",
             noise.sensitivity.l1,
             noise.sensitivity.l2_squared.sqrt(),
             match self.noise {
@@ -988,41 +1058,19 @@ impl PolynomialMechanism {
         workload: &ConjunctionWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        let sense = match workload.kind() {
-            QueryKind::Disjunction => BitSense::Holds,
-            QueryKind::Conjunction => BitSense::Fails,
-            QueryKind::Parity => {
-                return Err(MechanismError::UnsupportedQueryClass {
-                    mechanism: "polynomial",
-                    class: Workload::class(workload),
-                    supported: POLYNOMIAL_CLASSES.into(),
-                });
-            }
-        };
-        if data.domain() != workload.domain() {
-            return Err(MechanismError::Data {
-                reason: "the dataset's domain is not the workload's domain".into(),
-            });
-        }
-        let width = (0..workload.len())
-            .map(|q| workload.query(q).len())
-            .max()
-            .unwrap_or(1);
-        let attrs = Workload::touched_attributes(workload);
-        let poly = self.release_polynomial(data, &attrs, sense, width, rng)?;
+        let ReleasePlan {
+            width,
+            approxes,
+            counts: plan,
+            ..
+        } = self.literal_plan(workload)?;
+        check_domain(data, workload.domain())?;
+        check_records(data.n())?;
+        let poly = self.draw_counts(data, &plan, approxes, rng)?;
         let answers = (0..workload.len())
             .map(|q| poly.answer(workload.query(q)))
             .collect::<Result<Vec<f64>>>()?;
         let approx = poly.approximation();
-        let sizes: Vec<u32> = attrs.iter().map(|&a| data.domain().size(a)).collect();
-        let noise = self.noise_for(&sizes, approx, sense)?;
-        let support: f64 = (1..=approx.degree())
-            .map(|s| binomial(width, s))
-            .sum::<f64>();
-        let per_coef_var = match self.noise {
-            NoiseKind::Laplace { .. } => 2.0 * noise.coefficient_parameter.powi(2),
-            NoiseKind::Gaussian { .. } => noise.coefficient_parameter,
-        };
         let notes = vec![
             format!(
                 "polynomial of degree {} ({}) approximating OR on 0..={width} with certified \
@@ -1031,23 +1079,13 @@ impl PolynomialMechanism {
                 approx.construction(),
                 approx.error(),
                 poly.num_coefficients(),
-                attrs.len()
+                plan.attrs.len()
             ),
-            format!(
-                "coefficient sensitivity: Δ₁ = {:.4e}, Δ₂ = {:.4e}; noise per coefficient: {} \
-                 {:.4e}",
-                noise.sensitivity.l1,
-                noise.sensitivity.l2_squared.sqrt(),
-                match self.noise {
-                    NoiseKind::Laplace { .. } => "Laplace scale",
-                    NoiseKind::Gaussian { .. } => "Gaussian σ²",
-                },
-                noise.coefficient_parameter
-            ),
+            self.noise_note(&plan.noise),
             format!(
                 "noise standard deviation of a {width}-literal answer (before clamping to \
                  [0, 1]): about {:.3e}",
-                (support * per_coef_var).sqrt() / data.n() as f64
+                self.answer_noise_sd(&plan.noise, width, approx.degree(), data.n())
             ),
         ];
         Ok(Release {
@@ -1079,8 +1117,89 @@ fn binomial(n: usize, k: usize) -> f64 {
     (0..k).fold(1.0, |c, i| c * (n - i) as f64 / (i + 1) as f64)
 }
 
-/// Sorted, deduplicated attributes of the data's domain, with their sizes.
-fn checked_attributes(data: &Dataset, attrs: &[usize]) -> Result<(Vec<usize>, Vec<u32>)> {
+/// The public plan of a release ([`PolynomialMechanism::literal_plan`],
+/// [`PolynomialMechanism::threshold_plan`]): the widest query, the distinct thresholds `k`
+/// (empty for conjunctions and disjunctions), the approximations (one per `k`, or the one
+/// of OR) and the counts' plan.
+struct ReleasePlan {
+    width: usize,
+    ks: Vec<usize>,
+    approxes: Vec<SymmetricApprox>,
+    counts: CountsPlan,
+}
+
+/// What a release of noisy monomial counts fixes from public inputs before it reads a
+/// record ([`PolynomialMechanism::counts_plan`]).
+struct CountsPlan {
+    /// Sorted, deduplicated attributes, and their sizes.
+    attrs: Vec<usize>,
+    sizes: Vec<u32>,
+    sense: BitSense,
+    /// The largest monomial size `D`.
+    degree: usize,
+    /// The counting threads the memory was planned for.
+    threads: usize,
+    noise: PolynomialNoise,
+    /// Per size `s = 0..=D`: the sampler of its counts, `None` when not measured.
+    samplers: Vec<Option<CountSampler>>,
+}
+
+/// A sampler of the release's count noise: discrete Laplace (pure ε) or discrete Gaussian
+/// (ρ-zCDP), at a calibrated parameter.
+pub(crate) enum CountSampler {
+    /// Discrete Laplace of this scale.
+    Laplace(DiscreteLaplace),
+    /// Discrete Gaussian of this σ².
+    Gaussian(DiscreteGaussian),
+}
+
+impl CountSampler {
+    /// The sampler of `kind`'s noise at `parameter` (the Laplace scale or the Gaussian σ²);
+    /// refused when the parameter is beyond the sampler's range (a tiny budget).
+    pub(crate) fn new(kind: NoiseKind, parameter: f64) -> Result<Self> {
+        Ok(match kind {
+            NoiseKind::Laplace { .. } => CountSampler::Laplace(DiscreteLaplace::new(parameter)?),
+            NoiseKind::Gaussian { .. } => CountSampler::Gaussian(DiscreteGaussian::new(parameter)?),
+        })
+    }
+
+    /// Add the noise to every count of `counts`.
+    pub(crate) fn add_noise<R: rand::Rng + CryptoRng + ?Sized>(
+        &self,
+        counts: &mut [i64],
+        rng: &mut R,
+    ) -> Result<()> {
+        match self {
+            CountSampler::Laplace(l) => l.add_noise(counts, rng)?,
+            CountSampler::Gaussian(g) => g.add_noise(counts, rng)?,
+        }
+        Ok(())
+    }
+}
+
+/// Refuses data over another domain than the workload's (before anything is counted).
+fn check_domain(data: &Dataset, domain: &Domain) -> Result<()> {
+    if data.domain() != domain {
+        return Err(MechanismError::Data {
+            reason: "the dataset's domain is not the workload's domain".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Refuses a dataset of no records (the answers divide by n); public under replace-one,
+/// so the public checks run it with the public n.
+pub(crate) fn check_records(n: usize) -> Result<()> {
+    if n == 0 {
+        return Err(MechanismError::Data {
+            reason: "the dataset has no records".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Sorted, deduplicated attributes of `domain`, with their sizes.
+fn checked_attributes(domain: &Domain, attrs: &[usize]) -> Result<(Vec<usize>, Vec<u32>)> {
     let mut a = attrs.to_vec();
     a.sort_unstable();
     a.dedup();
@@ -1091,14 +1210,14 @@ fn checked_attributes(data: &Dataset, attrs: &[usize]) -> Result<(Vec<usize>, Ve
             reason: "the polynomial needs at least one attribute".into(),
         });
     }
-    if let Some(&bad) = a.iter().find(|&&x| x >= data.domain().len()) {
+    if let Some(&bad) = a.iter().find(|&&x| x >= domain.len()) {
         return Err(MechanismError::InvalidParameter {
             name: "attributes",
             value: bad.to_string(),
-            reason: format!("the data has {} attributes", data.domain().len()),
+            reason: format!("the data has {} attributes", domain.len()),
         });
     }
-    let sizes = a.iter().map(|&x| data.domain().size(x)).collect();
+    let sizes = a.iter().map(|&x| domain.size(x)).collect();
     Ok((a, sizes))
 }
 
@@ -1109,6 +1228,14 @@ impl Mechanism<ConjunctionWorkload> for PolynomialMechanism {
 
     fn certificate(&self) -> PrivacyCertificate {
         PolynomialMechanism::certificate(self)
+    }
+
+    /// The public plan the release builds before it reads a record: the query class, the
+    /// approximation of OR, the memory of the counts within the cap and the noise within
+    /// the samplers' range; and, with a public n, that there are records.
+    fn check_inputs(&self, workload: &ConjunctionWorkload, public_n: Option<usize>) -> Result<()> {
+        self.literal_plan(workload)?;
+        public_n.map_or(Ok(()), check_records)
     }
 
     fn release(
@@ -1130,6 +1257,12 @@ impl Mechanism<MarginalWorkload> for PolynomialMechanism {
         PolynomialMechanism::certificate(self)
     }
 
+    /// The checks of the conjunctions of the cells (as the release runs them).
+    fn check_inputs(&self, workload: &MarginalWorkload, public_n: Option<usize>) -> Result<()> {
+        let cells = ConjunctionWorkload::from_marginals(workload)?;
+        Mechanism::<ConjunctionWorkload>::check_inputs(self, &cells, public_n)
+    }
+
     /// Every cell of every table as a conjunction (seed 002 §4.1), in workload order.
     fn release(
         &self,
@@ -1149,6 +1282,14 @@ impl Mechanism<ThresholdWorkload> for PolynomialMechanism {
 
     fn certificate(&self) -> PrivacyCertificate {
         PolynomialMechanism::certificate(self)
+    }
+
+    /// The public plan the release builds before it reads a record: the approximation of
+    /// every threshold, the memory of the counts within the cap and the noise within the
+    /// samplers' range; and, with a public n, that there are records.
+    fn check_inputs(&self, workload: &ThresholdWorkload, public_n: Option<usize>) -> Result<()> {
+        self.threshold_plan(workload)?;
+        public_n.map_or(Ok(()), check_records)
     }
 
     /// k-of-ℓ thresholds (seed 002 §4.2): one noisy polynomial per distinct `k` from one
@@ -1179,13 +1320,43 @@ impl Mechanism<dp_queries::AnyWorkload> for PolynomialMechanism {
         PolynomialMechanism::certificate(self)
     }
 
+    /// The checks of the workload's class, as the release dispatches it (decision lists:
+    /// `PolynomialMechanism::lists_plan` over the domain).
+    fn check_inputs(
+        &self,
+        workload: &dp_queries::AnyWorkload,
+        public_n: Option<usize>,
+    ) -> Result<()> {
+        use dp_queries::AnyWorkload;
+        match workload {
+            AnyWorkload::Marginals(w) => {
+                Mechanism::<MarginalWorkload>::check_inputs(self, w, public_n)
+            }
+            AnyWorkload::Literals(w) if w.kind() != QueryKind::Parity => {
+                Mechanism::<ConjunctionWorkload>::check_inputs(self, w, public_n)
+            }
+            AnyWorkload::Thresholds(w) => {
+                Mechanism::<ThresholdWorkload>::check_inputs(self, w, public_n)
+            }
+            AnyWorkload::DecisionLists(w) => {
+                self.lists_plan(w.domain())?;
+                public_n.map_or(Ok(()), check_records)
+            }
+            other => Err(MechanismError::UnsupportedQueryClass {
+                mechanism: "polynomial",
+                class: other.class(),
+                supported: POLYNOMIAL_CLASSES.into(),
+            }),
+        }
+    }
+
     fn release(
         &self,
         data: &Dataset,
         workload: &dp_queries::AnyWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        use dp_queries::{AnyWorkload, QueryKind, Workload};
+        use dp_queries::AnyWorkload;
         match workload {
             AnyWorkload::Marginals(w) => Mechanism::<MarginalWorkload>::release(self, data, w, rng),
             AnyWorkload::Literals(w) if w.kind() != QueryKind::Parity => {
@@ -1222,7 +1393,7 @@ pub(crate) fn noiseless_polynomial_for(
     sense: BitSense,
     approxes: Vec<SymmetricApprox>,
 ) -> Result<NoisyPolynomial> {
-    let (attrs, sizes) = checked_attributes(data, attrs)?;
+    let (attrs, sizes) = checked_attributes(data.domain(), attrs)?;
     let degree = approxes.iter().map(|a| a.degree()).max().unwrap_or(0);
     let index = MonomialIndex::new(&sizes, degree);
     let counts = count_monomials(data, &attrs, &index, sense, 3, None);

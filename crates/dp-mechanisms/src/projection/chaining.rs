@@ -242,7 +242,8 @@ impl ChainingMechanism {
         self.budget.rho
     }
 
-    /// The plan for a universe, workload and public n (no data involved).
+    /// The plan for a universe, workload and public n (no data involved). Errors (before
+    /// any data is read) also when a level's noise is beyond the sampler's range (a tiny ρ).
     pub fn plan(
         &self,
         universe: &Universe,
@@ -253,22 +254,59 @@ impl ChainingMechanism {
         let alpha = self
             .alpha
             .unwrap_or_else(|| projection_error_bound(universe.len(), n, self.budget.rho));
-        let exact = ChainDecomposition::exact_levels(&metric);
-        let k = match self.alpha {
-            // Default: the exact decomposition, no remainder (module docs, "Levels").
+        let k = self.levels(&metric)?;
+        let decomposition =
+            ChainDecomposition::new_reporting(&metric, k, self.settings.progress())?;
+        let noise = self.level_noises(&decomposition, &metric, workload)?;
+        Ok(ChainingPlan {
+            alpha,
+            decomposition,
+            noise,
+        })
+    }
+
+    /// The number of levels `k` for the metric (module docs, "Levels").
+    fn levels(&self, metric: &MarginalMetric) -> Result<usize> {
+        let exact = ChainDecomposition::exact_levels(metric);
+        Ok(match self.alpha {
+            // Default: the exact decomposition, no remainder.
             None => exact,
             // An explicit α keeps the paper's k = ⌈log₂(2/α)⌉ (never more than `exact`:
             // further levels are trivial), accepting the remainder's bias ≤ 2^{−k}Δ.
             Some(a) => MultiscaleDecomposition::levels_for_alpha(a.min(0.999_999))?.min(exact),
-        };
-        let decomposition =
-            ChainDecomposition::new_reporting(&metric, k, self.settings.progress())?;
-        let nontrivial = (0..k).filter(|&j| decomposition.is_nontrivial(j)).count();
+        })
+    }
+
+    /// The noise of one non-trivial level when `nontrivial` levels share ρ: `ρ_j = ρ/L`
+    /// and the σ² of `sensitivity` at `ρ_j`, refused when σ² is beyond the sampler's range
+    /// — the one calibration of the plan, the release and the public checks.
+    fn level_noise(
+        &self,
+        nontrivial: usize,
+        sensitivity: CountSensitivity,
+    ) -> Result<(f64, CountSensitivity, f64)> {
         let rho_j = self.budget.rho / nontrivial.max(1) as f64;
-        let noise = (0..k)
+        NoisyCounts::sampler(&sensitivity, rho_j)?;
+        Ok((rho_j, sensitivity, super::sigma2_for(&sensitivity, rho_j)))
+    }
+
+    /// Per level of `decomposition`: `None` if trivial, else its noise
+    /// ([`Self::level_noise`], ρ split over the non-trivial levels) at the level's own
+    /// sensitivity (level 1: the data's; an increment level: from the most tables one of
+    /// its increments changes).
+    #[allow(clippy::type_complexity)]
+    fn level_noises(
+        &self,
+        decomposition: &ChainDecomposition,
+        metric: &MarginalMetric,
+        workload: &MarginalWorkload,
+    ) -> Result<Vec<Option<(f64, CountSensitivity, f64)>>> {
+        let k = decomposition.levels.len();
+        let nontrivial = (0..k).filter(|&j| decomposition.is_nontrivial(j)).count();
+        (0..k)
             .map(|j| {
                 if !decomposition.is_nontrivial(j) {
-                    return None;
+                    return Ok(None);
                 }
                 let s = if j == 0 {
                     marginal_count_sensitivity(workload, Neighbouring::ReplaceOne)
@@ -281,14 +319,35 @@ impl ChainingMechanism {
                         .unwrap_or(0);
                     chain_increment_count_sensitivity(max_d as u64)
                 };
-                Some((rho_j, s, super::sigma2_for(&s, rho_j)))
+                self.level_noise(nontrivial, s).map(Some)
             })
-            .collect();
-        Ok(ChainingPlan {
-            alpha,
-            decomposition,
-            noise,
-        })
+            .collect()
+    }
+
+    /// Every check of a release from public inputs (n is not needed): the universe within
+    /// its cap, and every level's noise within the sampler's range. The largest σ² a level
+    /// can get — all `k` levels non-trivial and sharing ρ, at the largest sensitivity a
+    /// level can have (an increment changing every table) — is checked first, without the
+    /// decomposition: σ² grows with both, and the sampler takes every σ² in `(0, 2¹⁰⁰]`, so
+    /// if it takes that one it takes every level's. Only when it does not is the
+    /// decomposition built, as the release builds it, to check the levels' own noise.
+    fn public_checks(&self, workload: &MarginalWorkload) -> Result<()> {
+        let universe = super::universe_of(workload, &self.settings)?;
+        let metric = MarginalMetric::new(&universe, workload)?;
+        let k = self.levels(&metric)?;
+        let level_one = marginal_count_sensitivity(workload, Neighbouring::ReplaceOne);
+        let increment = chain_increment_count_sensitivity(workload.len() as u64);
+        let largest = if increment.l2_squared >= level_one.l2_squared {
+            increment
+        } else {
+            level_one
+        };
+        if self.level_noise(k, largest).is_ok() {
+            return Ok(());
+        }
+        let decomposition = ChainDecomposition::new(&metric, k)?;
+        self.level_noises(&decomposition, &metric, workload)
+            .map(drop)
     }
 
     /// The exact per-level count vectors `c_j` of the data (workload order), given a plan.
@@ -372,9 +431,10 @@ impl Mechanism for ChainingMechanism {
         self.budget.certificate(self.name())
     }
 
-    /// The universe size limit (the cover is built over the explicit universe).
+    /// The universe size limit (the cover is built over the explicit universe) and every
+    /// level's noise within the sampler's range (n is not needed).
     fn check_inputs(&self, workload: &MarginalWorkload, _public_n: Option<usize>) -> Result<()> {
-        super::universe_of(workload, &self.settings).map(drop)
+        self.public_checks(workload)
     }
 
     fn release(

@@ -79,7 +79,9 @@
 //! As [`super::RelaxedProjection`]: binary attributes, replace-one neighbours (public `n`),
 //! ρ-zCDP (or (ε, δ) converted to ρ).
 
-use dp_core::{DiscreteGaussian, ExponentialMechanism, Neighbouring, Num, PrivacyLoss};
+use dp_core::{
+    DiscreteGaussian, ExponentialMechanism, Neighbouring, Num, PrivacyLoss, compose_copies,
+};
 use dp_geometry::{FrankWolfeSettings, frank_wolfe_project};
 use dp_queries::{Dataset, MarginalParityTransform, MarginalWorkload, SignRecords};
 use rand::{CryptoRng, RngExt};
@@ -99,9 +101,11 @@ use crate::{
 /// enter the privacy accounting (module docs); the others are solver settings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BoostingSettings {
-    /// The number of rounds `T` (≥ 1). Default 9 (odd: the median is one synopsis).
+    /// The number of rounds `T`, in `1..=`[`Self::MAX_ROUNDS`]. Default 9 (odd: the median
+    /// is one synopsis).
     pub rounds: usize,
-    /// Queries sampled per round `k` (≥ 1). Default 0.
+    /// Queries sampled per round `k` (≥ 1). Default 64. Any number: the accounting composes
+    /// a round's `k` draws by doubling, and a round keeps at most `N` distinct ones.
     pub samples: usize,
     /// DRV's advantage `η ∈ (0, ½)`: the base generator is assumed λ-accurate on a
     /// `½ + η` fraction of `D_t`; it sets `α = ½ ln((1+2η)/(1−2η))`. Default 0.1.
@@ -116,6 +120,48 @@ pub struct BoostingSettings {
     /// each round's synopsis uncompressed. Default 0: measured on nltcs and acs, `D = 64`
     /// adds a distortion of about `1/√D` to every parity (docs/benchmarks.md).
     pub jl_dimension: usize,
+    /// Refuse a release whose rounds' synopses and samples, kept for the median, need more
+    /// than this many MiB (`T` synopses of the `N` parities; checked from public inputs
+    /// before anything is read). Default 1024.
+    pub max_memory_mib: u64,
+}
+
+impl BoostingSettings {
+    /// The most rounds `T` accepted: every round keeps state until the end (a draw in the
+    /// accounting, its sample and its synopsis of every parity, for the median) and runs the
+    /// base generator, a Frank–Wolfe projection onto the Grothendieck relaxation, so a
+    /// larger `T` would exhaust memory or time rather than finish. DRV's accuracy theorem
+    /// asks for `T ≈ ln N / η²`: about 1 400 rounds at the default η = 0.1 for a million
+    /// parities.
+    pub const MAX_ROUNDS: usize = 1 << 16;
+}
+
+/// `Ok` if `rounds` is in `1..=`[`BoostingSettings::MAX_ROUNDS`]; otherwise the refusal,
+/// naming the parameter, the limit and why.
+fn check_rounds(rounds: usize) -> Result<()> {
+    if rounds == 0 {
+        return Err(MechanismError::InvalidParameter {
+            name: "rounds",
+            value: "0".into(),
+            reason: "boosting needs at least one round".into(),
+        });
+    }
+    if rounds > BoostingSettings::MAX_ROUNDS {
+        return Err(MechanismError::InvalidParameter {
+            name: "rounds",
+            value: rounds.to_string(),
+            reason: format!(
+                "boosting runs at most {} rounds: each round runs the base generator (a \
+                 Frank–Wolfe projection) and keeps its draw, its sample and its synopsis of \
+                 every parity until the median at the end, so more rounds would exhaust \
+                 memory or time (DRV's accuracy theorem asks for T ≈ ln N / η², about 1 400 \
+                 at η = 0.1 for a million parities); give at most {} rounds",
+                BoostingSettings::MAX_ROUNDS,
+                BoostingSettings::MAX_ROUNDS
+            ),
+        });
+    }
+    Ok(())
 }
 
 impl Default for BoostingSettings {
@@ -131,6 +177,7 @@ impl Default for BoostingSettings {
                 ..RelaxedSettings::default()
             },
             jl_dimension: 0,
+            max_memory_mib: 1024,
         }
     }
 }
@@ -170,7 +217,10 @@ pub struct BoostingAccounting {
 
 impl BoostingAccounting {
     /// The accounting for `rounds` rounds of `samples` draws with advantage `eta`, total
-    /// `rho` split with `sampling_share` (module docs).
+    /// `rho` split with `sampling_share` (module docs). It holds one entry per round, so
+    /// `rounds` above [`BoostingSettings::MAX_ROUNDS`] (or 0) is refused; the `samples`
+    /// draws of a round are composed by doubling ([`dp_core::compose_copies`]), never
+    /// listed.
     pub fn new(
         rho: f64,
         rounds: usize,
@@ -178,6 +228,7 @@ impl BoostingAccounting {
         eta: f64,
         sampling_share: f64,
     ) -> Result<Self> {
+        check_rounds(rounds)?;
         let alpha = 0.5 * ((1.0 + 2.0 * eta) / (1.0 - 2.0 * eta)).ln();
         // A hair under the exact split so that the rounded-up composition stays within ρ.
         let shrink = 1.0 - 1e-9;
@@ -194,7 +245,7 @@ impl BoostingAccounting {
         };
         let mut sampling = Vec::with_capacity(rounds);
         let mut draws = Vec::with_capacity(rounds);
-        let mut losses = Vec::with_capacity(2 * rounds);
+        let mut losses = Vec::with_capacity(rounds + 1);
         for round in 1..=rounds {
             let delta_t = boosting_score_sensitivity(round, mu);
             if delta_t == 0.0 {
@@ -210,14 +261,15 @@ impl BoostingAccounting {
                 false,
             )?;
             let one = em.zcdp_privacy();
-            let all = dp_core::compose_all(&vec![one; samples])?;
+            let all = compose_copies(&one, samples as u64)?;
             losses.push(all);
             sampling.push(all);
             draws.push(Some(em));
         }
-        for _ in 0..rounds {
-            losses.push(PrivacyLoss::Zcdp { rho: rho_base });
-        }
+        losses.push(compose_copies(
+            &PrivacyLoss::Zcdp { rho: rho_base },
+            rounds as u64,
+        )?);
         let total = match dp_core::compose_all(&losses)? {
             PrivacyLoss::Pure { .. } => PrivacyLoss::Zcdp { rho: 0.0 },
             z => z,
@@ -295,9 +347,7 @@ impl BoostingParams {
                 reason: reason.into(),
             })
         };
-        if s.rounds == 0 {
-            return invalid("rounds", "0".into(), "boosting needs at least one round");
-        }
+        check_rounds(s.rounds)?;
         if s.samples == 0 {
             return invalid(
                 "samples",
@@ -321,6 +371,9 @@ impl BoostingParams {
                 Num(s.lambda_sigmas).to_string(),
                 "must be finite and not negative",
             );
+        }
+        if s.max_memory_mib == 0 {
+            return invalid("max_memory_mib", "0".into(), "must be positive");
         }
         let accounting =
             BoostingAccounting::new(rho, s.rounds, s.samples, s.eta, s.sampling_share)?;
@@ -397,6 +450,51 @@ impl BoostingForQueries {
         crate::calibration::gaussian_sigma2(s.l2_squared as f64, self.accounting.rho_base)
     }
 
+    /// The base generator's noise sampler when `distinct` queries were sampled
+    /// ([`Self::base_sigma2`]); refused when σ² is beyond the sampler's range (a tiny ρ).
+    fn base_sampler(&self, distinct: usize) -> Result<DiscreteGaussian> {
+        Ok(DiscreteGaussian::new(self.base_sigma2(distinct))?)
+    }
+
+    /// Everything a release fixes from public inputs before it reads a record (its
+    /// [`Mechanism::check_inputs`]): the attributes the workload touches and the transform
+    /// to their `N` parities; the base generator's noise within the sampler's range for the
+    /// most distinct queries a round can sample, `min(k, N)` (σ² grows with that number, so
+    /// every round's noise is then in range, whatever is drawn); and the memory of the `T`
+    /// rounds' synopses and samples within [`BoostingSettings::max_memory_mib`].
+    fn public_plan(
+        &self,
+        workload: &MarginalWorkload,
+    ) -> Result<(Vec<usize>, MarginalParityTransform)> {
+        let touched = workload.touched_attributes();
+        let transform = MarginalParityTransform::new(&workload.on_attributes(&touched)?)?;
+        let num = transform.parities().len();
+        if num == 0 {
+            return Ok((touched, transform));
+        }
+        let most = self.settings.samples.min(num);
+        self.base_sampler(most)?;
+        let rounds = self.settings.rounds as u128;
+        let per_round = num as u128 * std::mem::size_of::<f64>() as u128
+            + most as u128 * std::mem::size_of::<(usize, usize)>() as u128;
+        let need = rounds.saturating_mul(per_round);
+        let cap = u128::from(self.settings.max_memory_mib) << 20;
+        if need > cap {
+            return Err(MechanismError::InvalidParameter {
+                name: "max_memory_mib",
+                value: self.settings.max_memory_mib.to_string(),
+                reason: format!(
+                    "boosting keeps every round's synopsis of the workload's {num} parities \
+                     and its sample until the median at the end: {} rounds need about {} MiB; \
+                     use fewer rounds or a workload over fewer attributes, or raise the cap",
+                    self.settings.rounds,
+                    need.div_ceil(1 << 20)
+                ),
+            });
+        }
+        Ok((touched, transform))
+    }
+
     /// `λ` in counts for `distinct` sampled queries.
     pub fn lambda(&self, distinct: usize) -> f64 {
         self.settings.lambda_sigmas * self.base_sigma2(distinct).sqrt()
@@ -462,7 +560,8 @@ impl BoostingForQueries {
             })?);
         }
         if !noisy.is_empty() {
-            DiscreteGaussian::new(sigma2)?.add_noise(&mut noisy, rng)?;
+            self.base_sampler(sampled.len())?
+                .add_noise(&mut noisy, rng)?;
         }
         Ok(BaseMeasurement {
             sampled,
@@ -622,15 +721,19 @@ impl Mechanism<MarginalWorkload> for BoostingForQueries {
         Some(self)
     }
 
+    /// The parity transform, the base generator's noise range for the most queries a round
+    /// can sample and the memory of the rounds (n is not needed).
+    fn check_inputs(&self, workload: &MarginalWorkload, _public_n: Option<usize>) -> Result<()> {
+        self.public_plan(workload).map(drop)
+    }
+
     fn release(
         &self,
         data: &Dataset,
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        let touched = workload.touched_attributes();
-        let sub_workload = workload.on_attributes(&touched)?;
-        let transform = MarginalParityTransform::new(&sub_workload)?;
+        let (touched, transform) = self.public_plan(workload)?;
         let num = transform.parities().len();
         let body = if num == 0 {
             None
