@@ -249,6 +249,11 @@ pub struct MechanismSpec {
     pub relations_note: &'static str,
     /// Whether every release carries weighted synthetic records (`--synthetic-out`).
     pub synthetic: bool,
+    /// Whether it releases from the exact counts of the workload alone
+    /// ([`dp_mechanisms::Mechanism::counts_suffice`], its counting plan; issue #25): then a
+    /// `--data` file is streamed in bounded memory, and `--stream` and `--engine` are
+    /// accepted. The others need the records.
+    pub counts_suffice: bool,
     /// Whether the mechanism applies `--post` post-processing (the answer-perturbation
     /// baselines); the others refuse it rather than ignore it silently.
     pub post_processing: bool,
@@ -512,6 +517,17 @@ impl MechanismSpec {
             }
         }
     }
+}
+
+/// The names of the entries that release from the workload's counts alone
+/// ([`MechanismSpec::counts_suffice`]), e.g. for a refusal of `--stream` that says which
+/// mechanisms take it.
+pub fn counts_only_names() -> Vec<&'static str> {
+    MECHANISMS
+        .iter()
+        .filter(|s| s.counts_suffice)
+        .map(|s| s.name)
+        .collect()
 }
 
 /// The catalogue entry called `name`, if any.
@@ -1033,6 +1049,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: BOTH_RELATIONS,
         relations_note: "under add/remove the answers are divided by the noisy total",
         synthetic: false,
+        counts_suffice: true,
         post_processing: true,
         universe: "any domain: noise goes on the cells of the asked marginals only; the \
             number of cells is bounded by --max-memory-mib",
@@ -1054,6 +1071,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: BOTH_RELATIONS,
         relations_note: "under add/remove the answers are divided by the noisy total",
         synthetic: false,
+        counts_suffice: true,
         post_processing: true,
         universe: "any domain: noise goes on the cells of the asked marginals only; the \
             number of cells is bounded by --max-memory-mib",
@@ -1078,6 +1096,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: PROJECTION_RELATIONS,
         synthetic: true,
+        counts_suffice: false,
         post_processing: false,
         universe: "any domain: it enumerates the possible records when there are at most \
             2^22 (about 4.2 million); above that it searches over records with an oracle \
@@ -1098,6 +1117,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: PROJECTION_RELATIONS,
         synthetic: true,
+        counts_suffice: false,
         post_processing: false,
         universe: COVER_UNIVERSE,
         query_classes: QueryClasses::MarginalsOnly,
@@ -1115,6 +1135,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: PROJECTION_RELATIONS,
         synthetic: false,
+        counts_suffice: false,
         post_processing: false,
         universe: COVER_UNIVERSE,
         query_classes: QueryClasses::MarginalsOnly,
@@ -1148,6 +1169,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: PROJECTION_RELATIONS,
         synthetic: false,
+        counts_suffice: false,
         post_processing: false,
         universe: COVER_UNIVERSE,
         query_classes: QueryClasses::MarginalsOnly,
@@ -1189,6 +1211,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations_note: "under add/remove the number of records is private and is not \
             released",
         synthetic: true,
+        counts_suffice: true,
         post_processing: false,
         universe: "any domain size: it never enumerates the records; the graphical model \
             it fits is bounded by --max-memory-mib",
@@ -1221,6 +1244,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: ITERATIVE_RELATIONS,
         synthetic: true,
+        counts_suffice: false,
         post_processing: false,
         universe: "domains of at most 2^22 (about 4.2 million) possible records: it keeps a \
             weight for each; larger domains are refused before any noise is drawn (use \
@@ -1253,6 +1277,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: ITERATIVE_RELATIONS,
         synthetic: true,
+        counts_suffice: false,
         post_processing: false,
         universe: "domains of at most 2^22 (about 4.2 million) possible records: it keeps a \
             weight for each; larger domains are refused before any noise is drawn (use \
@@ -1290,6 +1315,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: ITERATIVE_RELATIONS,
         synthetic: true,
+        counts_suffice: false,
         post_processing: false,
         universe: "any domain size: each round's best record is searched over the \
             attributes the sampled queries mention (exhaustively up to 2^22 combinations, \
@@ -1356,6 +1382,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: "the answers are divided by the public number of records n",
         synthetic: false,
+        counts_suffice: false,
         post_processing: false,
         universe: "any domain: it never enumerates records; the coefficient vector (sets of \
     up to the degree of one-hot literals) is bounded by --max-memory-mib, stated \
@@ -1399,6 +1426,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: "its analysis treats the number of records n as public",
         synthetic: false,
+        counts_suffice: false,
         post_processing: false,
         universe: "binary attributes; categorical ones are one-hot encoded (each table \
             becomes one bit table per combination of its non-binary attributes' values, at \
@@ -1432,6 +1460,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: "its analysis treats the number of records n as public",
         synthetic: false,
+        counts_suffice: false,
         post_processing: false,
         universe: "binary attributes; categorical ones are one-hot encoded as for the \
             relaxed projection; it never enumerates records, its cost grows with the number of \
@@ -1652,6 +1681,14 @@ mod tests {
                             m.produces_synthetic(),
                             spec.synthetic,
                             "{name}: produces_synthetic() disagrees with the catalogue"
+                        );
+                        let any = spec
+                            .build_any(budget, relation, PostProcessing::None, &options)
+                            .unwrap();
+                        assert_eq!(
+                            (m.counts_suffice(), any.counts_suffice()),
+                            (spec.counts_suffice, spec.counts_suffice),
+                            "{name}: counts_suffice() disagrees with the catalogue"
                         );
                         assert_eq!(
                             m.step_audited().is_some(),

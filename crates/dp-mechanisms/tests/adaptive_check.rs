@@ -55,6 +55,7 @@ fn checks_are_charged_at_their_share_and_skip_the_direct_tables() {
                 .neighbouring(rel)
                 .direct(0.0, 0.0)
                 .check_share(gamma)
+                .check_resolution(10.0)
                 .check()
                 .unwrap();
             let run = m.run(&data, &w, &mut dp_core::seeded_rng(3)).unwrap();
@@ -87,6 +88,7 @@ fn checks_are_charged_at_their_share_and_skip_the_direct_tables() {
                 .neighbouring(rel)
                 .direct(0.5, 10.0)
                 .check_share(gamma)
+                .check_resolution(10.0)
                 .check()
                 .unwrap()
                 .run(&data, &w, &mut dp_core::seeded_rng(3))
@@ -135,6 +137,7 @@ fn a_check_repairs_a_table_the_model_gets_wrong() {
             .estimator(EstimatorChoice::Independent)
             .direct(0.0, 0.0)
             .check_share(gamma)
+            .check_resolution(10.0)
             .check()
             .unwrap()
             .run(&data, &w, &mut dp_core::seeded_rng(11))
@@ -168,6 +171,7 @@ fn step_decomposition_counts_the_checks() {
             .neighbouring(rel)
             .direct(0.0, 0.0)
             .check_share(0.2)
+            .check_resolution(10.0)
             .check()
             .unwrap();
         let dec = m
@@ -198,22 +202,59 @@ fn step_decomposition_counts_the_checks() {
     }
 }
 
-/// γ outside [0, 1) is refused by `check`.
+/// Both sides of the resolution rule through the release: ρ = 2, γ = 0.3, ten tables of
+/// 4–12 cells, n = 400: each check has σ_c = √(1/(2·0.06)) = 2.887, so its threshold
+/// `σ_c√(2 ln 2n)` is 5.89 (4 cells) … 7.28 (12 cells), over a noisy total within a few
+/// counts of 400: 0.015–0.018. κ = 0.05 checks all ten; κ = 0.01 none, and the release is
+/// then the one without checks (same draws).
+#[test]
+fn only_tables_the_check_resolves_are_checked() {
+    let (data, w) = small(400);
+    let run = |kappa: f64, gamma: f64| {
+        AdaptiveProjectionParams::new(PrivacyLoss::zcdp(2.0).unwrap())
+            .direct(0.0, 0.0)
+            .check_share(gamma)
+            .check_resolution(kappa)
+            .check()
+            .unwrap()
+            .run(&data, &w, &mut dp_core::seeded_rng(9))
+            .unwrap()
+    };
+    assert_eq!(run(0.05, 0.3).checks.len(), 10);
+    let none = run(0.01, 0.3);
+    assert!(none.checks.is_empty());
+    let off = run(0.01, 0.0);
+    assert_eq!(none.release.answers, off.release.answers);
+    assert_eq!(none.rounds, off.rounds);
+}
+
+/// γ outside [0, 1) and a negative or non-finite κ are refused by `check`.
 #[test]
 fn check_share_is_validated() {
     let b = PrivacyLoss::zcdp(1.0).unwrap();
     for gamma in [1.0, -0.1, f64::NAN, f64::INFINITY] {
         let e = AdaptiveProjectionParams::new(b)
             .check_share(gamma)
+            .check_resolution(10.0)
             .check()
             .map(drop)
             .unwrap_err()
             .to_string();
         assert!(e.contains("check_share"), "{e}");
     }
+    for kappa in [-0.1, f64::NAN, f64::INFINITY] {
+        let e = AdaptiveProjectionParams::new(b)
+            .check_resolution(kappa)
+            .check()
+            .map(drop)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("check_resolution"), "{e}");
+    }
     assert!(
         AdaptiveProjectionParams::new(b)
             .check_share(0.0)
+            .check_resolution(0.0)
             .check()
             .is_ok()
     );

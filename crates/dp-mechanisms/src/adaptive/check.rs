@@ -21,6 +21,12 @@
 //! universal threshold, Donoho and Johnstone 1994, Biometrika 81(3), §1 and Thm. 1); the
 //! table is then divided by `T̂` and projected onto the probability simplex.
 //!
+//! **Which tables.** A check is worth its budget only where it can see an error that matters:
+//! a table is checked only when its threshold, as a share of the noisy total, is at most
+//! `κ = check_resolution`: `σ_c√(2 ln 2n)/T̂ ≤ κ`. Where no table qualifies (small tables or
+//! budgets: adult at ε = 1, titanic) nothing is charged and the release is the one without
+//! checks (same draws).
+//!
 //! **Why this shape.** For `n` independent Gaussians `E max_i |Z_i| ≤ σ√(2 ln 2n)`, the bound
 //! the max-error rounds use (`super::round`): where the model is right, a cell is replaced only
 //! when its noise alone exceeds the bound — rarely, and then by a cell with error just above
@@ -43,6 +49,12 @@ use crate::postprocess::project_onto_simplex;
 /// The universal threshold `σ·√(2 ln 2n)` for a table of `cells` cells (module docs).
 pub(crate) fn threshold(sigma: f64, cells: usize) -> f64 {
     sigma * (2.0 * (2.0 * cells.max(1) as f64).ln()).sqrt()
+}
+
+/// Whether a check of a table of `cells` cells at noise `sigma` resolves cell errors of `κ`
+/// of the total: `σ√(2 ln 2n)/T̂ ≤ κ` (module docs, "Which tables").
+pub(crate) fn resolves(sigma: f64, cells: usize, total: f64, kappa: f64) -> bool {
+    threshold(sigma, cells) / total.max(1.0) <= kappa
 }
 
 /// The released distribution of a checked table: the model's counts `total·model_i` where the
@@ -80,6 +92,14 @@ mod tests {
         let want = 2.0 * (2.0 * 16f64.ln()).sqrt();
         assert!((threshold(2.0, 8) - want).abs() < 1e-12);
         assert!((want - 4.709_640).abs() < 1e-6);
+    }
+
+    /// Both sides of the resolution rule, by hand: σ = 2, 8 cells, λ = 4.7096; with total 1000
+    /// the threshold's share is 0.0047096, resolved at κ = 0.0048, not at κ = 0.0046.
+    #[test]
+    fn resolves_on_both_sides() {
+        assert!(resolves(2.0, 8, 1000.0, 0.0048));
+        assert!(!resolves(2.0, 8, 1000.0, 0.0046));
     }
 
     /// Both sides of the threshold, cell by cell: total 100, σ = 1, four cells (λ = √(2 ln 8)

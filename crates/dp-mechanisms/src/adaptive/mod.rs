@@ -159,6 +159,9 @@ pub struct AdaptiveProjectionParams {
     /// universal bound takes the check's value (`adaptive/check.rs`). 0 turns the checks off.
     /// Must lie in `[0, 1)`.
     pub check_share: f64,
+    /// A table is checked only when its check resolves a cell error of at most this share of
+    /// the noisy total (`κ`): `σ_c√(2 ln 2n)/T̂ ≤ κ` (`adaptive/check.rs`). Finite, ≥ 0.
+    pub check_resolution: f64,
     /// The estimator.
     pub estimator: EstimatorChoice,
     /// Called after every round.
@@ -179,6 +182,7 @@ impl std::fmt::Debug for AdaptiveProjectionParams {
             .field("direct_share", &self.direct_share)
             .field("direct_noise_l1", &self.direct_noise_l1)
             .field("check_share", &self.check_share)
+            .field("check_resolution", &self.check_resolution)
             .field("estimator", &self.estimator)
             .finish_non_exhaustive()
     }
@@ -203,6 +207,7 @@ impl AdaptiveProjectionParams {
             direct_share: 0.8,
             direct_noise_l1: 0.5,
             check_share: 0.0,
+            check_resolution: 0.005,
             estimator: EstimatorChoice::GraphicalModel {
                 round_iterations: 100,
                 final_iterations: 500,
@@ -239,6 +244,12 @@ impl AdaptiveProjectionParams {
     /// Set [`Self::check_share`] (γ).
     pub fn check_share(mut self, share: f64) -> Self {
         self.check_share = share;
+        self
+    }
+
+    /// Set [`Self::check_resolution`] (κ).
+    pub fn check_resolution(mut self, kappa: f64) -> Self {
+        self.check_resolution = kappa;
         self
     }
 
@@ -302,6 +313,13 @@ impl AdaptiveProjectionParams {
                 "check_share",
                 self.check_share.to_string(),
                 "must lie in [0, 1)",
+            );
+        }
+        if !(self.check_resolution.is_finite() && self.check_resolution >= 0.0) {
+            return bad(
+                "check_resolution",
+                self.check_resolution.to_string(),
+                "must be finite and at least 0",
             );
         }
         if !(self.direct_noise_l1.is_finite() && self.direct_noise_l1 >= 0.0) {
@@ -787,7 +805,10 @@ impl AdaptiveProjection {
         if let Some(chk) = &opening.check {
             let ccal = &chk.calibration;
             for i in direct::workload_tables(&cands) {
-                if direct_trace.iter().any(|r| r.selected == cands[i].attrs) {
+                let cells = sizes_of(&cands[i].attrs).iter().product::<usize>();
+                if direct_trace.iter().any(|r| r.selected == cands[i].attrs)
+                    || !check::resolves(ccal.sigma(), cells, total, p.check_resolution)
+                {
                     continue;
                 }
                 filter.spend(&format!("check {:?}", cands[i].attrs), ccal.measure_rho)?;

@@ -24,6 +24,7 @@ pub(crate) fn mechanism_json(spec: &MechanismSpec) -> serde_json::Value {
         "neighbouring_default": neighbouring_flag(spec.default_relation()),
         "neighbouring_note": spec.relations_note,
         "synthetic_data": spec.synthetic,
+        "counts_suffice": spec.counts_suffice,
         "universe": spec.universe,
         "settings": spec.settings.iter().map(|s| serde_json::json!({
             "flag": s.kind.flag(),
@@ -48,6 +49,7 @@ fn local_json(spec: &LocalMechanismSpec) -> serde_json::Value {
         "neighbouring_note": "any two inputs of one client; not a central relation, never \
                               recorded in a ledger of central spends",
         "synthetic_data": false,
+        "counts_suffice": false,
         "universe": spec.universe,
         "settings": [],
     })
@@ -101,6 +103,15 @@ pub(crate) fn mechanisms(json: bool) -> Result<()> {
                 "yes, weighted synthetic records (--synthetic-out)"
             } else {
                 "no, answers only"
+            }
+        );
+        outln!(
+            "  reads:          {}",
+            if spec.counts_suffice {
+                "the workload's exact counts only: a --data file is streamed in bounded \
+                 memory; --stream and --engine are accepted"
+            } else {
+                "the records (loaded in memory)"
             }
         );
         outln!("  domain:         {}", spec.universe);

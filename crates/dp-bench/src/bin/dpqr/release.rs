@@ -312,16 +312,18 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
     if args.stream && !mech.counts_suffice() {
         return Err(BenchError::Usage(format!(
             "--stream releases from the workload's counts alone, and {} needs the records: \
-             drop --stream, or choose gaussian or laplace",
-            mech.name()
+             drop --stream, or choose a mechanism that releases from counts ({})",
+            mech.name(),
+            catalogue::counts_only_names().join(", ")
         )));
     }
     args.engine.check(&args.data)?;
     if args.engine.is_engine() && !mech.counts_suffice() {
         return Err(BenchError::Usage(format!(
             "an engine releases from the workload's counts alone, and {} needs the records: \
-             use --engine native, or choose gaussian or laplace",
-            mech.name()
+             use --engine native, or choose a mechanism that releases from counts ({})",
+            mech.name(),
+            catalogue::counts_only_names().join(", ")
         )));
     }
     if args.stream && args.data.attributes.is_some() {
