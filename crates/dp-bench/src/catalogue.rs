@@ -1244,7 +1244,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: ITERATIVE_RELATIONS,
         synthetic: true,
-        counts_suffice: false,
+        counts_suffice: true,
         post_processing: false,
         universe: "domains of at most 2^22 (about 4.2 million) possible records: it keeps a \
             weight for each; larger domains are refused before any noise is drawn (use \
@@ -1277,7 +1277,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: ITERATIVE_RELATIONS,
         synthetic: true,
-        counts_suffice: false,
+        counts_suffice: true,
         post_processing: false,
         universe: "domains of at most 2^22 (about 4.2 million) possible records: it keeps a \
             weight for each; larger domains are refused before any noise is drawn (use \
@@ -1315,7 +1315,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: ITERATIVE_RELATIONS,
         synthetic: true,
-        counts_suffice: false,
+        counts_suffice: true,
         post_processing: false,
         universe: "any domain size: each round's best record is searched over the \
             attributes the sampled queries mention (exhaustively up to 2^22 combinations, \

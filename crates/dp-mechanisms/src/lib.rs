@@ -30,6 +30,7 @@
 
 pub mod adaptive;
 pub mod calibration;
+mod counts;
 pub mod engine;
 pub mod error;
 pub mod exact_audit;

@@ -13,7 +13,7 @@
 //! relation or identical. So the mechanism's guarantee holds for the composite with the same
 //! parameters and the same neighbouring relation — the certificate is the inner mechanism's.
 
-use dp_queries::{AnyWorkload, Dataset, MarginalWorkload, QueryClass, Workload};
+use dp_queries::{AnyWorkload, Dataset, Domain, MarginalWorkload, QueryClass, Workload};
 use rand::CryptoRng;
 
 use crate::{Mechanism, PrivacyCertificate, Release, Result};
@@ -60,7 +60,11 @@ impl<W: Workload> Mechanism<W> for OnWorkloadAttributes<W> {
         self.inner.counts_suffice()
     }
 
-    /// Counts do not depend on the restriction: passed to the inner mechanism as they are.
+    /// The inner mechanism's release from the counts of the workload over the touched
+    /// attributes, as [`Mechanism::release`] here runs it: the restriction keeps the
+    /// workload's query order and every count ([`MarginalWorkload::on_attributes`]), so the
+    /// counts are passed as they are, and the release (answers, synthetic records over the
+    /// touched attributes, notes) is the one from the records.
     fn release_counts(
         &self,
         counts: Vec<i64>,
@@ -68,7 +72,14 @@ impl<W: Workload> Mechanism<W> for OnWorkloadAttributes<W> {
         workload: &W,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        self.inner.release_counts(counts, n, workload, rng)
+        let domain = workload.domain();
+        let touched = workload.touched_attributes();
+        if touched.len() == domain.len() {
+            return self.inner.release_counts(counts, n, workload, rng);
+        }
+        let sub_workload = workload.on_attributes(&touched)?;
+        let release = self.inner.release_counts(counts, n, &sub_workload, rng)?;
+        Ok(restricted_release(release, domain, &touched))
     }
 
     /// The inner mechanism's bound for the workload over the touched attributes, as it
@@ -103,22 +114,29 @@ impl<W: Workload> Mechanism<W> for OnWorkloadAttributes<W> {
         let names: Vec<&str> = touched.iter().map(|&a| domain.name(a)).collect();
         let sub_data = data.select_attributes(&names)?;
         let sub_workload = workload.on_attributes(&touched)?;
-        let mut release = self.inner.release(&sub_data, &sub_workload, rng)?;
-        release.diagnostics.notes.push(format!(
-            "ran over the {} of {} attributes the workload touches ({}): each record restricted \
-             to them, which keeps neighbouring datasets neighbouring under the same relation, so \
-             the guarantee is unchanged{}",
-            touched.len(),
-            domain.len(),
-            names.join(", "),
-            if release.synthetic.is_some() {
-                "; the synthetic records have only these columns"
-            } else {
-                ""
-            }
-        ));
-        Ok(release)
+        let release = self.inner.release(&sub_data, &sub_workload, rng)?;
+        Ok(restricted_release(release, domain, &touched))
     }
+}
+
+/// A release of the inner mechanism over the `touched` attributes of `domain`, with the note
+/// saying so (shared by the release from records and from counts).
+fn restricted_release(mut release: Release, domain: &Domain, touched: &[usize]) -> Release {
+    let names: Vec<&str> = touched.iter().map(|&a| domain.name(a)).collect();
+    release.diagnostics.notes.push(format!(
+        "ran over the {} of {} attributes the workload touches ({}): each record restricted \
+         to them, which keeps neighbouring datasets neighbouring under the same relation, so \
+         the guarantee is unchanged{}",
+        touched.len(),
+        domain.len(),
+        names.join(", "),
+        if release.synthetic.is_some() {
+            "; the synthetic records have only these columns"
+        } else {
+            ""
+        }
+    ));
+    release
 }
 
 /// A marginal mechanism offered for workloads chosen at run time ([`AnyWorkload`]): it

@@ -305,14 +305,16 @@ fn releasing_from_counts_is_the_same_release() {
         assert_eq!(a.answers, b.answers);
         assert!(Mechanism::<ConjunctionWorkload>::counts_suffice(&l));
     }
-    // a mechanism that needs the records says so
-    let mwem = MwemParams::new(PrivacyLoss::pure(1.0).unwrap())
+    // a mechanism that needs the records (the coarse projection rounds each record to its
+    // cover point) says so
+    let coarse = dp_mechanisms::CoarseProjectionParams::new(PrivacyLoss::zcdp(1.0).unwrap())
         .check()
         .unwrap();
-    assert!(!mwem.counts_suffice());
+    assert!(!coarse.counts_suffice());
     let counts = Workload::count_all(&marg, &d).unwrap();
     assert!(
-        mwem.release_counts(counts, d.n(), &marg, &mut ChaCha20Rng::seed_from_u64(3))
+        coarse
+            .release_counts(counts, d.n(), &marg, &mut ChaCha20Rng::seed_from_u64(3))
             .is_err()
     );
 }

@@ -36,6 +36,10 @@
 //! enter the next round's sampling distribution — that is what the exponential-mechanism
 //! argument accounts for.
 //!
+//! **Data access**: the true answers are all DualQuery reads of the data, so a release
+//! from the workload's exact counts and the public `n` ([`crate::Mechanism::release_counts`]:
+//! a stream, an engine) is the release from the records, draw for draw.
+//!
 //! **Exact sampling**: `Qᵗ` is sampled exactly ([`super::query_sampler`]): the scores are
 //! kept as integers (`n·r(D, q)`), η is used as the exact dyadic rational it is, and each
 //! sample is a rejection sampler from a dyadic envelope whose acceptance coins are exact
@@ -60,7 +64,7 @@ use std::time::Instant;
 
 use dp_core::{Neighbouring, PrivacyLoss, ProgressSink, advanced_composition, report_progress};
 use dp_queries::{
-    AnyWorkload, ConjunctionWorkload, Dataset, MarginalWorkload, QueryKind, Workload,
+    AnyWorkload, ConjunctionWorkload, Dataset, Domain, MarginalWorkload, QueryKind, Workload,
 };
 use rand::{CryptoRng, Rng};
 
@@ -911,6 +915,25 @@ impl Mechanism for DualQuery {
         self.check_on(&ConjunctionWorkload::from_marginals(workload)?, public_n)
     }
 
+    /// The workload's counts and the public n are all DualQuery reads (module docs).
+    fn counts_suffice(&self) -> bool {
+        true
+    }
+
+    /// The cells' counts are the counts of the cells as conjunctions
+    /// ([`ConjunctionWorkload::from_marginals`] keeps the workload's order).
+    fn release_counts(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let counts = crate::counts::marginal_counts(counts, n, workload)?;
+        let queries = ConjunctionWorkload::from_marginals(workload)?;
+        self.release_counted_on(&counts, n, &queries, workload, rng)
+    }
+
     fn release(
         &self,
         data: &Dataset,
@@ -940,6 +963,19 @@ impl Mechanism<ConjunctionWorkload> for DualQuery {
     }
     fn check_inputs(&self, workload: &ConjunctionWorkload, public_n: Option<usize>) -> Result<()> {
         self.check_on(workload, public_n)
+    }
+    fn counts_suffice(&self) -> bool {
+        true
+    }
+    fn release_counts(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &ConjunctionWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let counts = crate::counts::query_counts(counts, n, workload)?;
+        self.release_counted_on(&counts, n, workload, workload, rng)
     }
     fn release(
         &self,
@@ -974,6 +1010,26 @@ impl Mechanism<AnyWorkload> for DualQuery {
             _ => Err(unsupported(workload)),
         }
     }
+    fn counts_suffice(&self) -> bool {
+        true
+    }
+    fn release_counts(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &AnyWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        match workload {
+            AnyWorkload::Marginals(w) => {
+                Mechanism::<MarginalWorkload>::release_counts(self, counts, n, w, rng)
+            }
+            AnyWorkload::Literals(w) => {
+                Mechanism::<ConjunctionWorkload>::release_counts(self, counts, n, w, rng)
+            }
+            _ => Err(unsupported(workload)),
+        }
+    }
     fn release(
         &self,
         data: &Dataset,
@@ -1001,7 +1057,8 @@ fn unsupported(workload: &AnyWorkload) -> MechanismError {
 
 impl DualQuery {
     /// Algorithm 2 on `queries` (the workload's queries as conjunctions / parities), the
-    /// answers of `workload` read off the synthetic records.
+    /// answers of `workload` read off the synthetic records: the data's domain checked, the
+    /// plan checked, the queries counted, then [`Self::run_counted`].
     fn release_on<W: Workload + ?Sized>(
         &self,
         data: &Dataset,
@@ -1014,17 +1071,40 @@ impl DualQuery {
                 reason: "the data's domain is not the workload's".into(),
             });
         }
-        let n = data.n();
-        let (rounds, loss) = self.checked_plan(queries, n)?;
-        let counts = queries
-            .count_all(data)?
-            .into_iter()
-            .map(|c| {
-                u64::try_from(c).map_err(|_| MechanismError::Numerical {
-                    what: "a negative count".into(),
-                })
-            })
-            .collect::<Result<Vec<u64>>>()?;
+        let plan = self.checked_plan(queries, data.n())?;
+        let counts = crate::counts::nonnegative(Workload::count_all(queries, data)?)?;
+        self.run_counted(plan, &counts, data.n(), queries, workload, rng)
+    }
+
+    /// [`Self::release_on`] from the exact counts of `queries` (their order; a marginal
+    /// workload's counts are those of its cells as conjunctions,
+    /// [`ConjunctionWorkload::from_marginals`]) of a dataset of the public `n` records:
+    /// DualQuery reads the data only through these counts (its query weights), so this is
+    /// the same release, draw for draw.
+    fn release_counted_on<W: Workload + ?Sized>(
+        &self,
+        counts: &[u64],
+        n: usize,
+        queries: &ConjunctionWorkload,
+        workload: &W,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let plan = self.checked_plan(queries, n)?;
+        self.run_counted(plan, counts, n, queries, workload, rng)
+    }
+
+    /// The release from a checked plan (rounds, guarantee) and the counts: the one path of
+    /// the releases from records and from counts.
+    fn run_counted<W: Workload + ?Sized>(
+        &self,
+        (rounds, loss): (usize, PrivacyLoss),
+        counts: &[u64],
+        n: usize,
+        queries: &ConjunctionWorkload,
+        workload: &W,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        crate::counts::check_query_counts(counts, n, queries)?;
         let auto = AutoOracle {
             exhaustive: ExhaustiveOracle::default(),
             maxcsp: MaxCspOracle::default(),
@@ -1034,14 +1114,14 @@ impl DualQuery {
         let config = self.config(rounds);
         let out = dual_query_reporting(
             queries,
-            &counts,
+            counts,
             n,
             &config,
             oracle,
             rng,
             self.p.progress.as_ref(),
         )?;
-        let synthetic = records_to_synthetic(data, &out.records)?;
+        let synthetic = records_to_synthetic(workload.domain(), &out.records)?;
         let answers = weighted_answers(workload, &synthetic)?;
         let diagnostics = Diagnostics {
             iterations: Some(rounds),
@@ -1081,7 +1161,7 @@ impl DualQuery {
 }
 
 /// Distinct records with multiplicities → weighted synthetic data.
-pub(crate) fn records_to_synthetic(data: &Dataset, records: &[Vec<u32>]) -> Result<SyntheticData> {
+pub(crate) fn records_to_synthetic(domain: &Domain, records: &[Vec<u32>]) -> Result<SyntheticData> {
     let mut counts: HashMap<&[u32], usize> = HashMap::new();
     let mut order: Vec<&[u32]> = Vec::new();
     for r in records {
@@ -1091,7 +1171,7 @@ pub(crate) fn records_to_synthetic(data: &Dataset, records: &[Vec<u32>]) -> Resu
         }
         *e += 1;
     }
-    let d = data.domain().len();
+    let d = domain.len();
     let mut cols = vec![Vec::with_capacity(order.len()); d];
     let mut weights = Vec::with_capacity(order.len());
     let total = records.len() as f64;
@@ -1103,7 +1183,7 @@ pub(crate) fn records_to_synthetic(data: &Dataset, records: &[Vec<u32>]) -> Resu
     }
     Ok(SyntheticData {
         sampled_from_model: false,
-        records: Dataset::from_columns(data.domain().clone(), cols)?,
+        records: Dataset::from_columns(domain.clone(), cols)?,
         weights,
     })
 }

@@ -34,6 +34,13 @@
 //!   normalised answer, sampled exactly. Its tail is `Pr[|Z| ≥ k] ≤ e^{−(k−1)ε₀}`, one count
 //!   more than the continuous Laplace's, so the accuracy requirement below adds `1/n`.
 //!
+//! ## Data access
+//!
+//! IC-MW reads the data only through the workload's exact counts and the public `n`:
+//! [`IterativeConstruction::release_counted`] and [`crate::Mechanism::release_counts`]
+//! release from counts streamed or counted by an engine, the same release, draw for draw,
+//! as from the records.
+//!
 //! ## Privacy (Thm 4; replace-one neighbours)
 //!
 //! At most `2B(α/2)` ε₀-DP steps: **pure** `ε₀ = ε/(2B(α/2))` ([`ic_epsilon0`]); **(ε, δ)**
@@ -505,7 +512,8 @@ impl IterativeConstruction {
         Ok((plan, dist))
     }
 
-    /// Release with the loop's trace.
+    /// Release with the loop's trace: the data's domain checked, the workload counted, then
+    /// [`Self::release_counted`].
     pub fn release_with_trace<R: Rng + CryptoRng + ?Sized>(
         &self,
         data: &Dataset,
@@ -518,14 +526,48 @@ impl IterativeConstruction {
             });
         }
         let universe = self.universe(workload)?;
-        let (plan, dist) = self.checked_plan(&universe, workload, data.n())?;
+        let checked = self.checked_plan(&universe, workload, data.n())?;
         let counts = workload.count_all(data)?;
+        self.run_counted(&universe, checked, &counts, data.n(), workload, rng)
+    }
+
+    /// [`Self::release_with_trace`] from the exact counts of the workload's tables
+    /// (workload order, as [`MarginalWorkload::count_all`] gives them) of a dataset of the
+    /// public `n` records: IC-MW reads the data only through these counts (the
+    /// distinguisher's scores and the measurements are workload counts), so this is the
+    /// same release, draw for draw, as from the records.
+    ///
+    /// Errors: as the release, and counts of the wrong length or whose tables do not each
+    /// count `n` records.
+    pub fn release_counted<R: Rng + CryptoRng + ?Sized>(
+        &self,
+        counts: &[u64],
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut R,
+    ) -> Result<(Release, IcTrace, IcPlan)> {
+        let universe = self.universe(workload)?;
+        let checked = self.checked_plan(&universe, workload, n)?;
+        self.run_counted(&universe, checked, counts, n, workload, rng)
+    }
+
+    /// The release from checked public inputs and the counts (the one path of both).
+    fn run_counted<R: Rng + CryptoRng + ?Sized>(
+        &self,
+        universe: &Universe,
+        (plan, dist): (IcPlan, EmDistinguisher),
+        counts: &[u64],
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut R,
+    ) -> Result<(Release, IcTrace, IcPlan)> {
+        crate::counts::check_marginal_counts(counts, n, workload)?;
         // IC runs the DUA at accuracy α/2 (B(α/2) rounds).
-        let mut dua = MwDua::new(&universe, workload, plan.alpha / 2.0)?;
+        let mut dua = MwDua::new(universe, workload, plan.alpha / 2.0)?;
         let sink = self.p.progress.as_ref();
         let (state, trace) = ic_loop(
-            &counts,
-            data.n(),
+            counts,
+            n,
             plan.alpha,
             plan.epsilon0,
             plan.rounds,
@@ -537,8 +579,8 @@ impl IterativeConstruction {
             &mut |t, _| report_progress(sink, "IC-MW rounds", t - 1, plan.rounds),
         )?;
         report_progress(sink, "IC-MW rounds", plan.rounds, plan.rounds);
-        let answers = answers_of(&universe, workload, &state)?;
-        let synthetic = synthetic_of(&universe, &state.probabilities())?;
+        let answers = answers_of(universe, workload, &state)?;
+        let synthetic = synthetic_of(universe, &state.probabilities())?;
         let guaranteed = plan.required_alpha <= plan.alpha;
         let release = Release {
             answers,
@@ -628,6 +670,23 @@ impl Mechanism for IterativeConstruction {
             Some(n) => self.checked_plan(&universe, workload, n).map(drop),
             None => Ok(()),
         }
+    }
+
+    /// The workload's counts and the public n are all IC-MW reads
+    /// ([`IterativeConstruction::release_counted`]).
+    fn counts_suffice(&self) -> bool {
+        true
+    }
+
+    fn release_counts(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let counts = crate::counts::marginal_counts(counts, n, workload)?;
+        Ok(self.release_counted(&counts, n, workload, rng)?.0)
     }
 
     fn release(

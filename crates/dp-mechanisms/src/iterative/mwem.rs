@@ -16,6 +16,13 @@
 //! The release is the last distribution (the practical variant; the theory's average of
 //! `A_t` is [`MwemOutput::Average`]).
 //!
+//! ## Data access
+//!
+//! MWEM reads the data only through the workload's exact counts and the public `n` (the
+//! scores and the measurements are workload counts): [`Mwem::release_counted`] and
+//! [`crate::Mechanism::release_counts`] release from counts streamed or counted by an
+//! engine, the same release, draw for draw, as from the records.
+//!
 //! ## Privacy (replace-one neighbours)
 //!
 //! * **Pure** budget ε: each round spends `ε/(2T)` on selection and `ε/(2T)` on the
@@ -358,7 +365,8 @@ impl Mwem {
         Ok(universe)
     }
 
-    /// Release plus the trace of selections and measurements.
+    /// Release plus the trace of selections and measurements: the data's domain checked,
+    /// the workload counted, then [`Self::release_counted`].
     pub fn release_with_trace<R: rand::Rng + CryptoRng + ?Sized>(
         &self,
         data: &Dataset,
@@ -371,11 +379,44 @@ impl Mwem {
             });
         }
         let universe = self.public_checks(workload)?;
-        let exact = exact_counts(&workload.count_all(data)?)?;
+        let counts = workload.count_all(data)?;
+        self.run_counted(&universe, &counts, data.n(), workload, rng)
+    }
+
+    /// [`Self::release_with_trace`] from the exact counts of the workload's tables
+    /// (workload order, as [`MarginalWorkload::count_all`] gives them) of a dataset of the
+    /// public `n` records: MWEM reads the data only through these counts (its scores and
+    /// measurements are workload counts), so this is the same release, draw for draw, as
+    /// from the records.
+    ///
+    /// Errors: as the release, and counts of the wrong length or whose tables do not each
+    /// count `n` records.
+    pub fn release_counted<R: rand::Rng + CryptoRng + ?Sized>(
+        &self,
+        counts: &[u64],
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut R,
+    ) -> Result<(Release, MwemTrace)> {
+        let universe = self.public_checks(workload)?;
+        self.run_counted(&universe, counts, n, workload, rng)
+    }
+
+    /// The release from checked public inputs and the counts (the one path of both).
+    fn run_counted<R: rand::Rng + CryptoRng + ?Sized>(
+        &self,
+        universe: &Universe,
+        counts: &[u64],
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut R,
+    ) -> Result<(Release, MwemTrace)> {
+        crate::counts::check_marginal_counts(counts, n, workload)?;
+        let exact = exact_counts(counts)?;
         let (total, sink) = (self.plan.rounds, self.p.progress.as_ref());
         // round t starts with t − 1 rounds done; only the round index is reported
         let (dist, average, trace) =
-            self.run_rounds(&universe, workload, &exact, data.n(), rng, &mut |t, _| {
+            self.run_rounds(universe, workload, &exact, n, rng, &mut |t, _| {
                 report_progress(sink, "MWEM rounds", t - 1, total)
             })?;
         report_progress(sink, "MWEM rounds", total, total);
@@ -384,8 +425,8 @@ impl Mwem {
             MwemOutput::Average => average,
         };
         let final_dist = UniverseDistribution::from_weights(weights.clone())?;
-        let answers = answers_of(&universe, workload, &final_dist)?;
-        let synthetic = synthetic_of(&universe, &weights)?;
+        let answers = answers_of(universe, workload, &final_dist)?;
+        let synthetic = synthetic_of(universe, &weights)?;
         let release = Release {
             answers,
             synthetic: Some(synthetic),
@@ -492,6 +533,22 @@ impl Mechanism for Mwem {
     /// The universe size limit and the round plan (n is not needed).
     fn check_inputs(&self, workload: &MarginalWorkload, _public_n: Option<usize>) -> Result<()> {
         self.public_checks(workload).map(drop)
+    }
+
+    /// The workload's counts are all MWEM reads ([`Mwem::release_counted`]).
+    fn counts_suffice(&self) -> bool {
+        true
+    }
+
+    fn release_counts(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let counts = crate::counts::marginal_counts(counts, n, workload)?;
+        Ok(self.release_counted(&counts, n, workload, rng)?.0)
     }
 
     fn release(
