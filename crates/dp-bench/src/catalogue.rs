@@ -1096,7 +1096,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: PROJECTION_RELATIONS,
         synthetic: true,
-        counts_suffice: false,
+        counts_suffice: true,
         post_processing: false,
         universe: "any domain: it enumerates the possible records when there are at most \
             2^22 (about 4.2 million); above that it searches over records with an oracle \

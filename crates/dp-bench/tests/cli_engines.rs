@@ -78,7 +78,7 @@ fn an_engine_is_refused_for_mechanisms_that_need_the_records() {
         "--workload",
         "all-2way",
         "--mechanism",
-        "projection",
+        "coarse-projection",
         "--rho",
         "1",
         "--out",

@@ -67,7 +67,7 @@ fn a_parquet_file_releases_the_same_answers_as_its_csv() {
     let o = release(&pq, &dom, &c, &streamed);
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&c).unwrap());
-    // a mechanism that needs the records loads the Parquet file in memory
+    // with --attributes (which streaming does not take) the Parquet file is loaded in memory
     let mwem = [
         "--workload",
         "all-1way",

@@ -277,3 +277,41 @@ fn dualquery_releases_from_the_counts() {
     .unwrap();
     from_counts_is_from_records(&m, &bits, &parities, "dualquery, parities");
 }
+
+/// The projection mechanism over an explicit universe and over an implicit one (the record
+/// oracle), and on the touched attributes of a wide table.
+#[test]
+fn projection_releases_from_the_counts() {
+    use dp_mechanisms::{ProjectionParams, ProjectionSettings, UniverseChoice};
+    let d = data(500);
+    let w = workload(d.domain());
+    for universe in [UniverseChoice::Explicit, UniverseChoice::Implicit] {
+        let settings = ProjectionSettings {
+            universe,
+            ..ProjectionSettings::default()
+        };
+        let m = ProjectionParams::new(zcdp(0.5))
+            .settings(settings)
+            .check()
+            .unwrap();
+        from_counts_is_from_records(&m, &d, &w, &format!("projection, {universe:?}"));
+        refuses_counts_of_no_dataset(&m, &d, &w);
+    }
+    let wide = data_over(&[2, 3, 2, 4, 2, 3, 5, 3, 2], 300);
+    let w = workload(wide.domain());
+    let settings = ProjectionSettings {
+        max_universe: 200,
+        universe: UniverseChoice::Explicit,
+        ..ProjectionSettings::default()
+    };
+    let m = ProjectionParams::new(zcdp(0.5))
+        .settings(settings)
+        .check()
+        .unwrap();
+    from_counts_is_from_records(
+        &OnWorkloadAttributes::new(Box::new(m)),
+        &wide,
+        &w,
+        "projection on the touched attributes",
+    );
+}

@@ -427,6 +427,13 @@ impl Mechanism for ChainingMechanism {
         true
     }
 
+    /// No: it needs the records. Level `j` counts the records' `j`-th increments
+    /// `q(x_j) − q(x_{j−1})` along each record's chain of cover points, sums that depend on
+    /// the data's histogram over the universe, which the workload's counts do not determine.
+    fn counts_suffice(&self) -> bool {
+        false
+    }
+
     fn certificate(&self) -> PrivacyCertificate {
         self.budget.certificate(self.name())
     }

@@ -232,6 +232,15 @@ impl Mechanism for CoarseProjectionMechanism {
         true
     }
 
+    /// No: it needs the records. It counts the data *rounded to the cover* (each record
+    /// moved to its nearest cover point), and those counts depend on the data's histogram
+    /// over the universe, which the workload's counts do not determine (unless the cover is
+    /// the whole universe, when the mechanism is the projection mechanism, which does
+    /// release from counts).
+    fn counts_suffice(&self) -> bool {
+        false
+    }
+
     fn certificate(&self) -> PrivacyCertificate {
         self.budget.certificate(self.name())
     }

@@ -33,6 +33,14 @@
 //! the Frank–Wolfe duality gap `g`: the released `v` satisfies, for every `u ∈ conv S`,
 //! `‖v − u‖² ≤ ‖y − u‖² − ‖v − y‖² + g` (see [`project_onto`]).
 //!
+//! # Data access
+//! [`ProjectionMechanism`] reads the data only through the workload's exact counts and the
+//! public n ([`ProjectionMechanism::release_counted`], [`Mechanism::release_counts`]): a
+//! stream or an engine gives the same release, draw for draw. The cover-based mechanisms
+//! need the records: [`CoarseProjectionMechanism`] rounds each record to its cover point and
+//! [`ChainingMechanism`] sums each record's chain of increments, functions of the data's
+//! histogram over the universe that the workload's counts do not determine.
+//!
 //! # Explicit and implicit universes
 //! A universe of at most [`ProjectionSettings::max_universe`] records is enumerated
 //! explicitly and every oracle call scores all of it (the certified path above). A larger
@@ -443,6 +451,10 @@ impl ProjectionParams {
 /// 2. Project the noisy answers onto `conv{q(x) : x ∈ 𝒳}` by Frank–Wolfe.
 /// 3. Release the projection and its convex weights as weighted synthetic records.
 ///
+/// Step 1 is its only access to the data: it reads only the workload's counts and the public
+/// n, so it releases from counts streamed or counted by an engine
+/// ([`ProjectionMechanism::release_counted`]).
+///
 /// Error (Lemma 2.2): `err² ≤ (g(𝒳)/(n√(2ρm)))^{1/2} ≤ (log|𝒳|)^{1/4}/((2ρ)^{1/4}√n)` for
 /// `𝒳 ⊂ √m B₂` (plus the solver's `√(g/m)`).
 #[derive(Clone, Debug, PartialEq)]
@@ -481,7 +493,9 @@ impl ProjectionMechanism {
     ) -> Result<NoisyCounts> {
         crate::perturbation::check_data(data, workload)?;
         self.explicit_universe(workload)?;
-        self.noisy_counts_of(data, workload, rng)
+        let counts = workload.count_all(data)?;
+        crate::counts::check_marginal_counts(&counts, data.n(), workload)?;
+        self.noisy_counts_of(&counts, data.n(), workload, rng)
     }
 
     /// Step 2 alone: the Frank–Wolfe projection of answers `y` (workload order) onto
@@ -544,12 +558,13 @@ impl ProjectionMechanism {
     /// minimum-norm-point method over records from the [`MarginalRecordOracle`].
     fn release_implicit(
         &self,
-        data: &Dataset,
+        counts: &[u64],
+        n: usize,
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
         let mut oracle = self.record_oracle(workload)?;
-        let noisy = self.noisy_counts_of(data, workload, rng)?;
+        let noisy = self.noisy_counts_of(counts, n, workload, rng)?;
         let y = noisy.answers();
         let fw = min_norm_point_project_generated(&mut oracle, &y, &self.settings.frank_wolfe)?;
         let ids: Vec<usize> = fw.atoms.iter().map(|&(a, _)| a).collect();
@@ -596,28 +611,58 @@ impl ProjectionMechanism {
         ))
     }
 
+    /// Step 1 on the exact counts of `n` records (checked by the caller).
     fn noisy_counts_of(
         &self,
-        data: &Dataset,
+        counts: &[u64],
+        n: usize,
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<NoisyCounts> {
-        let counts = workload
-            .count_all(data)?
-            .into_iter()
-            .map(|c| {
-                i64::try_from(c).map_err(|_| MechanismError::Numerical {
-                    what: format!("count {c} does not fit in i64"),
-                })
-            })
-            .collect::<Result<Vec<i64>>>()?;
         NoisyCounts::draw(
-            counts,
-            data.n(),
+            crate::engine::exact_counts(counts)?,
+            n,
             marginal_count_sensitivity(workload, Neighbouring::ReplaceOne),
             self.budget.rho,
             rng,
         )
+    }
+
+    /// [`Mechanism::release`] from the exact counts of the workload's tables (workload
+    /// order, as [`MarginalWorkload::count_all`] gives them) of a dataset of the public `n`
+    /// records: the mechanism reads the data only through them (the noisy counts are all
+    /// the projection sees), so this is the same release, draw for draw, as from the
+    /// records — the one path of both.
+    ///
+    /// Errors: as the release, and counts of the wrong length or whose tables do not each
+    /// count `n` records.
+    pub fn release_counted(
+        &self,
+        counts: &[u64],
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        crate::counts::check_marginal_counts(counts, n, workload)?;
+        let Some(universe) = self.explicit_universe(workload)? else {
+            return self.release_implicit(counts, n, workload, rng);
+        };
+        let points = MarginalPoints::new(&universe, workload)?;
+        let noisy = self.noisy_counts_of(counts, n, workload, rng)?;
+        let y = noisy.answers();
+        let fw = project_onto(&points, &y, &self.settings.frank_wolfe)?;
+        let synthetic = synthetic_from_atoms(&universe, &fw.atoms, |a| a)?;
+        let notes = vec![
+            format!("universe: {} records (explicit)", universe.len()),
+            fw_note("projection onto conv 𝒳", &fw),
+        ];
+        Ok(projection_release(
+            fw,
+            synthetic,
+            self.certificate(),
+            &noisy,
+            notes,
+        ))
     }
 }
 
@@ -687,6 +732,23 @@ impl Mechanism for ProjectionMechanism {
         .map(drop)
     }
 
+    /// The workload's counts and the public n are all it reads
+    /// ([`ProjectionMechanism::release_counted`]).
+    fn counts_suffice(&self) -> bool {
+        true
+    }
+
+    fn release_counts(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let counts = crate::counts::marginal_counts(counts, n, workload)?;
+        self.release_counted(&counts, n, workload, rng)
+    }
+
     fn release(
         &self,
         data: &Dataset,
@@ -694,24 +756,7 @@ impl Mechanism for ProjectionMechanism {
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
         crate::perturbation::check_data(data, workload)?;
-        let Some(universe) = self.explicit_universe(workload)? else {
-            return self.release_implicit(data, workload, rng);
-        };
-        let points = MarginalPoints::new(&universe, workload)?;
-        let noisy = self.noisy_counts_of(data, workload, rng)?;
-        let y = noisy.answers();
-        let fw = project_onto(&points, &y, &self.settings.frank_wolfe)?;
-        let synthetic = synthetic_from_atoms(&universe, &fw.atoms, |a| a)?;
-        let notes = vec![
-            format!("universe: {} records (explicit)", universe.len()),
-            fw_note("projection onto conv 𝒳", &fw),
-        ];
-        Ok(projection_release(
-            fw,
-            synthetic,
-            self.certificate(),
-            &noisy,
-            notes,
-        ))
+        let counts = workload.count_all(data)?;
+        self.release_counted(&counts, data.n(), workload, rng)
     }
 }
