@@ -1169,7 +1169,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: PROJECTION_RELATIONS,
         synthetic: false,
-        counts_suffice: false,
+        counts_suffice: true,
         post_processing: false,
         universe: COVER_UNIVERSE,
         query_classes: QueryClasses::MarginalsOnly,

@@ -315,3 +315,20 @@ fn projection_releases_from_the_counts() {
         "projection on the touched attributes",
     );
 }
+
+/// Chaining for worst-case error: level 1's counts are the workload's (the decomposition
+/// keeps every record's answer vector along its chain), the other levels are trivial.
+#[test]
+fn chaining_worst_case_releases_from_the_counts() {
+    let d = data(600);
+    let w = workload(d.domain());
+    for alpha in [None, Some(0.05)] {
+        let mut p = dp_mechanisms::ChainingWorstCaseParams::new(zcdp(0.5)).rounds(6);
+        if let Some(a) = alpha {
+            p = p.alpha(a);
+        }
+        let m = p.check().unwrap();
+        from_counts_is_from_records(&m, &d, &w, &format!("chaining-worst-case α {alpha:?}"));
+        refuses_counts_of_no_dataset(&m, &d, &w);
+    }
+}

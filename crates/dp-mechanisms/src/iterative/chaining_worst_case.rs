@@ -17,6 +17,11 @@
 //! query classes with small `ℓ∞` covering numbers). The level code below is nevertheless
 //! written for any level.
 //!
+//! **So it reads the data only through the workload's counts**: level 1's counts are the
+//! workload's counts and the other levels' are 0 (`ChainingWorstCase::level_counts`);
+//! [`ChainingWorstCase::release_counted`] and [`crate::Mechanism::release_counts`] release
+//! from counts streamed or counted by an engine, the same release, draw for draw.
+//!
 //! # Mechanism (per non-trivial level `j`, ρ_j = ρ / L, L = number of non-trivial levels)
 //! The level's dataset is the multiset of the records' `j`-th chain terms
 //! `v_z = q(z) − q(π_{j−1}(z))`, `z ∈ S_j` (level 1: `v_z = q(z)`), with count vector
@@ -63,7 +68,7 @@ use crate::engine::{
 };
 use crate::projection::chaining::{ChainDecomposition, ChainLevel};
 use crate::projection::coarse::{check_alpha, projection_error_bound};
-use crate::projection::{ProjectionSettings, ZcdpBudget, count_histogram, prepare};
+use crate::projection::{ProjectionSettings, ZcdpBudget, prepare};
 use crate::sensitivity::distinguisher_scores;
 use crate::{Diagnostics, Mechanism, MechanismError, PrivacyCertificate, Release, Result};
 use dp_core::Neighbouring;
@@ -324,54 +329,20 @@ impl ChainingWorstCase {
         Ok(plan)
     }
 
-    /// Exact level-`j` chain-term counts `h_j[e]` (records whose `j`-th link is the `e`-th
-    /// center of `S_j`), for every level.
-    fn level_histograms(plan: &WorstCasePlan, h: &[f64]) -> Vec<Vec<f64>> {
-        let dec = &plan.decomposition;
-        let mut out: Vec<Vec<f64>> = dec
-            .levels
-            .iter()
-            .map(|l| vec![0.0; l.centers.len()])
-            .collect();
-        let pos: Vec<std::collections::HashMap<usize, usize>> = dec
-            .levels
-            .iter()
-            .map(|l| l.centers.iter().enumerate().map(|(e, &z)| (z, e)).collect())
-            .collect();
-        for (x, &c) in h.iter().enumerate() {
-            if c == 0.0 {
-                continue;
-            }
-            for (j, z) in dec.chain(x).into_iter().enumerate() {
-                if let Some(&e) = pos[j].get(&z) {
-                    out[j][e] += c;
-                }
-            }
-        }
-        out
-    }
-
-    /// The public universe and plan for `data`'s size, and the exact level histograms of
-    /// `data` (the only data-dependent part). Used by the release and the step audit.
-    fn level_setup(
-        &self,
-        data: &Dataset,
-        workload: &MarginalWorkload,
-    ) -> Result<(Universe, WorstCasePlan, Vec<Vec<f64>>)> {
-        let universe = prepare(data, workload, &self.settings)?;
-        let plan = self.plan(&universe, workload, data.n())?;
-        let level_h = Self::data_levels(&universe, &plan, data)?;
-        Ok((universe, plan, level_h))
-    }
-
-    /// The exact level histograms of `data` for a public universe and plan.
-    fn data_levels(
-        universe: &Universe,
-        plan: &WorstCasePlan,
-        data: &Dataset,
-    ) -> Result<Vec<Vec<f64>>> {
-        let h = count_histogram(universe, data)?;
-        Ok(Self::level_histograms(plan, &h))
+    /// The exact level count vectors `c_j = Σ_records (q(x_j) − q(x_{j−1}))` (workload order)
+    /// from the workload's exact counts `counts` (checked by the caller). The decomposition
+    /// is [`linf_marginal_decomposition`]'s: at every level each universe record is mapped
+    /// to the first record that agrees with it on every attribute the workload reads, so
+    /// every link `x_j` of a record's chain has the record's own answer vector `q(x)`. Hence
+    /// `c_1 = Σ_records q(x)`, the workload's counts, and `c_j = 0` for `j ≥ 2` (those
+    /// levels are trivial and never measured): the level counts are a function of the
+    /// workload's counts, and the release needs nothing else of the data.
+    fn level_counts(plan: &WorstCasePlan, counts: &[u64]) -> Result<Vec<Vec<i64>>> {
+        let first = crate::engine::exact_counts(counts)?;
+        let m = first.len();
+        Ok((0..plan.decomposition.levels.len())
+            .map(|j| if j == 0 { first.clone() } else { vec![0; m] })
+            .collect())
     }
 
     /// Runs the release and also returns every level's measurements `(query, noisy count)`
@@ -386,9 +357,27 @@ impl ChainingWorstCase {
         self.run(data, workload, rng, &mut |_, _, _| {})
     }
 
-    /// The release; `observe(j, t, a)` sees level `j`'s estimate `a` (its answers
-    /// `Σ_e A(e)·v_e`) at the start of round `t` (1-based): the public history of that
-    /// round.
+    /// [`Mechanism::release`] from the exact counts of the workload's tables (workload
+    /// order, as [`MarginalWorkload::count_all`] gives them) of a dataset of the public `n`
+    /// records: the level counts are a function of them (`Self::level_counts`), so this is
+    /// the same release, draw for draw, as from the records.
+    ///
+    /// Errors: as the release, and counts of the wrong length or whose tables do not each
+    /// count `n` records.
+    pub fn release_counted(
+        &self,
+        counts: &[u64],
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let universe = crate::projection::universe_of(workload, &self.settings)?;
+        Ok(self
+            .run_counted(&universe, counts, n, workload, rng, &mut |_, _, _| {})?
+            .0)
+    }
+
+    /// The release: the data checked, the workload counted, then [`Self::run_counted`].
     #[allow(clippy::type_complexity)]
     fn run(
         &self,
@@ -397,13 +386,33 @@ impl ChainingWorstCase {
         rng: &mut dyn CryptoRng,
         observe: &mut dyn FnMut(usize, usize, &[f64]),
     ) -> Result<(Release, WorstCasePlan, Vec<Vec<(usize, i64)>>)> {
-        let (universe, plan, level_h) = self.level_setup(data, workload)?;
-        let points = MarginalPoints::new(&universe, workload)?;
-        let n = data.n();
+        let universe = prepare(data, workload, &self.settings)?;
+        let counts = workload.count_all(data)?;
+        self.run_counted(&universe, &counts, data.n(), workload, rng, observe)
+    }
+
+    /// The release from the workload's exact counts of `n` records (the one path of the
+    /// releases from records and from counts); `observe(j, t, a)` sees level `j`'s estimate
+    /// `a` (its answers `Σ_e A(e)·v_e`) at the start of round `t` (1-based): the public
+    /// history of that round.
+    #[allow(clippy::type_complexity)]
+    fn run_counted(
+        &self,
+        universe: &Universe,
+        counts: &[u64],
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+        observe: &mut dyn FnMut(usize, usize, &[f64]),
+    ) -> Result<(Release, WorstCasePlan, Vec<Vec<(usize, i64)>>)> {
+        crate::counts::check_marginal_counts(counts, n, workload)?;
+        let plan = self.plan(universe, workload, n)?;
+        let level_c = Self::level_counts(&plan, counts)?;
+        let points = MarginalPoints::new(universe, workload)?;
         let dec = &plan.decomposition;
         let m = workload.num_queries();
         let mut answers = vec![0.0; m];
-        let mut supports = CellSupports::new(&universe, workload)?;
+        let mut supports = CellSupports::new(universe, workload)?;
         let mut noises = Vec::new();
         let mut notes = vec![format!(
             "ℓ∞ decomposition (Δ = 1): α = {:.4}, k = {}, |S_j| = {:?} of {}; {} non-trivial level(s) share ρ = {:.4e}",
@@ -449,7 +458,7 @@ impl ChainingWorstCase {
                     minus_of[p].push(e);
                 }
             }
-            let counts = level_counts(&points, &inc, m, &level_h[j]);
+            let counts = &level_c[j];
             let mut state = LevelState {
                 points: &points,
                 inc: &inc,
@@ -466,7 +475,7 @@ impl ChainingWorstCase {
                 &mut state,
                 &round_plan,
                 mplan.rounds,
-                &counts,
+                counts,
                 &|c, a| distinguisher_scores(c.iter().map(|&v| v as f64), n, a),
                 rng,
                 &mut |t, a| {
@@ -526,19 +535,6 @@ fn level_answers(
         }
     }
     out
-}
-
-/// A level's exact integer counts `c_j = Σ_e h_j[e]·v_e`.
-fn level_counts(
-    points: &MarginalPoints,
-    inc: &[(usize, Option<usize>)],
-    m: usize,
-    level_h: &[f64],
-) -> Vec<i64> {
-    level_answers(points, inc, m, level_h)
-        .into_iter()
-        .map(|c| c.round() as i64)
-        .collect()
 }
 
 /// A level's public state: the distribution `A` over its increments and the measurements
@@ -629,7 +625,8 @@ impl crate::StepAudited for ChainingWorstCase {
         use crate::{StepComposition, StepDecomposition};
         check_step_data(reference, workload, reference.n())?;
         let (n, m) = (reference.n(), workload.num_queries());
-        let (universe, plan, _) = self.level_setup(reference, workload)?;
+        let universe = prepare(reference, workload, &self.settings)?;
+        let plan = self.plan(&universe, workload, n)?;
         let Some((j, round_plan)) =
             (0..plan.levels.len()).find_map(|j| plan.level_plan(j).transpose().map(|p| (j, p)))
         else {
@@ -656,14 +653,12 @@ impl crate::StepAudited for ChainingWorstCase {
         for r in &mut recorded {
             r.selected = noises[j][r.round - 1].0;
         }
-        // What a runner recomputes from `data`: the level's exact counts (the universe and
-        // plan are public: fixed by the domain, the workload and n).
-        let inc = plan.decomposition.increments(j);
+        // What a runner recomputes from `data`: the level's exact counts, from the
+        // workload's (the plan is public: fixed by the domain, the workload and n).
         let (w, level_plan) = (workload.clone(), plan.clone());
         let counts_of: CountsOf = Arc::new(move |data| {
-            let level_h = Self::data_levels(&universe, &level_plan, data)?;
-            let points = MarginalPoints::new(&universe, &w)?;
-            Ok(level_counts(&points, &inc, w.num_queries(), &level_h[j]))
+            let mut levels = Self::level_counts(&level_plan, &w.count_all(data)?)?;
+            Ok(std::mem::take(&mut levels[j]))
         });
         let name = format!("chaining-worst-case level {}", j + 1);
         let source = StepSource::counting_queries(name, workload, n, m, counts_of);
@@ -713,6 +708,23 @@ impl Mechanism for ChainingWorstCase {
             .map(drop)
     }
 
+    /// The workload's counts and the public n are all it reads
+    /// ([`ChainingWorstCase::release_counted`]).
+    fn counts_suffice(&self) -> bool {
+        true
+    }
+
+    fn release_counts(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let counts = crate::counts::marginal_counts(counts, n, workload)?;
+        self.release_counted(&counts, n, workload, rng)
+    }
+
     fn release(
         &self,
         data: &Dataset,
@@ -720,5 +732,67 @@ impl Mechanism for ChainingWorstCase {
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
         Ok(self.release_with_noise(data, workload, rng)?.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dp_queries::{Domain, Marginal};
+
+    /// The level counts from the workload's counts are the sums of the records' chain terms
+    /// `q(x_j) − q(x_{j−1})` computed from the records themselves, at every level, also when
+    /// an attribute the workload does not read merges universe records into one class.
+    #[test]
+    fn level_counts_are_the_records_chain_sums() {
+        let domain = Domain::new(vec![
+            ("a".into(), 2),
+            ("b".into(), 3),
+            ("c".into(), 2),
+            ("d".into(), 2),
+        ])
+        .unwrap();
+        let n = 300;
+        let cols = (0..4)
+            .map(|j| {
+                (0..n)
+                    .map(|i| ((i * (j + 2) + i / 5) % domain.size(j) as usize) as u32)
+                    .collect()
+            })
+            .collect();
+        let data = Dataset::from_columns(domain.clone(), cols).unwrap();
+        let tables = vec![
+            Marginal::new(&domain, vec![1, 0]).unwrap(),
+            Marginal::new(&domain, vec![2]).unwrap(),
+        ];
+        let w = MarginalWorkload::new(&domain, tables).unwrap();
+        let universe = Universe::new(&domain, 1 << 10).unwrap();
+        let points = MarginalPoints::new(&universe, &w).unwrap();
+        let mech = ChainingWorstCaseParams::new(PrivacyLoss::zcdp(1.0).unwrap())
+            .alpha(0.05)
+            .check()
+            .unwrap();
+        let plan = mech.plan(&universe, &w, n).unwrap();
+        let k = plan.decomposition.levels.len();
+        assert!(k > 1);
+        let m = w.num_queries();
+        let mut by_records = vec![vec![0.0; m]; k];
+        for r in 0..n {
+            let x = universe.index_of(&data.record(r)).unwrap();
+            let links = plan.decomposition.chain(x);
+            for j in 0..k {
+                points.add_scaled(links[j], 1.0, &mut by_records[j]);
+                if j > 0 {
+                    points.add_scaled(links[j - 1], -1.0, &mut by_records[j]);
+                }
+            }
+        }
+        let by_records: Vec<Vec<i64>> = by_records
+            .iter()
+            .map(|c| c.iter().map(|&v| v as i64).collect())
+            .collect();
+        let from_counts =
+            ChainingWorstCase::level_counts(&plan, &w.count_all(&data).unwrap()).unwrap();
+        assert_eq!(from_counts, by_records);
     }
 }
