@@ -42,7 +42,9 @@ fn a_table_the_model_cannot_take_is_measured_beside_it() {
             .measure_beside_model(beside)
             // the rule of the selection rounds alone: no direct measurement of cheap tables
             // (which would measure this 2-way table before any round; adaptive_direct.rs)
-            .direct(0.0, 0.0);
+            // and no checks (which would check it; adaptive_check.rs)
+            .direct(0.0, 0.0)
+            .check_share(0.0);
         p.max_model_cells = cap;
         let m = p.check().unwrap();
         m.run(&data, &w, &mut dp_core::seeded_rng(seed)).unwrap()

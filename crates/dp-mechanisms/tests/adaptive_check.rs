@@ -103,10 +103,11 @@ fn checks_are_charged_at_their_share_and_skip_the_direct_tables() {
 /// of the 1-ways (`EstimatorChoice::Independent`), so the model's (a, c) table is uniform,
 /// 0.25 per cell, against the truth (½, 0, 0, ½). Under replace-one (the total is the public
 /// n) a kept cell is within `(λ + |Z_i|)/n` of the truth and a replaced one within `|Z_i|/n`
-/// (`λ = σ_c√(2 ln 8)`), and the simplex projection cannot move the table away from the truth
+/// (`λ = σ_c√(2 ln 48)`: six tables of four cells), and the simplex projection cannot move the table away from the truth
 /// in ℓ2 (the truth lies in the simplex), so every cell of the release is within
 /// `2(λ + 6σ_c)/n` (ℓ2 over four cells), unless some |Z_i| > 6σ_c (probability below 10⁻⁸).
-/// Without checks the same release is off by 0.25 in a cell.
+/// Without checks the same release is off by 0.25 in a cell; measured directly instead (the
+/// direct phase), it is corrected alike by its direct measurement.
 #[test]
 fn a_check_repairs_a_table_the_model_gets_wrong() {
     use dp_mechanisms::adaptive::EstimatorChoice;
@@ -131,11 +132,11 @@ fn a_check_repairs_a_table_the_model_gets_wrong() {
         .unwrap();
     let range = w.offset(ac)..w.offset(ac + 1);
     let (rho, gamma) = (8.0, 0.5);
-    let worst = |gamma: f64| {
+    let worst = |gamma: f64, beta: f64| {
         let run = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(rho).unwrap())
             .neighbouring(Neighbouring::ReplaceOne)
             .estimator(EstimatorChoice::Independent)
-            .direct(0.0, 0.0)
+            .direct(beta, 10.0)
             .check_share(gamma)
             .check_resolution(10.0)
             .check()
@@ -150,15 +151,22 @@ fn a_check_repairs_a_table_the_model_gets_wrong() {
     };
     // σ_c² = Δ₂²/(2ρ_c) with Δ₂² = 2 (replace-one) and ρ_c = γρ/6 (six 2-way tables)
     let sigma = (2.0 / (2.0 * gamma * rho / 6.0)).sqrt();
-    let lambda = sigma * (2.0 * 8f64.ln()).sqrt();
+    let lambda = sigma * (2.0 * 48f64.ln()).sqrt();
     let bound = 2.0 * (lambda + 6.0 * sigma) / n as f64;
-    let with = worst(gamma);
+    let with = worst(gamma, 0.0);
     assert!(
         with <= bound,
         "(a, c) off by {with} with checks; bound {bound}"
     );
-    let without = worst(0.0);
+    let without = worst(0.0, 0.0);
     assert!(without >= 0.2, "(a, c) off by {without} without checks");
+    // a table measured directly (every table is cheap at τ = 10) is corrected by its own
+    // measurement in the same way, at the direct measurement's σ (β = γ: the same σ)
+    let direct = worst(0.0, gamma);
+    assert!(
+        direct <= bound,
+        "(a, c) off by {direct} when measured directly"
+    );
 }
 
 /// The step decomposition lists the checks (one audited step for the first, their losses
@@ -202,11 +210,11 @@ fn step_decomposition_counts_the_checks() {
     }
 }
 
-/// Both sides of the resolution rule through the release: ρ = 2, γ = 0.3, ten tables of
-/// 4–12 cells, n = 400: each check has σ_c = √(1/(2·0.06)) = 2.887, so its threshold
-/// `σ_c√(2 ln 2n)` is 5.89 (4 cells) … 7.28 (12 cells), over a noisy total within a few
-/// counts of 400: 0.015–0.018. κ = 0.05 checks all ten; κ = 0.01 none, and the release is
-/// then the one without checks (same draws).
+/// Both sides of the resolution rule through the release: ρ = 2, γ = 0.3, ten tables of 66
+/// cells in all, n = 400: each check has σ_c = √(1/(2·0.06)) = 2.887, so the threshold
+/// `σ_c√(2 ln 132)` is 9.02, over a noisy total within a few counts of 400: 0.0226.
+/// κ = 0.05 checks all ten; κ = 0.01 none, and the release is then the one without checks
+/// (same draws).
 #[test]
 fn only_tables_the_check_resolves_are_checked() {
     let (data, w) = small(400);

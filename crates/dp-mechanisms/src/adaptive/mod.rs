@@ -154,13 +154,16 @@ pub struct AdaptiveProjectionParams {
     pub direct_noise_l1: f64,
     /// Share `γ` of ρ that would check *every* workload table (of two or more attributes)
     /// against one direct measurement at `γρ/k` each; the tables the direct phase did not
-    /// measure are checked (and charged), before the selection rounds, and at release a cell
-    /// of a checked table whose check departs from the model by more than the noise's
-    /// universal bound takes the check's value (`adaptive/check.rs`). 0 turns the checks off.
+    /// measure are checked (and charged), before the selection rounds, when the checks
+    /// resolve [`Self::check_resolution`], and at release a cell of a checked table whose
+    /// check departs from the model by more than the noise's universal bound takes the
+    /// check's value (`adaptive/check.rs`; tables measured directly are corrected alike by
+    /// their direct measurement, at no cost). 0 turns the checks off.
     /// Must lie in `[0, 1)`.
     pub check_share: f64,
-    /// A table is checked only when its check resolves a cell error of at most this share of
-    /// the noisy total (`κ`): `σ_c√(2 ln 2n)/T̂ ≤ κ` (`adaptive/check.rs`). Finite, ≥ 0.
+    /// The checks are made only when they resolve a cell error of at most this share of the
+    /// noisy total (`κ`): `σ_c√(2 ln 2n)/T̂ ≤ κ`, `n` the cells of all the workload's tables
+    /// (`adaptive/check.rs`). Finite, ≥ 0.
     pub check_resolution: f64,
     /// The estimator.
     pub estimator: EstimatorChoice,
@@ -193,7 +196,8 @@ impl AdaptiveProjectionParams {
     /// round a max-error round, 100 mirror-descent steps per round and 500 for the final fit
     /// (chosen on adult W64 and all2 at ε = 1, three seeds), the cheap workload tables
     /// measured first with β = 0.8, τ = 0.5 (chosen across the bundled tables, issue #24;
-    /// docs/mechanisms/adaptive.md, "Cheap tables first").
+    /// docs/mechanisms/adaptive.md, "Cheap tables first"), the other workload tables checked
+    /// with γ = 0.1 where the check resolves κ = 0.005 of the total ("Checked tables").
     pub fn new(budget: PrivacyLoss) -> Self {
         AdaptiveProjectionParams {
             budget,
@@ -206,7 +210,7 @@ impl AdaptiveProjectionParams {
             measure_beside_model: false,
             direct_share: 0.8,
             direct_noise_l1: 0.5,
-            check_share: 0.0,
+            check_share: 0.1,
             check_resolution: 0.005,
             estimator: EstimatorChoice::GraphicalModel {
                 round_iterations: 100,
@@ -747,6 +751,15 @@ impl AdaptiveProjection {
             },
             &mut trace,
         );
+        // every workload table's own measurement (direct or check) and its σ, by candidate
+        // index: at release each such table is corrected cell by cell (check.rs)
+        let mut own: HashMap<usize, (Vec<i64>, f64)> = HashMap::new();
+        // the cells of all workload tables of two or more attributes: the union bound of the
+        // correction's threshold (check.rs)
+        let workload_cells: usize = direct::workload_tables(&cands)
+            .iter()
+            .map(|&i| sizes_of(&cands[i].attrs).iter().product::<usize>())
+            .sum();
         // 1b. the workload's cheap tables, measured directly (direct.rs)
         let mut direct_trace = Vec::new();
         let mut direct_beside = 0usize;
@@ -783,6 +796,7 @@ impl AdaptiveProjection {
                     beside.entry(i).or_default().add(&y, dcal.sigma2);
                     direct_beside += 1;
                 }
+                own.insert(i, (y, dcal.sigma()));
                 direct_trace.push(AdaptiveRound {
                     round: 0,
                     selected: cands[i].attrs.clone(),
@@ -800,20 +814,17 @@ impl AdaptiveProjection {
         }
         // 1c. every other workload table checked by one measurement beside the model
         // (check.rs), used at release
-        let mut checks: HashMap<usize, Vec<i64>> = HashMap::new();
         let mut check_trace = Vec::new();
         if let Some(chk) = &opening.check {
             let ccal = &chk.calibration;
+            let resolved = check::resolves(ccal.sigma(), workload_cells, total, p.check_resolution);
             for i in direct::workload_tables(&cands) {
-                let cells = sizes_of(&cands[i].attrs).iter().product::<usize>();
-                if direct_trace.iter().any(|r| r.selected == cands[i].attrs)
-                    || !check::resolves(ccal.sigma(), cells, total, p.check_resolution)
-                {
+                if !resolved || direct_trace.iter().any(|r| r.selected == cands[i].attrs) {
                     continue;
                 }
                 filter.spend(&format!("check {:?}", cands[i].attrs), ccal.measure_rho)?;
                 let y = measure(&exact_counts(&counts[i])?, &chk.measurement.noise, rng)?;
-                checks.insert(i, y);
+                own.insert(i, (y, ccal.sigma()));
                 check_trace.push(AdaptiveRound {
                     round: 0,
                     selected: cands[i].attrs.clone(),
@@ -992,13 +1003,12 @@ impl AdaptiveProjection {
                 .find_map(|(&i, b)| (cands[i].attrs == sorted).then_some(b))
             {
                 v = b.estimate(&v, total);
-            } else if let (Some(y), Some(chk)) = (
-                checks
-                    .iter()
-                    .find_map(|(&i, y)| (cands[i].attrs == sorted).then_some(y)),
-                &opening.check,
-            ) {
-                let (c, replaced) = check::corrected(&v, y, chk.calibration.sigma(), total);
+            }
+            if let Some((y, sigma)) = own
+                .iter()
+                .find_map(|(&i, o)| (cands[i].attrs == sorted).then_some(o))
+            {
+                let (c, replaced) = check::corrected(&v, y, *sigma, total, workload_cells);
                 v = c;
                 checked_cells += replaced;
                 checked_tables += usize::from(replaced > 0);
@@ -1046,14 +1056,19 @@ impl AdaptiveProjection {
         }
         if let Some(chk) = &opening.check {
             notes.push(format!(
-                "checked workload tables (one measurement each beside the model, ρ {:.6}, \
-                 σ = {:.3}): {}; cells replaced by their check (departing from the model by \
-                 more than σ·√(2 ln 2n)): {} in {} table(s)",
+                "checked workload tables (one measurement each, not given to the model, ρ {:.6}, \
+                 σ = {:.3}): {}",
                 chk.calibration.measure_rho,
                 chk.calibration.sigma(),
                 check_trace.len(),
-                checked_cells,
-                checked_tables
+            ));
+        }
+        if !own.is_empty() {
+            notes.push(format!(
+                "cells replaced by their table's own measurement (direct or check) where it \
+                 departs from the model by more than σ·√(2 ln 2n): {checked_cells} in \
+                 {checked_tables} of the {} tables so measured",
+                own.len()
             ));
         }
         notes.extend(est.notes());
