@@ -122,7 +122,7 @@ fn main() {
     }
     let avg: f64 = rows.iter().map(|r| r.1).sum::<f64>() / rows.len() as f64;
     println!(
-        "avgL1 {avg:.4} max {:.4} rounds {} annealed {} secs {secs:.1}",
+        "avgL1 {avg:.5} max {:.5} rounds {} annealed {} secs {secs:.1}",
         rows[0].0,
         run.rounds.len(),
         run.rounds.iter().filter(|r| r.annealed).count()

@@ -14,7 +14,11 @@
 //! records, decoded and counted in parallel across batches — CSV — or row groups — Parquet)
 //! and the in-memory load + count, for all 2-way marginals and 64 random 3-way marginals;
 //! rows/s, row×marginal updates/s and the peak resident memory of each (Linux `VmHWM`, reset
-//! before each). Benchmarks measure; nothing here asserts (the counts' equality is a test in
+//! before each). On the largest size, from the CSV's streamed counts, also the release of
+//! `adaptive-projection` (ε = 1, δ = 1e-9, add/remove: what `dpqr release --mechanism
+//! adaptive-projection --data FILE` runs after the count; issue #25), for the two workloads
+//! and, on adult, the peers' W64 (`data/workloads/adult_w64.json`); its memory does not grow
+//! with n. Benchmarks measure; nothing here asserts (the counts' equality is a test in
 //! `crates/dp-queries/tests/stream.rs` and `tests/parquet.rs`).
 
 use std::io::{BufWriter, Read, Write};
@@ -93,12 +97,13 @@ pub struct ScaleRecord {
     pub format: String,
     /// File size in bytes.
     pub bytes: u64,
-    /// `"all-2way"` or `"random-3way:64"`.
+    /// `"all-2way"`, `"random-3way:64"` or (adult) `"W64"`.
     pub workload: String,
     /// Marginals in the workload.
     pub marginals: usize,
     /// `"read-bytes"`, `"streaming"`, `"release"` (the Gaussian release from the streamed
-    /// counts: noise and simplex projection, [`release_from_counts`]), `"in-memory"`, and
+    /// counts: noise and simplex projection, [`release_from_counts`]), `"adaptive-release"`
+    /// (adaptive-projection from the streamed counts, [`adaptive_from_counts`]), `"in-memory"`, and
     /// with the engine features
     /// `"datafusion"`, `"datafusion-per-table"`, `"ballista-loopback-2"`
     /// ([`super::scale_engines`]).
@@ -128,7 +133,7 @@ pub fn run_scale(
     let b = bundled(dataset)?;
     let schema = Schema::from_json_str(b.domain_json, &format!("{}-domain.json", b.name))?;
     let domain = schema.domain().clone();
-    let workloads = [
+    let mut workloads = vec![
         (
             "all-2way".to_string(),
             MarginalWorkload::parse_spec(&domain, "all-2way", 0)?,
@@ -138,6 +143,14 @@ pub fn run_scale(
             MarginalWorkload::parse_spec(&domain, "random-3way:64", 0)?,
         ),
     ];
+    if dataset == "adult" {
+        let w64 = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/workloads/adult_w64.json");
+        workloads.push((
+            "W64".to_string(),
+            MarginalWorkload::from_json_file(&domain, &w64)?,
+        ));
+    }
+    let largest = rows.iter().copied().max().unwrap_or(0);
     let mut records = Vec::new();
     let mut formats = vec!["csv"];
     if cfg!(feature = "parquet") {
@@ -165,12 +178,15 @@ pub fn run_scale(
                     marginals,
                     method: method.into(),
                     seconds,
-                    rows_per_second: if method == "release" {
+                    rows_per_second: if method == "release" || method == "adaptive-release" {
                         0.0
                     } else {
                         n as f64 / seconds.max(1e-9)
                     },
-                    updates_per_second: if method == "read-bytes" || method == "release" {
+                    updates_per_second: if matches!(
+                        method,
+                        "read-bytes" | "release" | "adaptive-release"
+                    ) {
                         0.0
                     } else {
                         (n as f64 * marginals as f64) / seconds.max(1e-9)
@@ -204,6 +220,18 @@ pub fn run_scale(
                     t.elapsed().as_secs_f64(),
                     peak_mib(),
                 );
+                if n == largest && format == "csv" {
+                    reset_peak();
+                    let t = Instant::now();
+                    adaptive_from_counts(streamed.counts.clone(), n, w)?;
+                    push(
+                        name,
+                        w.len(),
+                        "adaptive-release",
+                        t.elapsed().as_secs_f64(),
+                        peak_mib(),
+                    );
+                }
                 #[cfg(feature = "datafusion")]
                 engines.measure(&path, &schema, w, &streamed.counts, |method, secs, peak| {
                     push(name, w.len(), method, secs, peak)
@@ -240,6 +268,25 @@ pub fn release_from_counts(counts: Vec<i64>, n: u64, workload: &MarginalWorkload
         delta: 1e-9,
     })
     .post_processing(PostProcessing::SimplexProjection)
+    .check()?;
+    let n = usize::try_from(n)
+        .map_err(|_| crate::BenchError::Usage("more records than this machine can count".into()))?;
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(1);
+    let release = mechanism.release_counts(counts, n, workload, &mut rng)?;
+    std::hint::black_box(&release);
+    Ok(())
+}
+
+/// `adaptive-projection` with its defaults (ε = 1, δ = 1e-9, add/remove, seed 1) from the
+/// exact `counts` of `n` records: the release `dpqr release --mechanism adaptive-projection
+/// --data FILE` makes after streaming the count. Timed by the bench; the answers are dropped.
+pub fn adaptive_from_counts(counts: Vec<i64>, n: u64, workload: &MarginalWorkload) -> Result<()> {
+    use dp_mechanisms::Mechanism;
+    use dp_mechanisms::adaptive::AdaptiveProjectionParams;
+    let mechanism = AdaptiveProjectionParams::new(dp_core::PrivacyLoss::Approx {
+        epsilon: 1.0,
+        delta: 1e-9,
+    })
     .check()?;
     let n = usize::try_from(n)
         .map_err(|_| crate::BenchError::Usage("more records than this machine can count".into()))?;
@@ -345,26 +392,24 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("dpqr-scale-run-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let records = run_scale("adult", &[3000], &dir, |_| {}).unwrap();
-        // per format: read-bytes, then streaming, release and in-memory for each workload
+        // per format: read-bytes, then streaming, release and in-memory for each workload (and
+        // on the largest size, from the CSV's counts, the adaptive-projection release)
         for format in ["csv", "parquet"] {
             let methods: Vec<(&str, &str)> = records
                 .iter()
                 .filter(|r| r.format == format)
                 .map(|r| (r.workload.as_str(), r.method.as_str()))
                 .collect();
-            assert_eq!(
-                methods,
-                [
-                    ("-", "read-bytes"),
-                    ("all-2way", "streaming"),
-                    ("all-2way", "release"),
-                    ("all-2way", "in-memory"),
-                    ("random-3way:64", "streaming"),
-                    ("random-3way:64", "release"),
-                    ("random-3way:64", "in-memory"),
-                ],
-                "{format}"
-            );
+            let mut want = vec![("-", "read-bytes")];
+            for w in ["all-2way", "random-3way:64", "W64"] {
+                want.push((w, "streaming"));
+                want.push((w, "release"));
+                if format == "csv" {
+                    want.push((w, "adaptive-release"));
+                }
+                want.push((w, "in-memory"));
+            }
+            assert_eq!(methods, want, "{format}");
         }
         assert!(records.iter().all(|r| r.rows == 3000 && r.bytes > 0));
         assert!(format_scale_table(&records).contains("parquet"));
