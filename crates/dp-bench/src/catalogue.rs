@@ -1426,7 +1426,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: "its analysis treats the number of records n as public",
         synthetic: false,
-        counts_suffice: false,
+        counts_suffice: true,
         post_processing: false,
         universe: "binary attributes; categorical ones are one-hot encoded (each table \
             becomes one bit table per combination of its non-binary attributes' values, at \
@@ -1460,7 +1460,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: "its analysis treats the number of records n as public",
         synthetic: false,
-        counts_suffice: false,
+        counts_suffice: true,
         post_processing: false,
         universe: "binary attributes; categorical ones are one-hot encoded as for the \
             relaxed projection; it never enumerates records, its cost grows with the number of \

@@ -332,3 +332,66 @@ fn chaining_worst_case_releases_from_the_counts() {
         refuses_counts_of_no_dataset(&m, &d, &w);
     }
 }
+
+/// Relaxed projection and boosting on binary data (the parities' odd counts read off the
+/// tables' counts), and through the one-hot encoding on categorical data (the bit tables'
+/// counts derived from the tables' counts); the latter also against the inner mechanism run
+/// on the encoded records, as the wrapper used to run it.
+#[test]
+fn relaxed_projection_and_boosting_release_from_the_counts() {
+    use dp_mechanisms::relaxed::RelaxedSettings;
+    use dp_mechanisms::{BoostingParams, BoostingSettings, OneHotEncoded, RelaxedProjectionParams};
+    use dp_queries::OneHotMarginals;
+    let relaxed = RelaxedProjectionParams::new(zcdp(0.5))
+        .settings(RelaxedSettings {
+            max_iterations: 40,
+            ..RelaxedSettings::default()
+        })
+        .check()
+        .unwrap();
+    let boosting = BoostingParams::new(zcdp(2.0))
+        .settings(BoostingSettings {
+            rounds: 3,
+            samples: 8,
+            ..BoostingSettings::default()
+        })
+        .check()
+        .unwrap();
+    let bits = data_over(&[2, 2, 2, 2, 2], 400);
+    let w = workload(bits.domain());
+    from_counts_is_from_records(&relaxed, &bits, &w, "relaxed-projection");
+    refuses_counts_of_no_dataset(&relaxed, &bits, &w);
+    from_counts_is_from_records(&boosting, &bits, &w, "boosting");
+    refuses_counts_of_no_dataset(&boosting, &bits, &w);
+    // categorical: one-hot encoded
+    let d = data(400);
+    let w = workload(d.domain());
+    let plan = OneHotMarginals::new(&w).unwrap();
+    assert!(!plan.is_binary());
+    let encoded = plan.encode(&d).unwrap();
+    let cases: [(&dyn Mechanism, Box<dyn Mechanism>); 2] = [
+        (&relaxed, Box::new(OneHotEncoded::new(relaxed.clone()))),
+        (&boosting, Box::new(OneHotEncoded::new(boosting.clone()))),
+    ];
+    for (inner, wrapped) in cases {
+        let what = format!("{}, one-hot", inner.name());
+        from_counts_is_from_records(wrapped.as_ref(), &d, &w, &what);
+        refuses_counts_of_no_dataset(wrapped.as_ref(), &d, &w);
+        let on_bits = inner
+            .release(&encoded, plan.bit_workload(), &mut seeded_rng(3))
+            .unwrap();
+        let from_counts = wrapped
+            .release_counts(
+                Workload::count_all(&w, &d).unwrap(),
+                d.n(),
+                &w,
+                &mut seeded_rng(3),
+            )
+            .unwrap();
+        assert_eq!(
+            plan.read_back(&on_bits.answers).unwrap(),
+            from_counts.answers,
+            "{what}: against the records encoded"
+        );
+    }
+}

@@ -185,6 +185,8 @@ enum BitEncoding {
 #[derive(Clone, Debug)]
 pub struct OneHotMarginals {
     source: Domain,
+    /// The source workload's tables, in workload order.
+    tables: Vec<Marginal>,
     touched: Vec<usize>,
     encodings: Vec<BitEncoding>,
     bit_workload: MarginalWorkload,
@@ -316,6 +318,7 @@ impl OneHotMarginals {
         let bit_workload = MarginalWorkload::new(&bit_domain, bit_tables)?;
         Ok(OneHotMarginals {
             source,
+            tables: workload.marginals().to_vec(),
             touched,
             encodings,
             bit_workload,
@@ -371,6 +374,129 @@ impl OneHotMarginals {
             }
         }
         Dataset::from_columns(self.bit_domain().clone(), columns)
+    }
+
+    /// The exact counts of the bit workload (its order) from the exact counts of the source
+    /// workload's tables (workload order, as [`MarginalWorkload::count_all`] gives them):
+    /// equal to counting [`Self::encode`]d data, so a mechanism that needs only counts runs
+    /// on the encoding without the records.
+    ///
+    /// A bit table of source table `S` fixes a value `v_i` for each non-binary attribute
+    /// `i ∈ W` of `S`; its cell with one-hot bits set on `A ⊆ W` and binary attributes `β`
+    /// counts the records with `x_i = v_i` on `A`, `x_i ≠ v_i` on `W \ A` and `β` on the
+    /// binary ones. With `M(A′) = #{x_i = v_i on A′, β}` (a marginal of `S`'s counts) that is
+    /// the superset Möbius sum `Σ_{A′ ⊇ A} (−1)^{|A′ \ A|} M(A′)`, in exact integers.
+    ///
+    /// Errors: a wrong length ([`QueryError::LengthMismatch`]); counts that are not those of
+    /// a dataset (a negative cell count, [`QueryError::BadWorkload`]).
+    pub fn bit_counts(&self, counts: &[u64]) -> Result<Vec<u64>> {
+        let cells: usize = self.tables.iter().map(Marginal::num_cells).sum();
+        if counts.len() != cells {
+            return Err(QueryError::LengthMismatch {
+                expected: cells,
+                found: counts.len(),
+            });
+        }
+        let mut out = Vec::with_capacity(self.bit_workload.num_queries());
+        let (mut source_offset, mut first_table) = (0usize, 0usize);
+        for m in &self.tables {
+            let table_counts = &counts[source_offset..source_offset + m.num_cells()];
+            source_offset += m.num_cells();
+            let k = m.attrs().len();
+            // table positions of the non-binary attributes (one-hot, with sizes) and of the
+            // binary ones (kept as one bit), as in `new`
+            let wide: Vec<(usize, usize)> = (0..k)
+                .filter(|&i| m.sizes()[i] != 2)
+                .map(|i| (i, m.sizes()[i] as usize))
+                .collect();
+            let binary: Vec<usize> = (0..k)
+                .filter(|&i| wide.iter().all(|&(w, _)| w != i))
+                .collect();
+            let (w, b) = (wide.len(), binary.len());
+            // M(A′) for every subset A′ of the wide positions: indexed by the values of A′'s
+            // wide attributes (mixed radix, in order) then the binary bits
+            let len_of = |sub: usize| -> usize {
+                (0..w)
+                    .filter(|j| sub >> j & 1 == 1)
+                    .map(|j| wide[j].1)
+                    .product::<usize>()
+                    << b
+            };
+            let index_of = |sub: usize, wide_values: &dyn Fn(usize) -> usize, beta: usize| {
+                let mut idx = 0usize;
+                for (j, &(_, size)) in wide.iter().enumerate() {
+                    if sub >> j & 1 == 1 {
+                        idx = idx * size + wide_values(j);
+                    }
+                }
+                (idx << b) | beta
+            };
+            let mut sub_counts: Vec<Vec<i128>> = (0..1usize << w)
+                .map(|sub| vec![0i128; len_of(sub)])
+                .collect();
+            for (cell, &c) in table_counts.iter().enumerate() {
+                if c == 0 {
+                    continue;
+                }
+                let codes = m.cell_codes(cell);
+                let beta = binary.iter().enumerate().fold(0usize, |acc, (j, &i)| {
+                    acc | (codes[i] as usize) << (b - 1 - j)
+                });
+                let value = |j: usize| codes[wide[j].0] as usize;
+                for (sub, table) in sub_counts.iter_mut().enumerate() {
+                    table[index_of(sub, &value, beta)] += i128::from(c);
+                }
+            }
+            // each bit table (a combination v of wide values, row-major), each binary β
+            let combos: usize = wide.iter().map(|&(_, s)| s).product();
+            let mut v = vec![0usize; w];
+            let mut g = vec![0i128; 1 << w];
+            let mut bit_codes = vec![0u32; k];
+            for combo in 0..combos {
+                let bit_table = &self.bit_workload.marginals()[first_table + combo];
+                let start = out.len();
+                out.resize(start + bit_table.num_cells(), 0u64);
+                for beta in 0..1usize << b {
+                    let value = |j: usize| v[j];
+                    for (sub, slot) in g.iter_mut().enumerate() {
+                        *slot = sub_counts[sub][index_of(sub, &value, beta)];
+                    }
+                    // superset Möbius transform: g(A) = Σ_{A′ ⊇ A} (−1)^{|A′ \ A|} M(A′)
+                    for j in 0..w {
+                        for sub in 0..1usize << w {
+                            if sub >> j & 1 == 0 {
+                                g[sub] -= g[sub | 1 << j];
+                            }
+                        }
+                    }
+                    for (j, &i) in binary.iter().enumerate() {
+                        bit_codes[i] = ((beta >> (b - 1 - j)) & 1) as u32;
+                    }
+                    for (sub, &count) in g.iter().enumerate() {
+                        for (j, &(i, _)) in wide.iter().enumerate() {
+                            bit_codes[i] = (sub >> j & 1) as u32;
+                        }
+                        out[start + bit_table.cell_index(&bit_codes)] = u64::try_from(count)
+                            .map_err(|_| QueryError::BadWorkload {
+                                reason: format!(
+                                    "a one-hot cell count of {count}: the counts are not those \
+                                     of a dataset"
+                                ),
+                            })?;
+                    }
+                }
+                // next combination, row-major (last wide attribute fastest)
+                for j in (0..w).rev() {
+                    v[j] += 1;
+                    if v[j] < wide[j].1 {
+                        break;
+                    }
+                    v[j] = 0;
+                }
+            }
+            first_table += combos;
+        }
+        Ok(out)
     }
 
     /// The source workload's answers (workload order) from answers to the bit workload.

@@ -553,6 +553,53 @@ impl MarginalParityTransform {
         }
         Ok(p)
     }
+
+    /// The exact odd counts `o_T` of [`Self::parities`] (their order) from the exact counts
+    /// of the workload's tables (workload order, as [`MarginalWorkload::count_all`] gives
+    /// them): `o_T = (n_S − Σ_β χ_T(β) c_S(β))/2` from the first table `S ⊇ T`, `n_S` its
+    /// total (the integer Walsh–Hadamard transform of the table's counts). On the counts
+    /// of a dataset these are [`ParityQueries::odd_counts`] of its records, so a mechanism
+    /// that measures parities needs only the workload's counts.
+    ///
+    /// Errors: a wrong length ([`QueryError::LengthMismatch`]).
+    pub fn odd_counts_from_counts(&self, counts: &[u64]) -> Result<Vec<u64>> {
+        if counts.len() != self.num_cells() {
+            return Err(QueryError::LengthMismatch {
+                expected: self.num_cells(),
+                found: counts.len(),
+            });
+        }
+        let mut odd: Vec<Option<u64>> = vec![None; self.parities.len()];
+        let mut buf: Vec<i128> = Vec::new();
+        for (t, table) in self.tables.iter().enumerate() {
+            let cells = &counts[self.offsets[t]..self.offsets[t + 1]];
+            buf.clear();
+            buf.resize(table.parity_of_mask.len(), 0);
+            for (&c, &mask) in cells.iter().zip(&table.cell_masks) {
+                buf[mask] = i128::from(c);
+            }
+            let total: i128 = buf.iter().sum();
+            walsh_hadamard(&mut buf);
+            for (mask, q) in table.parity_of_mask.iter().enumerate() {
+                if let Some(q) = *q
+                    && odd[q].is_none()
+                {
+                    // total − (even − odd) = 2·odd
+                    let o = (total - buf[mask]) / 2;
+                    odd[q] = Some(u64::try_from(o).map_err(|_| QueryError::BadWorkload {
+                        reason: format!("internal: odd count {o} out of range"),
+                    })?);
+                }
+            }
+        }
+        odd.into_iter()
+            .map(|o| {
+                o.ok_or_else(|| QueryError::BadWorkload {
+                    reason: "internal: a parity is in no table of the transform".into(),
+                })
+            })
+            .collect()
+    }
 }
 
 fn check_vector(what: &str, v: &[f64], len: usize) -> Result<()> {
@@ -572,8 +619,11 @@ fn check_vector(what: &str, v: &[f64], len: usize) -> Result<()> {
 }
 
 /// In-place unnormalised Walsh–Hadamard transform of a vector of length `2^s`:
-/// `out[a] = Σ_b (−1)^{popcount(a & b)} in[b]`.
-fn walsh_hadamard(v: &mut [f64]) {
+/// `out[a] = Σ_b (−1)^{popcount(a & b)} in[b]` (exact on integers).
+fn walsh_hadamard<T>(v: &mut [T])
+where
+    T: Copy + std::ops::Add<Output = T> + std::ops::Sub<Output = T>,
+{
     let mut h = 1;
     while h < v.len() {
         for block in v.chunks_mut(2 * h) {

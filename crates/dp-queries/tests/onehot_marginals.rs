@@ -1,7 +1,8 @@
 //! `OneHotMarginals`: a categorical marginal workload rewritten over binary bits. The exact
 //! answers of the bit workload on the encoded data, read back, must equal the source
 //! workload's exact answers on the source data (any workload shape: all k-way, random k-way,
-//! tables mixing binary and wide attributes, an attribute of size 1).
+//! tables mixing binary and wide attributes, an attribute of size 1); and the bit workload's
+//! exact counts derived from the source tables' counts alone are the encoded data's.
 
 mod common;
 
@@ -13,6 +14,15 @@ fn check_exact(domain: &Domain, workload: &MarginalWorkload, data: &Dataset) {
     let bits = plan.encode(data).unwrap();
     assert_eq!(bits.n(), data.n());
     assert!(bits.domain().sizes().iter().all(|&s| s == 2));
+    // the bit tables' counts from the source tables' counts alone are the encoded data's
+    let counts = workload.count_all(data).unwrap();
+    assert_eq!(
+        plan.bit_counts(&counts).unwrap(),
+        plan.bit_workload().count_all(&bits).unwrap(),
+        "bit counts on {:?}",
+        domain.sizes()
+    );
+    assert!(plan.bit_counts(&counts[1..]).is_err());
     let bit_answers = plan.bit_workload().answers(&bits).unwrap();
     let back = plan.read_back(&bit_answers).unwrap();
     let want = workload.answers(data).unwrap();

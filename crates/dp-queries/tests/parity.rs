@@ -126,6 +126,41 @@ fn transform_handles_tables_in_any_attribute_order() {
     assert!((t.empty_weight() - (0.25 + 0.125 + 0.5)).abs() < 1e-15);
 }
 
+/// The odd counts read off the tables' exact counts (integer Walsh–Hadamard) are the odd
+/// counts of the records, for tables in any attribute order, nested and overlapping tables
+/// and sets across 64-attribute words; a wrong length is refused.
+#[test]
+fn odd_counts_from_the_tables_counts_are_the_records_odd_counts() {
+    for (d, k, seed) in [(6, 2, 11), (7, 3, 12), (66, 1, 13)] {
+        let data = binary_data(d, 257, seed);
+        let w = MarginalWorkload::all_kway(data.domain(), k).unwrap();
+        let t = MarginalParityTransform::new(&w).unwrap();
+        let records = SignRecords::from_dataset(&data).unwrap();
+        let counts = w.count_all(&data).unwrap();
+        assert_eq!(
+            t.odd_counts_from_counts(&counts).unwrap(),
+            t.parities().odd_counts(&records).unwrap(),
+            "d={d} k={k}"
+        );
+        assert!(t.odd_counts_from_counts(&counts[1..]).is_err());
+    }
+    let data = binary_data(5, 97, 6);
+    let lists = vec![
+        vec!["b3".to_string(), "b0".to_string()],
+        vec!["b4".to_string(), "b1".to_string(), "b2".to_string()],
+        vec!["b2".to_string()],
+        vec!["b0".to_string(), "b4".to_string()],
+    ];
+    let w = MarginalWorkload::from_attribute_lists(data.domain(), &lists).unwrap();
+    let t = MarginalParityTransform::new(&w).unwrap();
+    let records = SignRecords::from_dataset(&data).unwrap();
+    assert_eq!(
+        t.odd_counts_from_counts(&w.count_all(&data).unwrap())
+            .unwrap(),
+        t.parities().odd_counts(&records).unwrap()
+    );
+}
+
 #[test]
 fn error_transfer_bounds_hold_on_random_perturbations() {
     let data = binary_data(6, 150, 7);

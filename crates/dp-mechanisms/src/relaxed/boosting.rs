@@ -9,7 +9,11 @@
 //! most `(1 − 2^{−|S|})` times the largest parity error. A worst-case bound on the parities
 //! is therefore a worst-case bound on the marginals. Internally each query is the parity's
 //! odd count `o_T = #{x : x_T = −1}` (sensitivity 1 under replace-one); the parity value is
-//! `1 − 2 o_T / n` with the public `n`.
+//! `1 − 2 o_T / n` with the public `n`. The odd counts are all it reads of the data, and
+//! they are read off the workload's exact table counts
+//! ([`dp_queries::MarginalParityTransform::odd_counts_from_counts`]): it releases from
+//! counts streamed or counted by an engine ([`BoostingForQueries::release_counted`]), the
+//! same release, draw for draw, as from the records.
 //!
 //! # Algorithm (DRV 2010, Figure "Boosting for Queries"; Dwork and Roth 2014, §6.1)
 //! `D₁` is uniform on the `N` queries. In round `t = 1..T`:
@@ -727,13 +731,55 @@ impl Mechanism<MarginalWorkload> for BoostingForQueries {
         self.public_plan(workload).map(drop)
     }
 
+    /// The workload's counts and the public n are all it reads
+    /// ([`BoostingForQueries::release_counted`]).
+    fn counts_suffice(&self) -> bool {
+        true
+    }
+
+    fn release_counts(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let counts = crate::counts::marginal_counts(counts, n, workload)?;
+        self.release_counted(&counts, n, workload, rng)
+    }
+
     fn release(
         &self,
         data: &Dataset,
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        let (touched, transform) = self.public_plan(workload)?;
+        crate::perturbation::check_data(data, workload)?;
+        let counts = workload.count_all(data)?;
+        self.release_counted(&counts, data.n(), workload, rng)
+    }
+}
+
+impl BoostingForQueries {
+    /// The release from the exact counts of the workload's tables (workload order, as
+    /// [`MarginalWorkload::count_all`] gives them) of a dataset of the public `n` records,
+    /// the one path of [`Mechanism::release`] and [`Mechanism::release_counts`]: the
+    /// parities' odd counts, the only data the rounds read (query draws and base
+    /// measurements), are read off the tables' counts
+    /// ([`MarginalParityTransform::odd_counts_from_counts`], exact), so the release from
+    /// counts streamed or counted by an engine is the one from the records, draw for draw.
+    ///
+    /// Errors: as the release, and counts of the wrong length or whose tables do not each
+    /// count `n` records.
+    pub fn release_counted(
+        &self,
+        counts: &[u64],
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        crate::counts::check_marginal_counts(counts, n, workload)?;
+        let (_, transform) = self.public_plan(workload)?;
         let num = transform.parities().len();
         let body = if num == 0 {
             None
@@ -743,11 +789,7 @@ impl Mechanism<MarginalWorkload> for BoostingForQueries {
                 self.settings.projection.oracle.clone(),
             )?)
         };
-        crate::perturbation::check_data(data, workload)?;
-        let names: Vec<&str> = touched.iter().map(|&a| data.domain().name(a)).collect();
-        let records = SignRecords::from_dataset(&data.select_attributes(&names)?)?;
-        let odd_counts = transform.parities().odd_counts(&records)?;
-        let n = data.n();
+        let odd_counts = transform.odd_counts_from_counts(counts)?;
         let acc = &self.accounting;
         let mut notes = vec![format!(
             "Boosting for Queries (Dwork, Rothblum, Vadhan 2010) over the {num} parities: \

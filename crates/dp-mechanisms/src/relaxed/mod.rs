@@ -12,7 +12,11 @@
 //!    each distinct parity, **once**, plus exact discrete Gaussian noise `N_ℤ(0, σ²)` with
 //!    `σ² = Δ₂²/(2ρ)`, `Δ₂² = N` ([`crate::sensitivity::parity_odd_count_sensitivity`]).
 //!    This is ρ-zCDP under replace-one neighbours (Canonne, Kamath and Steinke 2020,
-//!    Theorem 14); the noisy parities `p̂_T = 1 − 2·ô_T/n` use the public `n`.
+//!    Theorem 14); the noisy parities `p̂_T = 1 − 2·ô_T/n` use the public `n`. Each odd count
+//!    is read off the exact counts of a workload table that contains its parity
+//!    ([`MarginalParityTransform::odd_counts_from_counts`]), so the workload's counts and
+//!    `n` are all the mechanism reads: [`RelaxedProjection::release_counted`] releases from
+//!    counts streamed or counted by an engine, the same release, draw for draw.
 //! 3. **Project** (post-processing): Frank–Wolfe ([`dp_geometry::frank_wolfe_project`])
 //!    minimises `Σ_j ω_j (v_j − y_j)²` over `v ∈ A·L`, the Grothendieck relaxation of
 //!    seed 000 §4 seen in parity coordinates ([`ParityBody`]), with `y = (1, p̂)` (the
@@ -54,7 +58,7 @@ pub use onehot::OneHotEncoded;
 
 use dp_core::{DiscreteGaussian, Neighbouring, Num, PrivacyLoss};
 use dp_geometry::{FrankWolfeSettings, GrothendieckSettings, frank_wolfe_project};
-use dp_queries::{Dataset, MarginalParityTransform, MarginalWorkload, SignRecords};
+use dp_queries::{Dataset, MarginalParityTransform, MarginalWorkload};
 use rand::CryptoRng;
 
 use crate::sensitivity::parity_odd_count_sensitivity;
@@ -260,8 +264,8 @@ impl RelaxedProjection {
     }
 
     /// Steps 1–2 of the module docs: checks the data and the workload (binary attributes,
-    /// at least one record), then counts each needed parity once and adds the noise. This is
-    /// the mechanism's only access to the data; everything else is post-processing.
+    /// at least one record), counts the workload's tables, then [`Self::measure_counts`].
+    /// This is the mechanism's only access to the data; everything else is post-processing.
     pub fn measure(
         &self,
         data: &Dataset,
@@ -269,14 +273,32 @@ impl RelaxedProjection {
         rng: &mut dyn CryptoRng,
     ) -> Result<ParityMeasurement> {
         crate::perturbation::check_data(data, workload)?;
+        let counts = workload.count_all(data)?;
+        self.measure_counts(&counts, data.n(), workload, rng)
+    }
+
+    /// Steps 1–2 from the exact counts of the workload's tables (workload order, as
+    /// [`MarginalWorkload::count_all`] gives them) of a dataset of the public `n` records:
+    /// each needed parity's odd count is read off a table that contains it
+    /// ([`MarginalParityTransform::odd_counts_from_counts`], exact), then noised. So the
+    /// mechanism needs only the workload's counts: from a stream or an engine the release
+    /// is the one from the records, draw for draw.
+    ///
+    /// Errors: as [`Self::measure`], and counts of the wrong length or whose tables do not
+    /// each count `n` records.
+    pub fn measure_counts(
+        &self,
+        counts: &[u64],
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<ParityMeasurement> {
+        crate::counts::check_marginal_counts(counts, n, workload)?;
         let touched = workload.touched_attributes();
-        let sub_workload = workload.on_attributes(&touched)?;
-        let transform = MarginalParityTransform::new(&sub_workload)?;
-        let names: Vec<&str> = touched.iter().map(|&a| data.domain().name(a)).collect();
-        let sub_data = data.select_attributes(&names)?;
-        let records = SignRecords::from_dataset(&sub_data)?;
-        let counts = transform.parities().odd_counts(&records)?;
-        let mut noisy: Vec<i64> = counts
+        // the restriction keeps the query order and the counts
+        let transform = MarginalParityTransform::new(&workload.on_attributes(&touched)?)?;
+        let mut noisy: Vec<i64> = transform
+            .odd_counts_from_counts(counts)?
             .into_iter()
             .map(|c| {
                 i64::try_from(c).map_err(|_| MechanismError::Numerical {
@@ -293,35 +315,24 @@ impl RelaxedProjection {
             transform,
             noisy_odd_counts: noisy,
             sigma2,
-            n: data.n(),
+            n,
         })
     }
-}
 
-impl Mechanism<MarginalWorkload> for RelaxedProjection {
-    fn name(&self) -> &'static str {
-        "relaxed-projection"
-    }
-
-    fn certificate(&self) -> PrivacyCertificate {
-        RelaxedProjection::certificate(self)
-    }
-
-    /// The parity transform, the relaxation's size and the noise's range (n is not needed).
-    fn check_inputs(&self, workload: &MarginalWorkload, _public_n: Option<usize>) -> Result<()> {
-        self.public_plan(workload).map(drop)
-    }
-
-    fn release(
+    /// The release from the exact counts of the workload's tables of `n` records (the one
+    /// path of [`Mechanism::release`] and [`Mechanism::release_counts`]): the public checks,
+    /// [`Self::measure_counts`], then the projection and the read-back (post-processing).
+    pub fn release_counted(
         &self,
-        data: &Dataset,
+        counts: &[u64],
+        n: usize,
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        // Public checks that do not need the data, before anything is counted (the same as
+        // Public checks that do not need the data, before anything is measured (the same as
         // `check_inputs`): the transform, the size of the relaxation, the noise's σ².
         let body = self.public_plan(workload)?;
-        let m = self.measure(data, workload, rng)?;
+        let m = self.measure_counts(counts, n, workload, rng)?;
         let n = m.n as f64;
         let num_parities = m.noisy_odd_counts.len();
         let sensitivity = parity_odd_count_sensitivity(num_parities);
@@ -430,6 +441,49 @@ impl Mechanism<MarginalWorkload> for RelaxedProjection {
             certificate: self.certificate(),
             diagnostics,
         })
+    }
+}
+
+impl Mechanism<MarginalWorkload> for RelaxedProjection {
+    fn name(&self) -> &'static str {
+        "relaxed-projection"
+    }
+
+    fn certificate(&self) -> PrivacyCertificate {
+        RelaxedProjection::certificate(self)
+    }
+
+    /// The parity transform, the relaxation's size and the noise's range (n is not needed).
+    fn check_inputs(&self, workload: &MarginalWorkload, _public_n: Option<usize>) -> Result<()> {
+        self.public_plan(workload).map(drop)
+    }
+
+    /// The workload's counts and the public n are all it reads
+    /// ([`RelaxedProjection::measure_counts`]).
+    fn counts_suffice(&self) -> bool {
+        true
+    }
+
+    fn release_counts(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let counts = crate::counts::marginal_counts(counts, n, workload)?;
+        self.release_counted(&counts, n, workload, rng)
+    }
+
+    fn release(
+        &self,
+        data: &Dataset,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        crate::perturbation::check_data(data, workload)?;
+        let counts = workload.count_all(data)?;
+        self.release_counted(&counts, data.n(), workload, rng)
     }
 }
 

@@ -13,6 +13,12 @@
 //! mechanism's guarantee therefore holds for the composite with the same parameters and
 //! relation, and the certificate is the inner mechanism's.
 //!
+//! **Counts.** Every cell of a bit table is an event on one source table's attributes, so the
+//! bit workload's counts are a function of the workload's counts
+//! ([`dp_queries::OneHotMarginals::bit_counts`]): with an inner mechanism that needs only
+//! counts (the relaxed projection, boosting) the composite needs only the workload's counts
+//! too, and releases from counts streamed or counted by an engine.
+//!
 //! **Cost.** The bit workload has one table per combination of values of a table's
 //! non-binary attributes (adult's 91 two-way tables become 148 137 bit tables over 588 bits),
 //! and the inner mechanism measures every parity those tables need; plans beyond
@@ -69,6 +75,38 @@ impl<M: Mechanism<MarginalWorkload>> Mechanism<MarginalWorkload> for OneHotEncod
         self.inner.check_inputs(plan.bit_workload(), public_n)
     }
 
+    /// The inner mechanism's: the bit tables' counts are a function of the workload's
+    /// counts ([`OneHotMarginals::bit_counts`]).
+    fn counts_suffice(&self) -> bool {
+        self.inner.counts_suffice()
+    }
+
+    /// The inner mechanism's release from the bit workload's counts, derived from the
+    /// workload's counts alone ([`OneHotMarginals::bit_counts`]: the counts of the encoded
+    /// data), read back as [`Mechanism::release`] reads it.
+    fn release_counts(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let plan = OneHotMarginals::new(workload)?;
+        if plan.is_binary() {
+            return self.inner.release_counts(counts, n, workload, rng);
+        }
+        let counts = crate::counts::marginal_counts(counts, n, workload)?;
+        let bits = crate::engine::exact_counts(&plan.bit_counts(&counts)?)?;
+        let release = self
+            .inner
+            .release_counts(bits, n, plan.bit_workload(), rng)?;
+        read_back(&plan, workload, release)
+    }
+
+    /// On categorical data: the records encoded and the inner mechanism run on them, or,
+    /// when the inner mechanism needs only counts, the workload counted and
+    /// [`Mechanism::release_counts`] (the same release: the bit counts are the encoded
+    /// data's).
     fn release(
         &self,
         data: &Dataset,
@@ -80,20 +118,35 @@ impl<M: Mechanism<MarginalWorkload>> Mechanism<MarginalWorkload> for OneHotEncod
         if plan.is_binary() {
             return self.inner.release(data, workload, rng);
         }
+        if self.inner.counts_suffice() {
+            crate::perturbation::check_data(data, workload)?;
+            let counts = dp_queries::Workload::count_all(workload, data)?;
+            return self.release_counts(counts, data.n(), workload, rng);
+        }
         let bits = plan.encode(data)?;
-        let mut release = self.inner.release(&bits, plan.bit_workload(), rng)?;
-        release.answers = plan.read_back(&release.answers)?;
-        release.synthetic = None;
-        release.diagnostics.notes.push(format!(
-            "ran on the one-hot encoding of the {} attributes the workload touches: {} bits, \
-             {} bit tables ({} cells, of which the workload's {} are read back); the encoding \
-             maps each record to its bits, so the guarantee is unchanged",
-            workload.touched_attributes().len(),
-            plan.bits(),
-            plan.bit_workload().len(),
-            plan.bit_workload().num_queries(),
-            workload.num_queries()
-        ));
-        Ok(release)
+        let release = self.inner.release(&bits, plan.bit_workload(), rng)?;
+        read_back(&plan, workload, release)
     }
+}
+
+/// The source workload's answers read back from a release on the bit workload, without its
+/// synthetic records (they are over the bits), with a note on the encoding.
+fn read_back(
+    plan: &OneHotMarginals,
+    workload: &MarginalWorkload,
+    mut release: Release,
+) -> Result<Release> {
+    release.answers = plan.read_back(&release.answers)?;
+    release.synthetic = None;
+    release.diagnostics.notes.push(format!(
+        "ran on the one-hot encoding of the {} attributes the workload touches: {} bits, \
+         {} bit tables ({} cells, of which the workload's {} are read back); the encoding \
+         maps each record to its bits, so the guarantee is unchanged",
+        workload.touched_attributes().len(),
+        plan.bits(),
+        plan.bit_workload().len(),
+        plan.bit_workload().num_queries(),
+        workload.num_queries()
+    ));
+    Ok(release)
 }
