@@ -20,6 +20,15 @@
 //! (rayon over contiguous row ranges; integer counts, so the result does not depend on the
 //! thread count) — and releases the coefficients `b_{|S|}·(C(S) + Z_S)`.
 //!
+//! ## Data access: it needs more than the workload's counts
+//!
+//! The counts `C(S)` range over the bits of every set of at most `D` of the attributes the
+//! queries touch, not only over the workload's queries: a workload of two 1-way tables
+//! at degree 2 needs the 2-way counts across them, which its own counts do not determine.
+//! So it does not release from the workload's counts ([`crate::Mechanism::counts_suffice`]
+//! is false); its counting plan is the `≤ D`-way marginals, which the workload-counts
+//! contract of issue #25 cannot yet express. Decision lists are counted from the records.
+//!
 //! ## Noise and privacy (replace-one neighbours, public `n`)
 //!
 //! The coefficient vector has sensitivity Δ
@@ -1314,6 +1323,12 @@ pub const POLYNOMIAL_CLASSES: &str =
 impl Mechanism<dp_queries::AnyWorkload> for PolynomialMechanism {
     fn name(&self) -> &'static str {
         "polynomial"
+    }
+
+    /// No: it counts every set of at most `D` bits over the attributes the queries touch,
+    /// more than the workload's counts determine (module docs, "Data access").
+    fn counts_suffice(&self) -> bool {
+        false
     }
 
     fn certificate(&self) -> PrivacyCertificate {
