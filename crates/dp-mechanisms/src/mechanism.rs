@@ -91,8 +91,12 @@ pub trait Mechanism<W: Workload = MarginalWorkload>: Send + Sync {
     }
 
     /// Whether the mechanism needs only the workload's exact counts and the number of
-    /// records, not the records themselves (the answer-perturbation baselines): then
-    /// [`Self::release_counts`] releases from a streaming count in bounded memory.
+    /// records, not the records themselves (the answer-perturbation baselines, adaptive
+    /// projection, the projection mechanism, MWEM, IC-MW, DualQuery, chaining for
+    /// worst-case error, the relaxed projection and boosting): then [`Self::release_counts`]
+    /// releases from a streaming count in bounded memory. Those mechanisms release from
+    /// records by counting the workload and running the counts path, so the two releases
+    /// are the same, draw for draw.
     fn counts_suffice(&self) -> bool {
         false
     }
