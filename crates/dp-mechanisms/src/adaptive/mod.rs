@@ -532,15 +532,7 @@ fn candidate_counts(
     workload: &MarginalWorkload,
     counts: &[u64],
 ) -> Result<Vec<Vec<u64>>> {
-    if counts.len() != workload.num_queries() {
-        return Err(MechanismError::Data {
-            reason: format!(
-                "{} counts for a workload of {} queries",
-                counts.len(),
-                workload.num_queries()
-            ),
-        });
-    }
+    crate::counts::check_length(counts.len(), workload)?;
     let mut parents: HashMap<Vec<usize>, Vec<u64>> = HashMap::new();
     let mut total: Option<u64> = None;
     for (j, m) in workload.marginals().iter().enumerate() {
@@ -1400,14 +1392,7 @@ impl Mechanism for AdaptiveProjection {
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        let counts = counts
-            .into_iter()
-            .map(|c| {
-                u64::try_from(c).map_err(|_| MechanismError::Data {
-                    reason: format!("a negative count ({c})"),
-                })
-            })
-            .collect::<Result<Vec<u64>>>()?;
+        let counts = crate::counts::nonnegative(counts)?;
         Ok(self.run_from_counts(&counts, n, workload, rng)?.release)
     }
 
