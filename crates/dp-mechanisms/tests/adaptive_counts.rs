@@ -6,27 +6,10 @@
 use dp_core::{Neighbouring, PrivacyLoss};
 use dp_mechanisms::Mechanism;
 use dp_mechanisms::adaptive::AdaptiveProjectionParams;
-use dp_queries::{Dataset, Domain, Marginal, MarginalWorkload};
+use dp_queries::{Domain, Marginal, MarginalWorkload};
 
-/// Five attributes (sizes 2, 3, 2, 4, 2); n rows with some dependence between columns.
-fn data(n: usize) -> Dataset {
-    let domain = Domain::new(vec![
-        ("a".into(), 2),
-        ("b".into(), 3),
-        ("c".into(), 2),
-        ("d".into(), 4),
-        ("e".into(), 2),
-    ])
-    .unwrap();
-    let cols = (0..5)
-        .map(|j| {
-            (0..n)
-                .map(|i| ((i * (j + 3) + i / 3 + (i % 7) * j) % domain.size(j) as usize) as u32)
-                .collect()
-        })
-        .collect();
-    Dataset::from_columns(domain, cols).unwrap()
-}
+mod common;
+use common::five_attributes as data;
 
 /// Tables in unsorted attribute order, a 1-way table inside another table, and a 3-way
 /// one: the counts arrive in each table's own order and the candidates are sorted subsets.

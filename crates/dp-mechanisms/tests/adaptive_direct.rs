@@ -7,35 +7,9 @@ use dp_core::{Neighbouring, PrivacyLoss};
 use dp_mechanisms::StepAudited;
 use dp_mechanisms::StepRequest;
 use dp_mechanisms::adaptive::AdaptiveProjectionParams;
-use dp_queries::{Dataset, Domain, MarginalWorkload};
 
-/// Five attributes (sizes 2, 3, 2, 4, 2), all 2-way tables (10 tables of 4–12 cells), n rows.
-fn small(n: usize) -> (Dataset, MarginalWorkload) {
-    let domain = Domain::new(vec![
-        ("a".into(), 2),
-        ("b".into(), 3),
-        ("c".into(), 2),
-        ("d".into(), 4),
-        ("e".into(), 2),
-    ])
-    .unwrap();
-    let w = MarginalWorkload::all_kway(&domain, 2).unwrap();
-    let cols = (0..5)
-        .map(|j| {
-            (0..n)
-                .map(|i| ((i * (j + 3) + i / 3 + (i % 7) * j) % domain.size(j) as usize) as u32)
-                .collect()
-        })
-        .collect();
-    (Dataset::from_columns(domain, cols).unwrap(), w)
-}
-
-fn delta2(rel: Neighbouring) -> f64 {
-    match rel {
-        Neighbouring::ReplaceOne => 2.0,
-        Neighbouring::AddRemove => 1.0,
-    }
-}
+mod common;
+use common::{delta2, small};
 
 /// Above the threshold (τ = 10: every table is cheap) all ten workload tables are measured
 /// directly, each at `ρ_t = βρ/k` with `σ² = Δ₂²/(2ρ_t)` (Δ₂² = 1 add/remove, 2

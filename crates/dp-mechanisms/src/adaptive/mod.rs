@@ -1192,17 +1192,33 @@ impl crate::StepAudited for AdaptiveProjection {
             count: d,
             loss: one_way.loss,
         }];
-        if let Some(first_direct) = run.direct.first() {
-            let m = round::table_measurement(rel, first_direct.sigma2, first_direct.measure_rho)?;
+        // the per-table phases: one audited step for the first measurement of each, and the
+        // losses of all of them
+        for (trace, what, losses_what) in [
+            (
+                &run.direct,
+                "direct",
+                "direct measurements of cheap workload tables",
+            ),
+            (
+                &run.checks,
+                "check",
+                "check measurements of workload tables",
+            ),
+        ] {
+            let Some(first) = trace.first() else {
+                continue;
+            };
+            let m = round::table_measurement(rel, first.sigma2, first.measure_rho)?;
             let at = cands
                 .iter()
-                .position(|c| c.attrs == first_direct.selected)
+                .position(|c| c.attrs == first.selected)
                 .ok_or_else(|| MechanismError::Numerical {
-                    what: "internal: a directly measured table is not a candidate".into(),
+                    what: format!("internal: a table of the {what} phase is not a candidate"),
                 })?;
             steps.push(source.measurement_step(
                 format!(
-                    "adaptive-projection direct measurement of {}",
+                    "adaptive-projection {what} measurement of {}",
                     source.candidates[at]
                 ),
                 &m,
@@ -1210,31 +1226,8 @@ impl crate::StepAudited for AdaptiveProjection {
                 reference,
             )?);
             losses.push(StepLoss {
-                what: "direct measurements of cheap workload tables".into(),
-                count: run.direct.len() as u64,
-                loss: m.loss,
-            });
-        }
-        if let Some(first_check) = run.checks.first() {
-            let m = round::table_measurement(rel, first_check.sigma2, first_check.measure_rho)?;
-            let at = cands
-                .iter()
-                .position(|c| c.attrs == first_check.selected)
-                .ok_or_else(|| MechanismError::Numerical {
-                    what: "internal: a checked table is not a candidate".into(),
-                })?;
-            steps.push(source.measurement_step(
-                format!(
-                    "adaptive-projection check measurement of {}",
-                    source.candidates[at]
-                ),
-                &m,
-                at,
-                reference,
-            )?);
-            losses.push(StepLoss {
-                what: "check measurements of workload tables".into(),
-                count: run.checks.len() as u64,
+                what: losses_what.into(),
+                count: trace.len() as u64,
                 loss: m.loss,
             });
         }

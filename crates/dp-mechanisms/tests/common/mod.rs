@@ -1,0 +1,41 @@
+//! Fixtures shared by the adaptive-projection test files (each test file is its own crate and
+//! uses a part of this module).
+#![allow(dead_code)]
+
+use dp_core::Neighbouring;
+use dp_queries::{Dataset, Domain, MarginalWorkload};
+
+/// Five attributes (sizes 2, 3, 2, 4, 2), n rows with some dependence between columns.
+pub fn five_attributes(n: usize) -> Dataset {
+    let domain = Domain::new(vec![
+        ("a".into(), 2),
+        ("b".into(), 3),
+        ("c".into(), 2),
+        ("d".into(), 4),
+        ("e".into(), 2),
+    ])
+    .unwrap();
+    let cols = (0..5)
+        .map(|j| {
+            (0..n)
+                .map(|i| ((i * (j + 3) + i / 3 + (i % 7) * j) % domain.size(j) as usize) as u32)
+                .collect()
+        })
+        .collect();
+    Dataset::from_columns(domain, cols).unwrap()
+}
+
+/// [`five_attributes`] with all its 2-way tables (10 tables of 4–12 cells).
+pub fn small(n: usize) -> (Dataset, MarginalWorkload) {
+    let data = five_attributes(n);
+    let w = MarginalWorkload::all_kway(data.domain(), 2).unwrap();
+    (data, w)
+}
+
+/// Δ₂² of a table's counts: 1 under add/remove, 2 under replace-one.
+pub fn delta2(rel: Neighbouring) -> f64 {
+    match rel {
+        Neighbouring::ReplaceOne => 2.0,
+        Neighbouring::AddRemove => 1.0,
+    }
+}
