@@ -325,7 +325,7 @@ fn stream(
 /// A text table of scale records.
 pub fn format_scale_table(records: &[ScaleRecord]) -> String {
     let mut s = format!(
-        "{:<8} {:>11} {:<8} {:>9} {:<15} {:<11} {:>8} {:>12} {:>14} {:>9}\n",
+        "{:<8} {:>11} {:<8} {:>9} {:<15} {:<16} {:>8} {:>12} {:>14} {:>9}\n",
         "dataset",
         "rows",
         "format",
