@@ -6,13 +6,11 @@
 //! the step decomposition, and parameter validation.
 
 use dp_core::{Neighbouring, PrivacyLoss};
-use dp_mechanisms::StepAudited;
-use dp_mechanisms::StepRequest;
 use dp_mechanisms::adaptive::AdaptiveProjectionParams;
 use dp_queries::{Dataset, Domain, MarginalWorkload};
 
 mod common;
-use common::{delta2, small};
+use common::{assert_phase_in_steps, delta2, small};
 
 /// With the direct phase off, all ten workload tables are checked, each at `ρ_c = γρ/k`
 /// with `σ² = Δ₂²/(2ρ_c)` (a wrong sensitivity moves σ² by 2×, a check charged the whole ρ
@@ -148,7 +146,6 @@ fn a_check_repairs_a_table_the_model_gets_wrong() {
 /// counted) and still composes to the certificate's ρ.
 #[test]
 fn step_decomposition_counts_the_checks() {
-    let (data, w) = small(80);
     for rel in [Neighbouring::AddRemove, Neighbouring::ReplaceOne] {
         let m = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(0.5).unwrap())
             .neighbouring(rel)
@@ -157,31 +154,7 @@ fn step_decomposition_counts_the_checks() {
             .check_resolution(10.0)
             .check()
             .unwrap();
-        let dec = m
-            .step_decomposition(&data, &w, &StepRequest::new(5))
-            .unwrap();
-        match dec.composed().unwrap() {
-            PrivacyLoss::Zcdp { rho } => {
-                assert!(
-                    (0.5 * (1.0 - 1e-6)..=0.5 * (1.0 + 1e-9)).contains(&rho),
-                    "{rho}"
-                )
-            }
-            other => panic!("{other}"),
-        }
-        let checks = dec
-            .losses
-            .iter()
-            .find(|l| l.what.contains("check"))
-            .expect("a check loss");
-        assert_eq!(checks.count, 10);
-        assert!(
-            dec.steps
-                .iter()
-                .any(|s| s.label.contains("check measurement")),
-            "{:?}",
-            dec.steps.iter().map(|s| &s.label).collect::<Vec<_>>()
-        );
+        assert_phase_in_steps(&m, "check", 10);
     }
 }
 

@@ -4,12 +4,10 @@
 //! the audit sees.
 
 use dp_core::{Neighbouring, PrivacyLoss};
-use dp_mechanisms::StepAudited;
-use dp_mechanisms::StepRequest;
 use dp_mechanisms::adaptive::AdaptiveProjectionParams;
 
 mod common;
-use common::{delta2, small};
+use common::{assert_phase_in_steps, delta2, small};
 
 /// Above the threshold (τ = 10: every table is cheap) all ten workload tables are measured
 /// directly, each at `ρ_t = βρ/k` with `σ² = Δ₂²/(2ρ_t)` (Δ₂² = 1 add/remove, 2
@@ -122,38 +120,13 @@ fn the_cheap_tables_are_measured_only_when_they_are_most_of_the_workload() {
 /// their losses counted) and still composes to the certificate's ρ.
 #[test]
 fn step_decomposition_counts_the_direct_measurements() {
-    let (data, w) = small(80);
     for rel in [Neighbouring::AddRemove, Neighbouring::ReplaceOne] {
         let m = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(0.5).unwrap())
             .neighbouring(rel)
             .direct(0.5, 10.0)
             .check()
             .unwrap();
-        let dec = m
-            .step_decomposition(&data, &w, &StepRequest::new(5))
-            .unwrap();
-        match dec.composed().unwrap() {
-            PrivacyLoss::Zcdp { rho } => {
-                assert!(
-                    (0.5 * (1.0 - 1e-6)..=0.5 * (1.0 + 1e-9)).contains(&rho),
-                    "{rho}"
-                )
-            }
-            other => panic!("{other}"),
-        }
-        let direct = dec
-            .losses
-            .iter()
-            .find(|l| l.what.contains("direct"))
-            .expect("a direct-measurement loss");
-        assert_eq!(direct.count, 10);
-        assert!(
-            dec.steps
-                .iter()
-                .any(|s| s.label.contains("direct measurement")),
-            "{:?}",
-            dec.steps.iter().map(|s| &s.label).collect::<Vec<_>>()
-        );
+        assert_phase_in_steps(&m, "direct", 10);
     }
 }
 

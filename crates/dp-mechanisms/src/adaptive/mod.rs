@@ -748,7 +748,8 @@ impl AdaptiveProjection {
         let mut own: HashMap<usize, (Vec<i64>, f64)> = HashMap::new();
         // the cells of all workload tables of two or more attributes: the union bound of the
         // correction's threshold (check.rs)
-        let workload_cells: usize = direct::workload_tables(&cands)
+        let tables = direct::workload_tables(&cands);
+        let workload_cells: usize = tables
             .iter()
             .map(|&i| sizes_of(&cands[i].attrs).iter().product::<usize>())
             .sum();
@@ -807,11 +808,18 @@ impl AdaptiveProjection {
         // 1c. every other workload table checked by one measurement beside the model
         // (check.rs), used at release
         let mut check_trace = Vec::new();
-        if let Some(chk) = &opening.check {
+        if let Some(chk) = &opening.check
+            && check::resolves(
+                chk.calibration.sigma(),
+                workload_cells,
+                total,
+                p.check_resolution,
+            )
+        {
             let ccal = &chk.calibration;
-            let resolved = check::resolves(ccal.sigma(), workload_cells, total, p.check_resolution);
-            for i in direct::workload_tables(&cands) {
-                if !resolved || direct_trace.iter().any(|r| r.selected == cands[i].attrs) {
+            // the tables measured directly already have their own measurement
+            for &i in &tables {
+                if own.contains_key(&i) {
                     continue;
                 }
                 filter.spend(&format!("check {:?}", cands[i].attrs), ccal.measure_rho)?;
@@ -990,16 +998,12 @@ impl AdaptiveProjection {
             let mut sorted = m.attrs().to_vec();
             sorted.sort_unstable();
             let mut v = est.marginal(&sorted)?;
-            if let Some(b) = beside
-                .iter()
-                .find_map(|(&i, b)| (cands[i].attrs == sorted).then_some(b))
-            {
+            // every workload table is a candidate (its own parent)
+            let ci = cands.iter().position(|c| c.attrs == sorted);
+            if let Some(b) = ci.and_then(|i| beside.get(&i)) {
                 v = b.estimate(&v, total);
             }
-            if let Some((y, sigma)) = own
-                .iter()
-                .find_map(|(&i, o)| (cands[i].attrs == sorted).then_some(o))
-            {
+            if let Some((y, sigma)) = ci.and_then(|i| own.get(&i)) {
                 let (c, replaced) = check::corrected(&v, y, *sigma, total, workload_cells);
                 v = c;
                 checked_cells += replaced;

@@ -39,3 +39,41 @@ pub fn delta2(rel: Neighbouring) -> f64 {
         Neighbouring::AddRemove => 1.0,
     }
 }
+
+/// The step decomposition of `m` on `small(80)` (seed 5) composes to ρ = 0.5 (within the
+/// filter's slack) and lists the per-table phase `phase` ("direct" or "check"): a loss whose
+/// label names it, counting `count` measurements, and an audited step labelled
+/// "`phase` measurement".
+pub fn assert_phase_in_steps(
+    m: &dp_mechanisms::adaptive::AdaptiveProjection,
+    phase: &str,
+    count: u64,
+) {
+    use dp_core::PrivacyLoss;
+    use dp_mechanisms::{StepAudited, StepRequest};
+    let (data, w) = small(80);
+    let dec = m
+        .step_decomposition(&data, &w, &StepRequest::new(5))
+        .unwrap();
+    match dec.composed().unwrap() {
+        PrivacyLoss::Zcdp { rho } => {
+            assert!(
+                (0.5 * (1.0 - 1e-6)..=0.5 * (1.0 + 1e-9)).contains(&rho),
+                "{rho}"
+            )
+        }
+        other => panic!("{other}"),
+    }
+    let loss = dec
+        .losses
+        .iter()
+        .find(|l| l.what.contains(phase))
+        .unwrap_or_else(|| panic!("a {phase} loss"));
+    assert_eq!(loss.count, count);
+    let label = format!("{phase} measurement");
+    assert!(
+        dec.steps.iter().any(|s| s.label.contains(&label)),
+        "{:?}",
+        dec.steps.iter().map(|s| &s.label).collect::<Vec<_>>()
+    );
+}
