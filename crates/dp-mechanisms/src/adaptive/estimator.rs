@@ -33,7 +33,7 @@ impl MeasuredMarginal {
 }
 
 /// An estimator of the data distribution from noisy marginal measurements.
-pub trait MarginalEstimator: Send {
+pub trait MarginalEstimator: Send + Sync {
     /// Short name for release notes.
     fn name(&self) -> &'static str;
     /// Re-fit to all `measurements` so far, with the public total `total` (the public `n`

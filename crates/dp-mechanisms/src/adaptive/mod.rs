@@ -897,13 +897,20 @@ impl AdaptiveProjection {
                 }
             }
             // the estimate on every allowed candidate, from its parent's marginal
-            let mut parents: HashMap<&[usize], Vec<f64>> = HashMap::new();
-            for &i in &allowed {
-                let pa = cands[i].parent.as_slice();
-                if !parents.contains_key(pa) {
-                    parents.insert(pa, est.marginal(pa)?);
-                }
-            }
+            // (one out-of-clique marginal per distinct parent, computed in parallel: each
+            // is a function of the model alone)
+            let mut distinct: Vec<&[usize]> = allowed
+                .iter()
+                .map(|&i| cands[i].parent.as_slice())
+                .collect();
+            distinct.sort_unstable();
+            distinct.dedup();
+            let marginals = distinct
+                .par_iter()
+                .map(|pa| est.marginal(pa))
+                .collect::<Result<Vec<_>>>()?;
+            let parents: HashMap<&[usize], Vec<f64>> =
+                distinct.into_iter().zip(marginals).collect();
             let estimates: Vec<Vec<f64>> = allowed
                 .iter()
                 .map(|&i| {

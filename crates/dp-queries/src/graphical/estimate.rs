@@ -4,8 +4,8 @@
 use rand::{Rng, RngExt};
 
 use super::factor::{
-    DEFAULT_MAX_ELIMINATION_CELLS, LogFactor, RunMap, cells, eliminate_within, index_map,
-    log_sum_exp, strides,
+    DEFAULT_MAX_ELIMINATION_CELLS, LogFactor, RunMap, cells, elementwise, eliminate_within,
+    index_map, log_sum_exp, max_with, strides,
 };
 use super::junction_tree::JunctionTree;
 use super::{FitReport, GraphicalModelSettings, NoisyMarginal, WarmStart};
@@ -13,6 +13,7 @@ use crate::dataset::Dataset;
 use crate::domain::Domain;
 use crate::error::{QueryError, Result};
 use crate::marginal::Marginal;
+use dp_geometry::Parallelism;
 
 /// Targets (measured counts divided by the total) are clamped to `±TARGET_CLAMP`, so that
 /// every quantity of the fit stays finite whatever the finite input (no real measurement is a
@@ -194,7 +195,10 @@ fn calibrate(layout: &Layout, theta: &[f64], ws: &mut Workspace) -> f64 {
 /// distribute pass is Hugin's update in probability space, `E_c ← E_c · s_S / t_S` (new over
 /// old separator marginal). The potentials are `θ − η·G` when `step = Some((G, η))`. Writes
 /// the marginal of every measurement (probabilities) into `out` and returns `ln Z`. Cells
-/// whose mass is below e^-708 of their clique's largest are treated as zero.
+/// whose mass is below e^-708 of their clique's largest are treated as zero. The loops over
+/// a clique's cells run over `par` ([`super::factor::elementwise`],
+/// [`RunMap::scatter_sum_with`]), with the same result, bit for bit, whatever `par`.
+#[allow(clippy::too_many_arguments)]
 fn calibrate_fast(
     layout: &Layout,
     theta: &[f64],
@@ -203,6 +207,7 @@ fn calibrate_fast(
     prepared: &[Prepared],
     hosts: &[Vec<usize>],
     out: &mut [Vec<f64>],
+    par: Parallelism,
 ) -> f64 {
     let Workspace {
         beta,
@@ -211,11 +216,7 @@ fn calibrate_fast(
         sep,
     } = ws;
     match step {
-        Some((g, eta)) => {
-            for ((b, &t), &gv) in beta.iter_mut().zip(theta).zip(g) {
-                *b = t - eta * gv;
-            }
-        }
+        Some((g, eta)) => elementwise(beta, par, |i, b| *b = theta[i] - eta * g[i]),
         None => beta.copy_from_slice(theta),
     }
     let order = layout.tree.order();
@@ -225,22 +226,20 @@ fn calibrate_fast(
     let mut root_scale = 0.0;
     for &c in order.iter().rev() {
         let block = &mut beta[layout.range(c)];
-        let m = block.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        for x in block.iter_mut() {
-            *x = (*x - m).exp();
-        }
+        let m = max_with(block, par);
+        elementwise(block, par, |_, x| *x = (*x - m).exp());
         let Some(p) = parents[c] else {
             root_scale = m;
             continue;
         };
         let t = &mut msgs[c];
         t.fill(0.0);
-        layout.child_run[c].scatter_sum(block, t);
+        layout.child_run[c].scatter_sum_with(block, t, par);
         let lt = &mut sep[..t.len()];
         for (l, &v) in lt.iter_mut().zip(t.iter()) {
             *l = m + safe_ln(v);
         }
-        layout.parent_run[c].gather_add(lt, &mut beta[layout.range(p)]);
+        layout.parent_run[c].gather_add_with(lt, &mut beta[layout.range(p)], par);
     }
     let root = order.first().copied().unwrap_or(0);
     let z: f64 = beta[layout.range(root)].iter().sum();
@@ -252,7 +251,7 @@ fn calibrate_fast(
         for &i in &hosts[p] {
             let o = &mut out[i];
             o.fill(0.0);
-            prepared[i].map.scatter_sum(&beta[r.clone()], o);
+            prepared[i].map.scatter_sum_with(&beta[r.clone()], o, par);
             for v in o.iter_mut() {
                 *v *= inv_z;
             }
@@ -260,11 +259,11 @@ fn calibrate_fast(
         for &c in &layout.children[p] {
             let s = &mut sep[..layout.sep_cells[c]];
             s.fill(0.0);
-            layout.parent_run[c].scatter_sum(&beta[r.clone()], s);
+            layout.parent_run[c].scatter_sum_with(&beta[r.clone()], s, par);
             for (v, &t) in s.iter_mut().zip(&msgs[c]) {
                 *v = if t >= f64::MIN_POSITIVE { *v / t } else { 0.0 };
             }
-            layout.child_run[c].gather_mul(s, &mut beta[layout.range(c)]);
+            layout.child_run[c].gather_mul_with(s, &mut beta[layout.range(c)], par);
         }
     }
     log_z
@@ -488,7 +487,10 @@ impl GraphicalModel {
                 })
                 .sum()
         };
-        let mut log_z = calibrate_fast(&layout, &theta, None, &mut ws, &prepared, &hosts, &mut mu);
+        let par = settings.parallelism;
+        let mut log_z = calibrate_fast(
+            &layout, &theta, None, &mut ws, &prepared, &hosts, &mut mu, par,
+        );
         let mut calibrations = 1usize;
         let mut loss = loss_of(&mu);
         let mut history = vec![loss];
@@ -520,7 +522,7 @@ impl GraphicalModel {
                     let block = &mut g_full[layout.range(c)];
                     block.fill(0.0);
                     for &i in list {
-                        prepared[i].map.gather_add(&grad[i], block);
+                        prepared[i].map.gather_add_with(&grad[i], block, par);
                     }
                 }
                 // Try twice the last step after two steps in a row were accepted at their first try,
@@ -536,6 +538,7 @@ impl GraphicalModel {
                         &prepared,
                         &hosts,
                         &mut mu_try,
+                        par,
                     );
                     calibrations += 1;
                     let f = loss_of(&mu_try);
@@ -562,9 +565,8 @@ impl GraphicalModel {
                         continue;
                     }
                     let r = layout.range(c);
-                    for (t, &g) in theta[r.clone()].iter_mut().zip(&g_full[r]) {
-                        *t -= eta * g;
-                    }
+                    let g = &g_full[r.clone()];
+                    elementwise(&mut theta[r], par, |i, t| *t -= eta * g[i]);
                 }
                 std::mem::swap(&mut mu, &mut mu_try);
                 let previous = loss;

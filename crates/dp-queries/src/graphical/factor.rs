@@ -9,6 +9,9 @@
 
 use std::borrow::Cow;
 
+use dp_geometry::Parallelism;
+use rayon::prelude::*;
+
 use crate::error::{QueryError, Result};
 
 /// Default largest intermediate table (entries) that exact variable elimination may build
@@ -98,46 +101,150 @@ impl RunMap {
     /// `dst[inner cell] += Σ src[outer cells projecting to it]`.
     #[inline]
     pub(crate) fn scatter_sum(&self, src: &[f64], dst: &mut [f64]) {
-        if self.run == 1 {
-            for (&x, &j) in src.iter().zip(&self.map) {
-                dst[j as usize] += x;
-            }
-        } else {
-            for (block, &j) in src.chunks_exact(self.run).zip(&self.map) {
-                dst[j as usize] += block.iter().sum::<f64>();
-            }
-        }
+        scatter_sum_runs(self.run, &self.map, src, dst);
     }
 
     /// `dst[outer cell] += src[its inner cell]`.
     #[inline]
     pub(crate) fn gather_add(&self, src: &[f64], dst: &mut [f64]) {
-        if self.run == 1 {
-            for (x, &j) in dst.iter_mut().zip(&self.map) {
-                *x += src[j as usize];
-            }
-        } else {
-            for (block, &j) in dst.chunks_exact_mut(self.run).zip(&self.map) {
-                let v = src[j as usize];
-                block.iter_mut().for_each(|x| *x += v);
+        gather_runs(self.run, &self.map, src, dst, |x, v| *x += v);
+    }
+
+    /// Map entries per task of the `_with` kernels: the runs of about [`PAR_CELLS`] outer
+    /// cells (at least one run).
+    fn per_task(&self) -> usize {
+        (PAR_CELLS / self.run).max(1)
+    }
+
+    /// [`Self::scatter_sum`] in tasks of about [`PAR_CELLS`] outer cells, each summing into
+    /// its own zeroed copy of `dst`, the copies then added to `dst` in task order. Used only
+    /// where the copies are small beside `src` (their cells in all at most a quarter of
+    /// `src`'s), else the plain loop. Which of the two runs depends on the sizes alone, and
+    /// the tasks and their order do not depend on `par`, so the result is the same, bit for
+    /// bit, with [`Parallelism::None`] and [`Parallelism::Rayon`] (whatever the pool).
+    pub(crate) fn scatter_sum_with(&self, src: &[f64], dst: &mut [f64], par: Parallelism) {
+        let per = self.per_task();
+        let tasks = self.map.len().div_ceil(per);
+        if tasks < 2 || dst.len().saturating_mul(tasks) > src.len() / 4 {
+            self.scatter_sum(src, dst);
+            return;
+        }
+        let width = dst.len();
+        let part = |(s, m): (&[f64], &[u32])| {
+            let mut copy = vec![0.0; width];
+            scatter_sum_runs(self.run, m, s, &mut copy);
+            copy
+        };
+        let parts: Vec<Vec<f64>> = match par {
+            Parallelism::None => src
+                .chunks(per * self.run)
+                .zip(self.map.chunks(per))
+                .map(part)
+                .collect(),
+            Parallelism::Rayon => src
+                .par_chunks(per * self.run)
+                .zip(self.map.par_chunks(per))
+                .map(part)
+                .collect(),
+        };
+        for copy in &parts {
+            for (d, &v) in dst.iter_mut().zip(copy) {
+                *d += v;
             }
         }
     }
 
-    /// `dst[outer cell] *= src[its inner cell]`.
-    #[inline]
-    pub(crate) fn gather_mul(&self, src: &[f64], dst: &mut [f64]) {
-        if self.run == 1 {
-            for (x, &j) in dst.iter_mut().zip(&self.map) {
-                *x *= src[j as usize];
-            }
-        } else {
-            for (block, &j) in dst.chunks_exact_mut(self.run).zip(&self.map) {
-                let v = src[j as usize];
-                block.iter_mut().for_each(|x| *x *= v);
-            }
+    /// [`Self::gather_add`], split over `par` in tasks of about [`PAR_CELLS`] outer cells
+    /// (each cell is written by one task only: the same result with either `par`).
+    pub(crate) fn gather_add_with(&self, src: &[f64], dst: &mut [f64], par: Parallelism) {
+        self.gather_with(src, dst, par, |x, v| *x += v);
+    }
+
+    /// `dst[outer cell] *= src[its inner cell]`, split over `par` as [`Self::gather_add_with`].
+    pub(crate) fn gather_mul_with(&self, src: &[f64], dst: &mut [f64], par: Parallelism) {
+        self.gather_with(src, dst, par, |x, v| *x *= v);
+    }
+
+    fn gather_with(
+        &self,
+        src: &[f64],
+        dst: &mut [f64],
+        par: Parallelism,
+        op: impl Fn(&mut f64, f64) + Sync,
+    ) {
+        if par == Parallelism::None || dst.len() < 2 * PAR_CELLS {
+            gather_runs(self.run, &self.map, src, dst, op);
+            return;
+        }
+        let per = self.per_task();
+        dst.par_chunks_mut(per * self.run)
+            .zip(self.map.par_chunks(per))
+            .for_each(|(d, m)| gather_runs(self.run, m, src, d, &op));
+    }
+}
+
+/// Cells of a table per task of the fit's parallel loops ([`RunMap::scatter_sum_with`],
+/// [`RunMap::gather_add_with`], [`elementwise`]): large enough that a task outweighs its
+/// scheduling, small enough to balance a few threads on a model's largest clique.
+pub(crate) const PAR_CELLS: usize = 1 << 15;
+
+/// `dst[map[r]] += Σ src[run r]` over the runs of `src` (length `run` each).
+#[inline]
+fn scatter_sum_runs(run: usize, map: &[u32], src: &[f64], dst: &mut [f64]) {
+    if run == 1 {
+        for (&x, &j) in src.iter().zip(map) {
+            dst[j as usize] += x;
+        }
+    } else {
+        for (block, &j) in src.chunks_exact(run).zip(map) {
+            dst[j as usize] += block.iter().sum::<f64>();
         }
     }
+}
+
+/// `op(dst cell, src[map[r]])` for every cell of run `r` of `dst`.
+#[inline]
+fn gather_runs(run: usize, map: &[u32], src: &[f64], dst: &mut [f64], op: impl Fn(&mut f64, f64)) {
+    if run == 1 {
+        for (x, &j) in dst.iter_mut().zip(map) {
+            op(x, src[j as usize]);
+        }
+    } else {
+        for (block, &j) in dst.chunks_exact_mut(run).zip(map) {
+            let v = src[j as usize];
+            block.iter_mut().for_each(|x| op(x, v));
+        }
+    }
+}
+
+/// `f(i, dst[i])` for every cell, split over `par` in tasks of [`PAR_CELLS`] cells when
+/// `dst` has at least two tasks' worth (`i` is the cell's index in `dst`); each cell is
+/// written by one task, so the result does not depend on `par`.
+pub(crate) fn elementwise(dst: &mut [f64], par: Parallelism, f: impl Fn(usize, &mut f64) + Sync) {
+    if par == Parallelism::None || dst.len() < 2 * PAR_CELLS {
+        dst.iter_mut().enumerate().for_each(|(i, x)| f(i, x));
+        return;
+    }
+    dst.par_chunks_mut(PAR_CELLS)
+        .enumerate()
+        .for_each(|(t, chunk)| {
+            let base = t * PAR_CELLS;
+            chunk
+                .iter_mut()
+                .enumerate()
+                .for_each(|(i, x)| f(base + i, x));
+        });
+}
+
+/// The largest entry of `v` (−∞ for an empty slice), over `par` as [`elementwise`]; the
+/// maximum is exact, so the result does not depend on `par`.
+pub(crate) fn max_with(v: &[f64], par: Parallelism) -> f64 {
+    if par == Parallelism::None || v.len() < 2 * PAR_CELLS {
+        return v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    }
+    v.par_chunks(PAR_CELLS)
+        .map(|c| c.iter().copied().fold(f64::NEG_INFINITY, f64::max))
+        .reduce(|| f64::NEG_INFINITY, f64::max)
 }
 
 /// `ln Σ exp(v)` over a slice, with the maximum subtracted (finite for finite input).
@@ -379,7 +486,7 @@ mod tests {
             let small: Vec<f64> = (0..n).map(|i| 1.0 + i as f64).collect();
             let (mut a, mut b) = (src.clone(), src.clone());
             rm.gather_add(&small, &mut a);
-            rm.gather_mul(&small, &mut b);
+            rm.gather_mul_with(&small, &mut b, Parallelism::None);
             for i in 0..48 {
                 assert_eq!(a[i], src[i] + small[flat[i] as usize]);
                 assert_eq!(b[i], src[i] * small[flat[i] as usize]);
@@ -405,6 +512,71 @@ mod tests {
             out[k as usize] += log.exp();
         }
         out.into_iter().map(f64::ln).collect()
+    }
+
+    /// The `_with` kernels on a table of 80 000 cells (more than two tasks) against the flat
+    /// index map: exact on integer values (every partial sum is an integer below 2⁵³, so any
+    /// order gives the same sum), and the same bits with `None` and `Rayon` on values whose
+    /// sums round (a pool of three threads, so the tasks do run apart).
+    #[test]
+    fn parallel_kernels_agree_with_index_maps_and_with_each_other() {
+        let sizes = [40u32, 50, 40];
+        let outer = [0usize, 1, 2];
+        let n = cells(&outer, &sizes);
+        assert!(n >= 2 * PAR_CELLS);
+        let ints: Vec<f64> = (0..n).map(|i| (i * 7919 % 1013) as f64).collect();
+        let reals: Vec<f64> = (0..n)
+            .map(|i| ((i as f64) * 0.618_033_988_7).sin())
+            .collect();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        // [0] and [2]: runs of 2000 and of 1, small separators (the per-task copies);
+        // [1, 2]: 2000 cells; all three: the copies would be too large (the plain loop)
+        for inner in [vec![0usize], vec![2], vec![2, 1], vec![0, 1, 2]] {
+            let flat = index_map(&outer, &inner, &sizes);
+            let rm = RunMap::new(&outer, &inner, &sizes);
+            let m = cells(&inner, &sizes);
+            let mut want = vec![0.0; m];
+            for (&x, &j) in ints.iter().zip(&flat) {
+                want[j as usize] += x;
+            }
+            for par in [Parallelism::None, Parallelism::Rayon] {
+                let mut got = vec![0.0; m];
+                pool.install(|| rm.scatter_sum_with(&ints, &mut got, par));
+                assert_eq!(got, want, "{inner:?} {par:?}");
+            }
+            let (mut seq, mut par) = (vec![0.5; m], vec![0.5; m]);
+            rm.scatter_sum_with(&reals, &mut seq, Parallelism::None);
+            pool.install(|| rm.scatter_sum_with(&reals, &mut par, Parallelism::Rayon));
+            assert_eq!(
+                seq.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                par.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                "{inner:?}"
+            );
+            let small: Vec<f64> = (0..m).map(|i| 1.0 + (i % 17) as f64).collect();
+            for par in [Parallelism::None, Parallelism::Rayon] {
+                let (mut a, mut b) = (reals.clone(), reals.clone());
+                pool.install(|| {
+                    rm.gather_add_with(&small, &mut a, par);
+                    rm.gather_mul_with(&small, &mut b, par);
+                });
+                for i in 0..n {
+                    assert_eq!(a[i], reals[i] + small[flat[i] as usize]);
+                    assert_eq!(b[i], reals[i] * small[flat[i] as usize]);
+                }
+            }
+        }
+        for par in [Parallelism::None, Parallelism::Rayon] {
+            let mut v = reals.clone();
+            pool.install(|| elementwise(&mut v, par, |i, x| *x = *x * 2.0 + i as f64));
+            for i in 0..n {
+                assert_eq!(v[i], reals[i] * 2.0 + i as f64);
+            }
+            let want = reals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            assert_eq!(pool.install(|| max_with(&reals, par)), want);
+        }
     }
 
     #[test]

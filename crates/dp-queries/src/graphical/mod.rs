@@ -21,6 +21,7 @@ pub use junction_tree::JunctionTree;
 
 use crate::error::{QueryError, Result};
 use crate::marginal::Marginal;
+use dp_geometry::Parallelism;
 use factor::DEFAULT_MAX_ELIMINATION_CELLS;
 
 /// One noisy measurement of a marginal, in count units (McKenna et al. 2019, §3: a
@@ -54,6 +55,12 @@ pub struct GraphicalModelSettings {
     /// (relative); 0 disables (the default): exactly `iterations` steps unless no step
     /// decreases the loss.
     pub tolerance: f64,
+    /// Whether the fit's loops over a clique's cells (belief propagation, the gradient, the
+    /// update) may split over the current rayon pool: tasks of a fixed number of cells,
+    /// combined in a fixed order, so the fitted model is the same, bit for bit, with
+    /// [`Parallelism::None`] and [`Parallelism::Rayon`] whatever the pool's size. Default
+    /// [`Parallelism::Rayon`].
+    pub parallelism: Parallelism,
 }
 
 impl Default for GraphicalModelSettings {
@@ -64,6 +71,7 @@ impl Default for GraphicalModelSettings {
             max_elimination_cells: DEFAULT_MAX_ELIMINATION_CELLS,
             extra_cliques: Vec::new(),
             tolerance: 0.0,
+            parallelism: Parallelism::Rayon,
         }
     }
 }
