@@ -18,6 +18,7 @@ mod layers;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
+use dp_bench::experiments::real::RealScale;
 use dp_bench::experiments::{BaselineExperiment, ResultRecord, format_table, run_baselines};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
@@ -96,6 +97,9 @@ enum Family {
     /// Real tables (issue #10): adaptive projection and the implicit projection against the
     /// Gaussian baseline on adult, temporal-match2 and acs.
     RealTables,
+    /// The real-tables grid as the peer bench runs it (issue #24): add/remove, workload seed
+    /// 1, every bundled table, three seeds (full grid only: hours).
+    RealTablesPeers,
     /// Counting at scale (issue #15): resampled adult tables of 10⁶ and 10⁷ records, as CSV
     /// and as Parquet (the same rows), streamed and in memory (full grid only; `--quick` with
     /// `--only scale` uses 10⁵ and 10⁶).
@@ -140,6 +144,9 @@ fn bench(quick: bool, out: Option<PathBuf>, only: Option<Family>, rows: &[u64]) 
     }
     if runs(Family::RealTables) {
         bench_real(quick, &out)?;
+    }
+    if only == Some(Family::RealTablesPeers) {
+        bench_real_scale(RealScale::Peers, "real-tables-peers.jsonl", &out)?;
     }
     if runs(Family::Relaxed) && (!quick || only.is_some()) {
         dp_bench::experiments::relaxed::run_and_report(&out)?;
@@ -197,12 +204,17 @@ fn bench_scale(quick: bool, rows: &[u64], out: &Path) -> Result<()> {
 
 /// The real-tables grid (issue #10), one JSON line per run.
 fn bench_real(quick: bool, out: &Path) -> Result<()> {
-    use dp_bench::experiments::real::{RealScale, format_real_table, real_grid, run_real};
     let (scale, file) = if quick {
         (RealScale::Quick, "real-tables-quick.jsonl")
     } else {
         (RealScale::Full, "real-tables.jsonl")
     };
+    bench_real_scale(scale, file, out)
+}
+
+/// One scale of the real-tables grid into `out/file`.
+fn bench_real_scale(scale: RealScale, file: &str, out: &Path) -> Result<()> {
+    use dp_bench::experiments::real::{format_real_table, real_grid, run_real};
     let grid = real_grid(scale);
     let path = out.join(file);
     let mut f =

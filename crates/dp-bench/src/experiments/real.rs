@@ -98,6 +98,10 @@ pub enum RealScale {
     /// random 3-way tables (workload seeds 1 and 2) and all 2-way at ε ∈ {0.1, 1, 10}, both
     /// relations, 3 seeds (issue #24).
     Full,
+    /// The full grid as the peer bench runs it (`benches/peers/`, issue #24): add/remove only
+    /// (smartnoise's AIM and MST have no replace-one), workload seed 1, every bundled table,
+    /// without the implicit projection.
+    Peers,
 }
 
 /// The configurations of a scale.
@@ -141,6 +145,16 @@ pub fn real_grid(scale: RealScale) -> Vec<RealConfig> {
             for rel in both {
                 v.extend(pair("adult", &w, rel, 1.0, 1));
             }
+        }
+        RealScale::Peers => {
+            v = real_grid(RealScale::Full)
+                .into_iter()
+                .filter(|c| {
+                    c.neighbouring == Neighbouring::AddRemove
+                        && c.mechanism != "projection"
+                        && !matches!(c.workload, RealWorkload::Spec(_, 2))
+                })
+                .collect();
         }
         RealScale::Full => {
             for file in ["adult_w64.json", "adult_all2.json"] {
