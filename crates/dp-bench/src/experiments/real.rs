@@ -100,7 +100,7 @@ pub enum RealScale {
     Full,
     /// The full grid as the peer bench runs it (`benches/peers/`, issue #24): add/remove only
     /// (smartnoise's AIM and MST have no replace-one), workload seed 1, every bundled table,
-    /// without the implicit projection.
+    /// without the implicit projection; the smallest tables first.
     Peers,
 }
 
@@ -155,6 +155,9 @@ pub fn real_grid(scale: RealScale) -> Vec<RealConfig> {
                         && !matches!(c.workload, RealWorkload::Spec(_, 2))
                 })
                 .collect();
+            // the smallest tables first, so that a run cut short still covers most tables
+            let order = ["titanic", "nltcs", "acs", "adult", "temporal-match2"];
+            v.sort_by_key(|c| order.iter().position(|d| *d == c.dataset));
         }
         RealScale::Full => {
             for file in ["adult_w64.json", "adult_all2.json"] {
