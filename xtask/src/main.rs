@@ -63,6 +63,12 @@ enum Cmd {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Print the tables of the real-tables grid (per mechanism, and adaptive-projection
+    /// beside the Gaussian baseline) from its JSON lines, e.g. those of a run cut short.
+    RealTable {
+        /// A `real-tables*.jsonl` file written by `bench`.
+        file: PathBuf,
+    },
     /// fmt, clippy, layer check and tests.
     Ci,
     /// Check the workspace's layering.
@@ -214,7 +220,9 @@ fn bench_real(quick: bool, out: &Path) -> Result<()> {
 
 /// One scale of the real-tables grid into `out/file`.
 fn bench_real_scale(scale: RealScale, file: &str, out: &Path) -> Result<()> {
-    use dp_bench::experiments::real::{format_real_table, real_grid, run_real};
+    use dp_bench::experiments::real::{
+        format_real_comparison, format_real_table, real_grid, run_real,
+    };
     let grid = real_grid(scale);
     let path = out.join(file);
     let mut f =
@@ -248,6 +256,8 @@ fn bench_real_scale(scale: RealScale, file: &str, out: &Path) -> Result<()> {
     }
     println!("== real tables (issue #10), δ = 1e-9 ==");
     print!("{}", format_real_table(&records));
+    println!();
+    print!("{}", format_real_comparison(&records));
     println!("results: {}\n", path.display());
     Ok(())
 }
@@ -393,6 +403,26 @@ fn main() -> Result<()> {
             },
             &rows,
         ),
+        Cmd::RealTable { file } => {
+            use dp_bench::experiments::real::{
+                RealRecord, format_real_comparison, format_real_table,
+            };
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("reading {}", file.display()))?;
+            let records = text
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| !l.trim().is_empty())
+                .map(|(i, l)| {
+                    serde_json::from_str::<RealRecord>(l)
+                        .with_context(|| format!("{} line {}", file.display(), i + 1))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            print!("{}", format_real_table(&records));
+            println!();
+            print!("{}", format_real_comparison(&records));
+            Ok(())
+        }
         Cmd::Figures { out } => {
             let out = out.unwrap_or_else(|| root().join("target").join("dpqr-bench"));
             let projection = dp_bench::experiments::projection::figures_from_results(&out)?;
