@@ -287,16 +287,16 @@ pub fn format_real_table(records: &[RealRecord]) -> String {
             .filter_map(|r| r.peak_mib)
             .fold(None, |a: Option<f64>, x| Some(a.map_or(x, |a| a.max(x))));
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {:.3} ± {:.3} | {:.4} | {:.2e} | {:.1} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} ± {} | {} | {:.2e} | {:.1} | {} |\n",
             k.0,
             k.1,
             k.2,
             k.3,
             k.4,
             rs.len(),
-            l1,
-            sd,
-            mean(&|r| r.error.max_abs),
+            significant(l1),
+            significant(sd),
+            significant(mean(&|r| r.error.max_abs)),
             mean(&|r| r.error.rmse),
             mean(&|r| r.seconds),
             peak.map_or("–".into(), |p| format!("{p:.0}")),
@@ -372,23 +372,34 @@ pub fn format_real_comparison(records: &[RealRecord]) -> String {
             if pairs.iter().all(f) { "yes" } else { "**no**" }
         };
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {:.4} ± {:.4} / {:.4} / {:.1} | {:.4} / {:.4} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} ± {} / {} / {:.1} | {} / {} | {} | {} |\n",
             k.0,
             k.1,
             k.2,
             k.3,
             pairs.len(),
-            l1,
-            sd,
-            mean(&|p| p.0.error.max_abs),
+            significant(l1),
+            significant(sd),
+            significant(mean(&|p| p.0.error.max_abs)),
             mean(&|p| p.0.seconds),
-            mean(&|p| p.1.error.mean_marginal_l1),
-            mean(&|p| p.1.error.max_abs),
+            significant(mean(&|p| p.1.error.mean_marginal_l1)),
+            significant(mean(&|p| p.1.error.max_abs)),
             every(&|p| p.0.error.mean_marginal_l1 < p.1.error.mean_marginal_l1),
             every(&|p| p.0.error.max_abs <= p.1.error.max_abs),
         ));
     }
     s
+}
+
+/// `x` with three significant digits and at least four decimals (errors of 10⁻⁴ on large
+/// tables stay readable beside errors near 1).
+fn significant(x: f64) -> String {
+    let decimals = if x > 0.0 && x.is_finite() {
+        (2 - x.log10().floor() as i64).clamp(4, 12) as usize
+    } else {
+        4
+    };
+    format!("{x:.decimals$}")
 }
 
 fn key(r: &RealRecord) -> (String, String, String, String, f64) {
