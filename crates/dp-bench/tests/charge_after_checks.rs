@@ -115,7 +115,7 @@ type Case<'a> = (
 fn other_public_failures_found_by_extreme_settings_are_refused_uncharged() {
     let eps = ["--epsilon", "30"];
     let rho = ["--rho", "450"];
-    let cases: [Case; 17] = [
+    let cases: [Case; 18] = [
         (
             "coarse-titanic",
             &rho,
@@ -247,6 +247,16 @@ fn other_public_failures_found_by_extreme_settings_are_refused_uncharged() {
             "boosting",
             &["--rho", "1", "--rounds", "1000000000"],
             "invalid parameter rounds = 1000000000: boosting runs at most 65536 rounds",
+        ),
+        // adaptive-projection's opening (1-ways, direct measurements, checks) would take all
+        // of ρ with 2 rounds per attribute: it used to overrun the budget part-way through
+        (
+            "adaptive-few-rounds",
+            &rho,
+            "nltcs",
+            "adaptive-projection",
+            &["--rho", "1", "--rounds", "2"],
+            "invalid parameter rounds_per_attribute = 2: must be at least 5",
         ),
         // rounds within the limit whose synopses exceed --max-memory-mib
         (

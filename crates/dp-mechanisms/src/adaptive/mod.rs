@@ -319,6 +319,37 @@ impl AdaptiveProjectionParams {
                 "must lie in [0, 1)",
             );
         }
+        // the 1-way tables take α/r of ρ (d tables at αρ/(r·d) each), the direct phase and
+        // the checks together at most max(β, γ) (each workload table gets one of the two, at
+        // βρ/k or γρ/k): what is left must be positive, or the opening would overrun the
+        // budget part-way through a release
+        let (alpha, share) = (
+            self.measurement_share,
+            self.direct_share.max(self.check_share),
+        );
+        let leaves_rounds = |r: usize| alpha / r as f64 + share < 1.0 - 1e-9;
+        if !leaves_rounds(self.rounds_per_attribute) {
+            let reason = format!(
+                "the opening would take {} of ρ and leave nothing for the rounds: the 1-way \
+                 tables take measurement_share / rounds_per_attribute = {}, the direct \
+                 measurements and checks up to max(direct_share, check_share) = {share}",
+                alpha / self.rounds_per_attribute as f64 + share,
+                alpha / self.rounds_per_attribute as f64,
+            );
+            // blame what the user changed: the rounds if the shares fit with many rounds
+            return if share + 1e-9 < 1.0 - alpha / 16.0 {
+                let least = (alpha / (1.0 - 1e-9 - share)).floor() as usize + 1;
+                bad(
+                    "rounds_per_attribute",
+                    self.rounds_per_attribute.to_string(),
+                    &format!("must be at least {least} with these shares ({reason})"),
+                )
+            } else if self.direct_share >= self.check_share {
+                bad("direct_share", self.direct_share.to_string(), &reason)
+            } else {
+                bad("check_share", self.check_share.to_string(), &reason)
+            };
+        }
         if !(self.check_resolution.is_finite() && self.check_resolution >= 0.0) {
             return bad(
                 "check_resolution",
@@ -1416,6 +1447,67 @@ mod tests {
 
     fn domain() -> Domain {
         Domain::new(vec![("a".into(), 2), ("b".into(), 3), ("c".into(), 4)]).unwrap()
+    }
+
+    /// The opening (1-ways at α/r of ρ, then at most max(β, γ)) must leave budget for the
+    /// rounds: refused before any release on both sides of the line, not part-way through
+    /// (a direct share of 0.95 overran ρ on acs at its 64th table).
+    #[test]
+    fn an_opening_that_overruns_the_budget_is_refused_by_check() {
+        let budget = PrivacyLoss::approx(1.0, 1e-9).unwrap();
+        let base = AdaptiveProjectionParams::new(budget);
+        // defaults: α = 0.9, r = 16 → 1-ways 0.05625
+        assert!(base.clone().direct(0.94, 0.5).check().is_ok());
+        let err = base.clone().direct(0.95, 0.5).check().unwrap_err();
+        assert!(
+            matches!(
+                err,
+                MechanismError::InvalidParameter {
+                    name: "direct_share",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        let err = base.clone().check_share(0.95).check().unwrap_err();
+        assert!(
+            matches!(
+                err,
+                MechanismError::InvalidParameter {
+                    name: "check_share",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        // one round per attribute: the 1-ways alone take 0.9 of ρ
+        let mut few = base.clone();
+        few.rounds_per_attribute = 1;
+        assert!(
+            few.clone()
+                .direct(0.05, 0.5)
+                .check_share(0.05)
+                .check()
+                .is_ok()
+        );
+        let err = few.direct(0.8, 0.5).check().unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                MechanismError::InvalidParameter {
+                    name: "rounds_per_attribute",
+                    reason,
+                    ..
+                } if reason.starts_with("must be at least 5 ")
+            ),
+            "{err}"
+        );
+        // at least 5: 0.9/5 + 0.8 = 0.98
+        let mut five = base.clone();
+        five.rounds_per_attribute = 5;
+        assert!(five.check().is_ok());
+        five.rounds_per_attribute = 4;
+        assert!(five.check().is_err());
     }
 
     #[test]
