@@ -123,7 +123,7 @@ fn prediction(path: &Path, answers: usize) -> Result<Option<Prediction>> {
 /// `--attributes`) over `domain`, the domain of the data it is scored against; a note on
 /// stderr when it holds integer codes (`io::synthetic`, "Reading it back").
 fn read_synthetic(args: &EvalArgs, path: &Path, domain: &Domain) -> Result<WeightedRecords> {
-    let schema = args.data.public_schema()?;
+    let schema = args.data.spec().public_schema()?;
     if schema.domain() != domain {
         return Err(BenchError::Usage(format!(
             "the schema's attributes ({}) are not those of the data ({})",

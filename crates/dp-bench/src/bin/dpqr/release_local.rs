@@ -15,7 +15,7 @@ use dp_local::{LocalProtocol, LocalSettings};
 use dp_queries::{AnyWorkload, Workload};
 use std::path::Path;
 
-use crate::release::{PostArg, ReleaseArgs, release_inputs, release_outputs};
+use crate::release::{PostArg, ReleaseArgs};
 
 fn refuse(name: &str, what: &str) -> BenchError {
     BenchError::Usage(format!(
@@ -80,9 +80,10 @@ pub(crate) fn release_local(args: &ReleaseArgs, spec: &LocalMechanismSpec) -> Re
             ),
         ));
     }
-    args.data.check_attributes()?;
+    let request = args.request();
+    request.data.check_attributes()?;
     let workload = AnyWorkload::parse_spec(
-        &args.data.public_domain()?,
+        &request.data.public_domain()?,
         &args.workload,
         args.workload_seed,
     )?;
@@ -95,8 +96,8 @@ pub(crate) fn release_local(args: &ReleaseArgs, spec: &LocalMechanismSpec) -> Re
     // the universe spans the attributes the workload touches, not the whole table
     let attrs = marginals.touched_attributes();
     let sub = marginals.on_attributes(&attrs)?;
-    let outputs = release_outputs(args);
-    let inputs = release_inputs(args);
+    let outputs = request.outputs.list();
+    let inputs = request.inputs();
     let inputs: Vec<(&str, &Path)> = inputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
     output::check_outputs(&outputs, &inputs)?;
     let guarantee = format!(
@@ -116,7 +117,7 @@ pub(crate) fn release_local(args: &ReleaseArgs, spec: &LocalMechanismSpec) -> Re
         return Ok(());
     }
     let protocol = LocalProtocol::new(spec.kind, epsilon, LocalSettings::default())?;
-    let data = args.data.load(false)?;
+    let data = request.data.load(false)?;
     let names: Vec<&str> = attrs.iter().map(|&a| data.domain().name(a)).collect();
     let data = data.select_attributes(&names)?;
     let mut rng = match args.seed {
