@@ -91,7 +91,7 @@ fn a_library_release_equals_the_cli_release() {
         req.settings = settings;
         let released = match pipeline::release(&req, &Silent).unwrap() {
             Outcome::Released(r) => r,
-            Outcome::DryRun { .. } => panic!("not a dry run"),
+            _ => panic!("{mechanism}: not a central release"),
         };
         assert_eq!(released.plan.source(), SourceKind::Records);
         let (out, report) = (d.join("cli.csv"), d.join("cli.json"));
@@ -248,8 +248,58 @@ fn a_dry_run_reads_no_data_and_records_nothing() {
             assert_eq!(plan.workload().num_queries(), 6);
             assert!(ledger_dataset.is_some());
         }
-        Outcome::Released(_) => panic!("a dry run released"),
+        _ => panic!("not a central dry run"),
     }
     assert_eq!(read(&ledger), before);
     assert!(!d.join("lib.csv").exists());
+}
+
+#[test]
+fn a_local_release_takes_the_same_pipeline_and_equals_the_cli() {
+    let d = fresh_dir("pipeline", "local");
+    let mut req = request(&d, "local-projection", epsilon(2.0));
+    req.outputs.report = None;
+    let released = match pipeline::release(&req, &Silent).unwrap() {
+        Outcome::LocalReleased { plan, released } => {
+            assert_eq!(
+                plan.guarantee(),
+                "local-projection: local ε-DP with ε = 2 (any two inputs of one client)"
+            );
+            released
+        }
+        _ => panic!("not a local release"),
+    };
+    assert!(released.clients > 0);
+    let out = d.join("cli.csv");
+    let o = run(&[
+        "release",
+        "--dataset",
+        "nltcs",
+        "--workload",
+        "random-2way:6",
+        "--workload-seed",
+        "3",
+        "--mechanism",
+        "local-projection",
+        "--epsilon",
+        "2",
+        "--seed",
+        "11",
+        "--quiet",
+        "--out",
+        s(&out),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(read(&d.join("lib.csv")), read(&out));
+    // the central options are refused before anything is read
+    let mut charged = request(&d, "local-projection", epsilon(2.0));
+    charged.ledger = Some(LedgerTarget {
+        path: d.join("L.json"),
+        dataset: None,
+    });
+    let e = pipeline::release(&charged, &Silent)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("without --ledger"), "{e}");
 }

@@ -19,7 +19,8 @@
 //! 5. **write** ([`Plan::write`]): the answers, the report and the synthetic records, each
 //!    to a temporary file first, renamed into place only when all are complete.
 //!
-//! [`release`] runs them all. What the caller shows on the way (progress, warnings, the
+//! [`release`] runs them all. The local-model mechanisms take the same stages without the
+//! ledger ([`LocalPlan`]). What the caller shows on the way (progress, warnings, the
 //! ledger's record) and how outputs are created and committed (so that an interrupted
 //! release can say what it wrote) go through [`ReleaseEvents`]; the `dpqr` program
 //! implements it with its spinner and its signal handling, and prints the [`Outcome`].
@@ -28,9 +29,11 @@
 //! reports through [`ReleaseEvents`] is the true n or derived from it.
 
 mod engine;
+mod local;
 mod source;
 
 pub use engine::{Engine, EngineChoice};
+pub use local::{LocalPlan, LocalReleased};
 pub use source::{DataSpec, PrivateInput, refuse_weighted};
 
 use crate::catalogue::{self, BuildOptions, MechanismSpec};
@@ -304,6 +307,15 @@ pub enum Outcome<'r> {
     },
     /// A release: charged (with a ledger), run and written.
     Released(Box<Released<'r>>),
+    /// A dry run of a local-model mechanism: nothing read or written.
+    LocalDryRun(Box<LocalPlan<'r>>),
+    /// A release of a local-model mechanism: run and written (never charged to a ledger).
+    LocalReleased {
+        /// The checked release.
+        plan: Box<LocalPlan<'r>>,
+        /// What it released.
+        released: Box<LocalReleased>,
+    },
 }
 
 /// A completed release.
@@ -318,6 +330,17 @@ pub struct Released<'r> {
 
 /// Run every stage of the release `request` (see the module documentation).
 pub fn release<'r>(request: &'r ReleaseRequest, events: &dyn ReleaseEvents) -> Result<Outcome<'r>> {
+    if let Some(spec) = catalogue::find_local(&request.mechanism) {
+        let plan = LocalPlan::validate(request, spec)?;
+        if request.dry_run {
+            return Ok(Outcome::LocalDryRun(Box::new(plan)));
+        }
+        let released = plan.run(events)?;
+        return Ok(Outcome::LocalReleased {
+            plan: Box::new(plan),
+            released: Box::new(released),
+        });
+    }
     let plan = Plan::validate(request, events)?;
     let mut ledger = plan.open_ledger(events)?;
     if request.dry_run {

@@ -3,8 +3,6 @@
 //! signal handling ([`CliEvents`]), and its outcome printed.
 
 use clap::{Args, ValueEnum};
-use dp_bench::Result;
-use dp_bench::catalogue;
 use dp_bench::io::ledger_file;
 use dp_bench::io::output::{self, AtomicFile};
 use dp_bench::io::synthetic::weight_column;
@@ -13,6 +11,7 @@ use dp_bench::pipeline::{
     ReleaseEvents, ReleaseOutputs, ReleaseRequest, Released, RoundProgress, describe_workload,
 };
 use dp_bench::registry::BudgetArgs;
+use dp_bench::{Result, quoted};
 use dp_core::{Neighbouring, Num, ProgressSink};
 use dp_mechanisms::{Mechanism, Normaliser, PostProcessing};
 use dp_queries::{AnyWorkload, Workload};
@@ -251,9 +250,6 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
         &request.outputs.list(),
         request.ledger.as_ref().map(|l| l.path.as_path()),
     );
-    if let Some(local) = catalogue::find_local(&args.mechanism) {
-        return crate::release_local::release_local(args, local);
-    }
     let pb = spinner(args.quiet);
     crate::interrupt::set_progress(&pb);
     let events = CliEvents {
@@ -278,6 +274,32 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
         Outcome::Released(released) => {
             pb.finish_and_clear();
             summary(&released);
+            Ok(())
+        }
+        Outcome::LocalDryRun(plan) => {
+            pb.finish_and_clear();
+            let workload = plan.workload();
+            outln!("dry run: nothing read, nothing written");
+            outln!("privacy: {}", plan.guarantee());
+            outln!(
+                "workload: {} marginals, {} counting queries over {} attributes; one simulated \
+                 client per record",
+                workload.len(),
+                workload.num_queries(),
+                plan.attributes()
+            );
+            Ok(())
+        }
+        Outcome::LocalReleased { plan, released } => {
+            pb.finish_and_clear();
+            outln!("privacy spent: {}", plan.guarantee());
+            outln!(
+                "{} clients (one per record), {} message(s) per client; not recorded in any \
+                 ledger (a local ε is accounted per client)",
+                released.clients,
+                released.release.guarantee.messages_per_client
+            );
+            outln!("wrote {}", quoted(&args.out.display().to_string()));
             Ok(())
         }
     }
