@@ -77,7 +77,7 @@ pub fn uniform_class_answers(workload: &dyn Workload) -> Option<Vec<f64>> {
 /// The largest, mean and root-mean-square absolute error of `answers` against `truth`.
 pub fn absolute_errors(answers: &[f64], truth: &[f64]) -> Result<[f64; 3]> {
     if answers.len() != truth.len() || answers.is_empty() {
-        return Err(BenchError::Usage(format!(
+        return Err(BenchError::Mismatch(format!(
             "{} answers for {} true answers",
             answers.len(),
             truth.len()
@@ -102,7 +102,7 @@ pub fn weighted_answers(
     weights: &[f64],
 ) -> Result<Vec<f64>> {
     if weights.len() != records.n() {
-        return Err(BenchError::Usage(format!(
+        return Err(BenchError::Mismatch(format!(
             "{} records but {} weights",
             records.n(),
             weights.len()
@@ -169,7 +169,7 @@ pub fn table_errors(
 ) -> Result<Vec<TableError>> {
     let m = workload.num_queries();
     if released.len() != m || truth.len() != m {
-        return Err(BenchError::Usage(format!(
+        return Err(BenchError::Mismatch(format!(
             "{} released and {} true answers for a workload of {m} queries",
             released.len(),
             truth.len()

@@ -505,7 +505,7 @@ where
     run_and_bound_features(runs, alpha, delta, |on_d1, stream| {
         let stats = run(on_d1, stream)?;
         if stats.len() != width {
-            return Err(BenchError::Usage(format!(
+            return Err(BenchError::Mismatch(format!(
                 "audit: a run gave {} statistics, expected {width}",
                 stats.len()
             )));

@@ -136,13 +136,16 @@ fn decode_row(
 pub fn write_synthetic<W: Write>(w: W, synthetic: &SyntheticData, schema: &Schema) -> Result<()> {
     let records = &synthetic.records;
     if records.n() != synthetic.weights.len() {
-        return Err(BenchError::Usage(format!(
+        return Err(BenchError::Mismatch(format!(
             "{} synthetic records but {} weights",
             records.n(),
             synthetic.weights.len()
         )));
     }
-    let io = |e: csv::Error| BenchError::Usage(format!("cannot write the synthetic data: {e}"));
+    let io = |source: csv::Error| BenchError::WriteCsv {
+        what: "the synthetic data",
+        source,
+    };
     let domain = records.domain();
     let columns = schema_columns(domain, schema)?;
     let mut out = csv::Writer::from_writer(w);
@@ -155,8 +158,10 @@ pub fn write_synthetic<W: Write>(w: W, synthetic: &SyntheticData, schema: &Schem
         row.push(Num(*weight).to_string());
         out.write_record(&row).map_err(io)?;
     }
-    out.flush()
-        .map_err(|e| BenchError::Usage(format!("cannot write the synthetic data: {e}")))
+    out.flush().map_err(|e| BenchError::WriteCsv {
+        what: "the synthetic data",
+        source: e.into(),
+    })
 }
 
 /// Write `synthetic` through `schema` to a file, atomically
@@ -577,13 +582,16 @@ pub fn write_expanded<W: Write>(
     schema: &Schema,
 ) -> Result<()> {
     if counts.len() != records.n() {
-        return Err(BenchError::Usage(format!(
+        return Err(BenchError::Mismatch(format!(
             "{} records but {} counts",
             records.n(),
             counts.len()
         )));
     }
-    let io = |e: csv::Error| BenchError::Usage(format!("cannot write the rows: {e}"));
+    let io = |source: csv::Error| BenchError::WriteCsv {
+        what: "the rows",
+        source,
+    };
     let domain = records.domain();
     let columns = schema_columns(domain, schema)?;
     let mut out = csv::Writer::from_writer(w);
@@ -610,8 +618,10 @@ pub fn write_expanded<W: Write>(
             out.write_record(&row).map_err(io)?;
         }
     }
-    out.flush()
-        .map_err(|e| BenchError::Usage(format!("cannot write the rows: {e}")))
+    out.flush().map_err(|e| BenchError::WriteCsv {
+        what: "the rows",
+        source: e.into(),
+    })
 }
 
 #[cfg(test)]

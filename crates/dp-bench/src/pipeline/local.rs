@@ -187,7 +187,10 @@ impl<'r> LocalPlan<'r> {
                     "clients": data.n(),
                     "notes": release.notes,
                 }))
-                .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?,
+                .map_err(|source| BenchError::Encode {
+                    what: "report",
+                    source,
+                })?,
             )),
         };
         let mut files = Vec::with_capacity(2);

@@ -739,8 +739,11 @@ impl<'r> Plan<'r> {
     fn report(&self, release: &Release, n: usize) -> Result<String> {
         // no timings: a release's diagnostics are functions of public inputs and of its
         // privatized transcript only (dp_mechanisms::Diagnostics)
-        let diagnostics = serde_json::to_value(&release.diagnostics)
-            .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
+        let diagnostics =
+            serde_json::to_value(&release.diagnostics).map_err(|source| BenchError::Encode {
+                what: "report",
+                source,
+            })?;
         let mut report = serde_json::json!({
             "certificate": release.certificate,
             "statement": release.certificate.statement(),
@@ -764,8 +767,10 @@ impl<'r> Plan<'r> {
         {
             r.insert("n".into(), n.into());
         }
-        serde_json::to_string_pretty(&report)
-            .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))
+        serde_json::to_string_pretty(&report).map_err(|source| BenchError::Encode {
+            what: "report",
+            source,
+        })
     }
 
     /// Stage 5: write the outputs of `release` (made from `n` records). Every output is

@@ -218,8 +218,7 @@ impl DataSpec {
 
 /// A count of records from a file as a `usize`.
 pub(crate) fn row_count(rows: u64) -> Result<usize> {
-    usize::try_from(rows)
-        .map_err(|_| BenchError::Usage("more records than this machine can count".into()))
+    usize::try_from(rows).map_err(|_| BenchError::TooManyRecords)
 }
 
 /// The streaming count of a Parquet file (`dp_queries::count_parquet_streaming`; refused by a

@@ -208,8 +208,10 @@ pub(crate) fn eval(args: &EvalArgs) -> Result<()> {
         if let (Some(obj), Some(p)) = (report.as_object_mut(), &predicted) {
             let value = match p {
                 Some(p) => {
-                    let mut v = serde_json::to_value(p)
-                        .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
+                    let mut v = serde_json::to_value(p).map_err(|source| BenchError::Encode {
+                        what: "report",
+                        source,
+                    })?;
                     if let Some(o) = v.as_object_mut() {
                         o.insert("within".into(), p.contains(scored.overall.mean_abs).into());
                     }
@@ -219,8 +221,10 @@ pub(crate) fn eval(args: &EvalArgs) -> Result<()> {
             };
             obj.insert("prediction".into(), value);
         }
-        let text = serde_json::to_string(&report)
-            .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
+        let text = serde_json::to_string(&report).map_err(|source| BenchError::Encode {
+            what: "report",
+            source,
+        })?;
         outln!("{text}");
         return Ok(());
     }
@@ -383,8 +387,10 @@ fn eval_queries(args: &EvalArgs, data: &WeightedData, workload: &AnyWorkload) ->
                 },
             );
         }
-        let text = serde_json::to_string(&report)
-            .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
+        let text = serde_json::to_string(&report).map_err(|source| BenchError::Encode {
+            what: "report",
+            source,
+        })?;
         outln!("{text}");
         return Ok(());
     }
