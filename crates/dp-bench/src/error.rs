@@ -78,6 +78,14 @@ pub enum BenchError {
         /// Why it cannot be written.
         why: String,
     },
+    /// A file given as the report of a release (`dpqr eval --report`) that is not one.
+    #[error("{file}: not a release report of `dpqr release --report`: {why}")]
+    ReportFile {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        why: String,
+    },
     /// A file holding more records than this machine's `usize` can count.
     #[error("more records than this machine can count")]
     TooManyRecords,

@@ -28,7 +28,7 @@ pub fn class_answers(
     weights: Option<&[f64]>,
 ) -> Result<Vec<f64>> {
     if records.domain() != workload.domain() {
-        return Err(BenchError::Usage(
+        return Err(BenchError::Mismatch(
             "the records and the workload are over different attributes".into(),
         ));
     }
@@ -109,7 +109,7 @@ pub fn weighted_answers(
         )));
     }
     if records.domain() != workload.domain() {
-        return Err(BenchError::Usage(
+        return Err(BenchError::Mismatch(
             "the records and the workload are over different attributes".into(),
         ));
     }

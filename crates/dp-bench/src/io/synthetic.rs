@@ -89,15 +89,16 @@ fn schema_columns(domain: &Domain, schema: &Schema) -> Result<Vec<usize>> {
     let mut columns = Vec::with_capacity(domain.len());
     for (name, &size) in domain.names().zip(domain.sizes()) {
         let j = schema.domain().index_of(name).map_err(|_| {
-            BenchError::Usage(format!(
+            BenchError::Mismatch(format!(
                 "the records' attribute {} is not in the schema they are written through",
                 quoted(name)
             ))
         })?;
         let expected = schema.domain().size(j);
         if expected != size {
-            return Err(BenchError::Usage(format!(
-                "the records' attribute {} has {size} codes but {expected} in the schema                  they are written through",
+            return Err(BenchError::Mismatch(format!(
+                "the records' attribute {} has {size} codes but {expected} in the schema \
+                 they are written through",
                 quoted(name)
             )));
         }
@@ -119,7 +120,7 @@ fn decode_row(
     for (a, &j) in columns.iter().enumerate() {
         let code = records.column(a)[r];
         let field = schema.decode(j, code).ok_or_else(|| {
-            BenchError::Usage(format!(
+            BenchError::Mismatch(format!(
                 "record {r}: code {code} of attribute {} has no value in the schema",
                 quoted(records.domain().names().nth(a).unwrap_or_default())
             ))

@@ -786,7 +786,7 @@ impl<'r> Plan<'r> {
             (None, _, _) => None,
             (Some(path), Some(synthetic), Some(schema)) => Some((path, synthetic, schema)),
             (Some(_), _, _) => {
-                return Err(BenchError::Usage(format!(
+                return Err(BenchError::Mismatch(format!(
                     "{} returned no synthetic data; nothing was written",
                     self.mechanism.name()
                 )));

@@ -78,11 +78,9 @@ fn score(workload: &MarginalWorkload, answers: &[f64], truth: &[f64]) -> Result<
 /// release has none (no noise description: not an answer-perturbation mechanism).
 fn prediction(path: &Path, answers: usize) -> Result<Option<Prediction>> {
     let bytes = read_maybe_compressed(path)?;
-    let bad = |why: String| {
-        BenchError::Usage(format!(
-            "{}: not a release report of `dpqr release --report`: {why}",
-            path.display()
-        ))
+    let bad = |why: String| BenchError::ReportFile {
+        file: path.display().to_string(),
+        why,
     };
     let report: serde_json::Value =
         serde_json::from_slice(&bytes).map_err(|e| bad(format!("not valid JSON ({e})")))?;
