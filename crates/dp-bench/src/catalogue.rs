@@ -427,9 +427,58 @@ impl MechanismSpec {
         serde_json::Value::Object(map)
     }
 
+    /// `Ok` if the entry is stated for `relation`; otherwise an error naming the relations
+    /// it is stated for and the flag that selects them.
+    pub fn check_relation(&self, relation: Neighbouring) -> Result<()> {
+        if self.supports(relation) {
+            return Ok(());
+        }
+        Err(BenchError::Usage(format!(
+            "{} is stated for {} neighbours only ({}): give --neighbouring {}",
+            self.name,
+            self.relation_list(),
+            self.relations_note,
+            self.relations
+                .iter()
+                .map(|r| neighbouring_flag(*r))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        )))
+    }
+
+    /// `Ok` if the entry applies `post` (no post-processing is always accepted).
+    pub fn check_post(&self, post: PostProcessing) -> Result<()> {
+        if post == PostProcessing::None || self.post_processing {
+            return Ok(());
+        }
+        Err(BenchError::Usage(format!(
+            "{} does not apply --post (only the answer-perturbation baselines, gaussian and \
+             laplace, do): drop --post rather than expect it to take effect",
+            self.name
+        )))
+    }
+
+    /// Every check of [`Self::build`] before its builder runs.
+    fn check_build(
+        &self,
+        budget: PrivacyLoss,
+        relation: Neighbouring,
+        post: PostProcessing,
+        options: &BuildOptions,
+    ) -> Result<()> {
+        let kind = BudgetKind::of(&budget);
+        if !self.accepts(kind) {
+            return Err(self.budget_refused(Some(kind)));
+        }
+        self.check_relation(relation)?;
+        self.check_settings(&options.settings)?;
+        self.check_post(post)
+    }
+
     /// Build the mechanism. Refuses, before the builder runs, a budget of a kind the entry
-    /// does not list, a relation it is not stated for and a setting it does not take
-    /// ([`Self::check_settings`]), with errors that say what to give instead.
+    /// does not list, a relation it is not stated for, a setting it does not take
+    /// ([`Self::check_settings`]) and a post-processing it does not apply, with errors that
+    /// say what to give instead.
     pub fn build(
         &self,
         budget: PrivacyLoss,
@@ -437,31 +486,7 @@ impl MechanismSpec {
         post: PostProcessing,
         options: &BuildOptions,
     ) -> Result<Box<dyn Mechanism>> {
-        let kind = BudgetKind::of(&budget);
-        if !self.accepts(kind) {
-            return Err(self.budget_refused(Some(kind)));
-        }
-        if !self.supports(relation) {
-            return Err(BenchError::Usage(format!(
-                "{} is stated for {} neighbours only ({}): give --neighbouring {}",
-                self.name,
-                self.relation_list(),
-                self.relations_note,
-                self.relations
-                    .iter()
-                    .map(|r| neighbouring_flag(*r))
-                    .collect::<Vec<_>>()
-                    .join(" or ")
-            )));
-        }
-        self.check_settings(&options.settings)?;
-        if post != PostProcessing::None && !self.post_processing {
-            return Err(BenchError::Usage(format!(
-                "{} does not apply --post (only the answer-perturbation baselines, gaussian and \
-                 laplace, do): drop --post rather than expect it to take effect",
-                self.name
-            )));
-        }
+        self.check_build(budget, relation, post, options)?;
         (self.builder)(budget, relation, post, options)
     }
 
@@ -493,10 +518,7 @@ impl MechanismSpec {
     }
 
     /// The mechanism for a workload chosen at run time: the same checks as
-    /// [`Self::build`]; a marginal-only mechanism is wrapped so that it runs over the
-    /// attributes the workload touches when it enumerates a universe
-    /// ([`dp_mechanisms::OnWorkloadAttributes`]) and refuses other classes
-    /// ([`dp_mechanisms::ForQueryClasses`]).
+    /// [`Self::build`], then [`Self::assemble_any`].
     pub fn build_any(
         &self,
         budget: PrivacyLoss,
@@ -504,10 +526,28 @@ impl MechanismSpec {
         post: PostProcessing,
         options: &BuildOptions,
     ) -> Result<Box<dyn Mechanism<AnyWorkload>>> {
-        let marginal = self.build(budget, relation, post, options)?;
+        self.check_build(budget, relation, post, options)?;
+        self.assemble_any(budget, relation, post, options)
+    }
+
+    /// The mechanism for a workload chosen at run time, built once, for a caller that has
+    /// made [`Self::build`]'s checks (the release pipeline makes each once, in its own
+    /// order): a multi-class entry's own builder; a marginal-only mechanism wrapped so that
+    /// it runs over the attributes the workload touches when it enumerates a universe
+    /// ([`dp_mechanisms::OnWorkloadAttributes`]) and refuses other classes
+    /// ([`dp_mechanisms::ForQueryClasses`]). Crate-private: every caller outside the
+    /// pipeline goes through [`Self::build_any`].
+    pub(crate) fn assemble_any(
+        &self,
+        budget: PrivacyLoss,
+        relation: Neighbouring,
+        post: PostProcessing,
+        options: &BuildOptions,
+    ) -> Result<Box<dyn Mechanism<AnyWorkload>>> {
         match self.query_classes {
             QueryClasses::Several { build, .. } => build(budget, relation, post, options),
             QueryClasses::MarginalsOnly => {
+                let marginal = (self.builder)(budget, relation, post, options)?;
                 let inner: Box<dyn Mechanism> = if marginal.works_over_a_universe() {
                     Box::new(OnWorkloadAttributes::new(marginal))
                 } else {

@@ -27,9 +27,79 @@ pub enum BenchError {
         /// The cause.
         source: std::io::Error,
     },
-    /// A malformed answers file, experiment file or command-line combination.
+    /// A command-line argument or combination of arguments that cannot be used, refused
+    /// before anything is read, recorded or written; the message says what to give instead.
     #[error("{0}")]
     Usage(String),
+    /// A value that could not be encoded as JSON (a report, the ledger, a list).
+    #[error("cannot encode {what}: {source}")]
+    Encode {
+        /// What was being encoded, e.g. `report`.
+        what: &'static str,
+        /// The cause.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A CSV output (answers, synthetic records, rows) that could not be written.
+    #[error("cannot write {what}: {source}")]
+    WriteCsv {
+        /// What was being written, e.g. `the answers`.
+        what: &'static str,
+        /// The cause.
+        #[source]
+        source: csv::Error,
+    },
+    /// A file that is not a readable budget ledger, or whose contents contradict each other.
+    #[error("{file}: {message}")]
+    LedgerFormat {
+        /// The ledger file.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A `--ledger` path where no ledger exists.
+    #[error("no ledger at {0}; create one with `dpqr ledger init {0} --epsilon …`")]
+    NoLedger(String),
+    /// A ledger file that `dpqr ledger init` refuses to overwrite.
+    #[error("{0}: a ledger already exists; refusing to overwrite it")]
+    LedgerExists(String),
+    /// A file that exists where a command refuses to overwrite one (`dpqr ledger init`, a
+    /// no-clobber output).
+    #[error("{0} already exists; refusing to overwrite it")]
+    AlreadyExists(String),
+    /// An output path that cannot be written, checked before anything is read
+    /// ([`crate::io::output::check_outputs`]).
+    #[error("{flag} {path}: {why}; nothing was read, recorded or written")]
+    BadOutput {
+        /// The output's flag, e.g. `--out`.
+        flag: String,
+        /// The path.
+        path: String,
+        /// Why it cannot be written.
+        why: String,
+    },
+    /// A file given as the report of a release (`dpqr eval --report`) that is not one.
+    #[error("{file}: not a release report of `dpqr release --report`: {why}")]
+    ReportFile {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// A file holding more records than this machine's `usize` can count.
+    #[error("more records than this machine can count")]
+    TooManyRecords,
+    /// Two values a caller passed that must agree and do not (lengths of answers and
+    /// queries, records and weights): a broken invariant of the caller, not user input.
+    #[error("{0}")]
+    Mismatch(String),
+    /// A numerical routine of the audit's statistics that failed or was given arguments
+    /// outside its domain.
+    #[error("{0}")]
+    Statistics(String),
+    /// A benchmark's own consistency check failed (e.g. two counting paths disagree).
+    #[error("{0}")]
+    BenchCheck(String),
     /// A mechanism that failed after its spend was recorded in the budget ledger
     /// ([`crate::io::ledger_file::release_charged`]): the spend stays charged, since noise may
     /// already have been drawn (a failed release gets no free retry).

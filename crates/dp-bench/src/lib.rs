@@ -10,6 +10,7 @@
 //! | room | what |
 //! |---|---|
 //! | `src/bin/dpqr/` | the `dpqr` program: one file per subcommand (`release.rs` with its dry run, `eval.rs`, `audit.rs`, `mechanisms.rs`, `ledger.rs`, `schema.rs`), the shared data flags in `data.rs` |
+//! | [`pipeline`] | one release from a [`pipeline::ReleaseRequest`] (the arguments of `dpqr release` as plain data): validate every argument once → ledger check → count from the chosen source (memory, stream, engine) → charge and run → write the outputs |
 //! | [`catalogue`] | one entry per mechanism: description, guarantee, budgets, relations, limits, builder, audit settings |
 //! | [`registry`] | mechanisms by name (through the catalogue); command-line budget flags → privacy loss |
 //! | [`settings`] | mechanism settings given on the command line (`--rounds`, `--eta`, …): kinds, values, range checks |
@@ -28,6 +29,7 @@ pub mod catalogue;
 pub mod error;
 pub mod experiments;
 pub mod io;
+pub mod pipeline;
 pub mod registry;
 pub mod scoring;
 pub mod settings;

@@ -74,7 +74,12 @@ impl BudgetArgs {
     /// lists that kind (e.g. Gaussian takes `--rho` or `--epsilon` with `--delta`, Laplace
     /// `--epsilon` alone).
     pub fn to_loss(&self, mechanism: &str) -> Result<PrivacyLoss> {
-        let spec = catalogue::spec(mechanism)?;
+        self.loss_for(catalogue::spec(mechanism)?)
+    }
+
+    /// [`Self::to_loss`] for the catalogue entry `spec`: the one check of the budget's kind
+    /// against the entry.
+    pub fn loss_for(&self, spec: &MechanismSpec) -> Result<PrivacyLoss> {
         self.check_values()?;
         let (kind, loss) = match (self.epsilon, self.delta, self.rho) {
             (Some(e), None, None) => (BudgetKind::Pure, PrivacyLoss::pure(e)),

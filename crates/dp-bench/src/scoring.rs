@@ -28,7 +28,7 @@ pub fn class_answers(
     weights: Option<&[f64]>,
 ) -> Result<Vec<f64>> {
     if records.domain() != workload.domain() {
-        return Err(BenchError::Usage(
+        return Err(BenchError::Mismatch(
             "the records and the workload are over different attributes".into(),
         ));
     }
@@ -77,7 +77,7 @@ pub fn uniform_class_answers(workload: &dyn Workload) -> Option<Vec<f64>> {
 /// The largest, mean and root-mean-square absolute error of `answers` against `truth`.
 pub fn absolute_errors(answers: &[f64], truth: &[f64]) -> Result<[f64; 3]> {
     if answers.len() != truth.len() || answers.is_empty() {
-        return Err(BenchError::Usage(format!(
+        return Err(BenchError::Mismatch(format!(
             "{} answers for {} true answers",
             answers.len(),
             truth.len()
@@ -102,14 +102,14 @@ pub fn weighted_answers(
     weights: &[f64],
 ) -> Result<Vec<f64>> {
     if weights.len() != records.n() {
-        return Err(BenchError::Usage(format!(
+        return Err(BenchError::Mismatch(format!(
             "{} records but {} weights",
             records.n(),
             weights.len()
         )));
     }
     if records.domain() != workload.domain() {
-        return Err(BenchError::Usage(
+        return Err(BenchError::Mismatch(
             "the records and the workload are over different attributes".into(),
         ));
     }
@@ -169,7 +169,7 @@ pub fn table_errors(
 ) -> Result<Vec<TableError>> {
     let m = workload.num_queries();
     if released.len() != m || truth.len() != m {
-        return Err(BenchError::Usage(format!(
+        return Err(BenchError::Mismatch(format!(
             "{} released and {} true answers for a workload of {m} queries",
             released.len(),
             truth.len()

@@ -223,7 +223,7 @@ impl AuditPair {
     /// workload's.
     pub fn new(d1: Dataset, d2: Dataset, workload: MarginalWorkload) -> Result<AuditPair> {
         if d1.domain() != workload.domain() || d2.domain() != workload.domain() {
-            return Err(BenchError::Usage(
+            return Err(BenchError::Mismatch(
                 "audit pair: the datasets must have the workload's domain".into(),
             ));
         }
@@ -333,7 +333,7 @@ impl AuditPair {
             }
         }
         let Some((_, _, d1, d2, direction)) = best else {
-            return Err(BenchError::Usage("audit pair: empty universe".into()));
+            return Err(BenchError::Mismatch("audit pair: empty universe".into()));
         };
         Ok(AuditPair {
             d1,
@@ -399,7 +399,7 @@ pub fn audit_with(
     )?;
     let claimed = honest.certificate();
     if claimed.neighbouring != config.neighbouring {
-        return Err(BenchError::Usage(format!(
+        return Err(BenchError::Mismatch(format!(
             "{name} declares {} neighbours, not {}",
             claimed.neighbouring, config.neighbouring
         )));
@@ -505,7 +505,7 @@ where
     run_and_bound_features(runs, alpha, delta, |on_d1, stream| {
         let stats = run(on_d1, stream)?;
         if stats.len() != width {
-            return Err(BenchError::Usage(format!(
+            return Err(BenchError::Mismatch(format!(
                 "audit: a run gave {} statistics, expected {width}",
                 stats.len()
             )));

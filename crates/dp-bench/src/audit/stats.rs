@@ -72,7 +72,7 @@ fn beta_continued_fraction(a: f64, b: f64, x: f64) -> Result<f64> {
             return Ok(f);
         }
     }
-    Err(BenchError::Usage(format!(
+    Err(BenchError::Statistics(format!(
         "incomplete beta continued fraction did not converge (a = {a}, b = {b}, x = {x})"
     )))
 }
@@ -80,7 +80,7 @@ fn beta_continued_fraction(a: f64, b: f64, x: f64) -> Result<f64> {
 /// The regularized incomplete beta function I_x(a, b) for a, b > 0 and x ∈ [0, 1].
 pub fn regularized_incomplete_beta(a: f64, b: f64, x: f64) -> Result<f64> {
     if !(a > 0.0 && b > 0.0 && a.is_finite() && b.is_finite() && (0.0..=1.0).contains(&x)) {
-        return Err(BenchError::Usage(format!(
+        return Err(BenchError::Statistics(format!(
             "incomplete beta needs a, b > 0 and 0 ≤ x ≤ 1 (a = {a}, b = {b}, x = {x})"
         )));
     }
@@ -101,7 +101,7 @@ pub fn regularized_incomplete_beta(a: f64, b: f64, x: f64) -> Result<f64> {
 /// The `x` with `I_x(a, b) = target` (a beta quantile), by bisection to 1e-15 absolute.
 pub fn inverse_regularized_incomplete_beta(a: f64, b: f64, target: f64) -> Result<f64> {
     if !(0.0..=1.0).contains(&target) {
-        return Err(BenchError::Usage(format!(
+        return Err(BenchError::Statistics(format!(
             "beta quantile level {target} is not in [0, 1]"
         )));
     }
@@ -143,7 +143,7 @@ pub fn clopper_pearson_upper(k: u64, n: u64, a: f64) -> Result<f64> {
 
 fn check_counts(k: u64, n: u64, a: f64) -> Result<()> {
     if n == 0 || k > n || !(a > 0.0 && a < 1.0) {
-        return Err(BenchError::Usage(format!(
+        return Err(BenchError::Statistics(format!(
             "Clopper–Pearson bound needs 0 ≤ k ≤ n, n ≥ 1 and 0 < a < 1 (k = {k}, n = {n}, a = {a})"
         )));
     }

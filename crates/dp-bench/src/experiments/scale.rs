@@ -269,8 +269,7 @@ pub fn release_from_counts(counts: Vec<i64>, n: u64, workload: &MarginalWorkload
     })
     .post_processing(PostProcessing::SimplexProjection)
     .check()?;
-    let n = usize::try_from(n)
-        .map_err(|_| crate::BenchError::Usage("more records than this machine can count".into()))?;
+    let n = usize::try_from(n).map_err(|_| crate::BenchError::TooManyRecords)?;
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(1);
     let release = mechanism.release_counts(counts, n, workload, &mut rng)?;
     std::hint::black_box(&release);
@@ -288,8 +287,7 @@ pub fn adaptive_from_counts(counts: Vec<i64>, n: u64, workload: &MarginalWorkloa
         delta: 1e-9,
     })
     .check()?;
-    let n = usize::try_from(n)
-        .map_err(|_| crate::BenchError::Usage("more records than this machine can count".into()))?;
+    let n = usize::try_from(n).map_err(|_| crate::BenchError::TooManyRecords)?;
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(1);
     let release = mechanism.release_counts(counts, n, workload, &mut rng)?;
     std::hint::black_box(&release);

@@ -46,7 +46,7 @@ impl EngineRunner {
             if counts == expected {
                 Ok(())
             } else {
-                Err(BenchError::Usage(format!(
+                Err(BenchError::BenchCheck(format!(
                     "the scale bench: {method} counted differently from the native pass"
                 )))
             }
@@ -107,7 +107,7 @@ pub fn ballista_loopback(
         &StreamSettings::default(),
     )?;
     if got.counts != native.counts {
-        return Err(BenchError::Usage(format!(
+        return Err(BenchError::BenchCheck(format!(
             "Ballista counted {dataset} differently from the native pass"
         )));
     }

@@ -56,14 +56,17 @@ pub fn parse_table_label(label: &str) -> Option<Vec<String>> {
 /// Write `answers` (workload order) for `workload` as CSV to `w`.
 pub fn write_answers<W: Write>(w: W, workload: &MarginalWorkload, answers: &[f64]) -> Result<()> {
     if answers.len() != workload.num_queries() {
-        return Err(BenchError::Usage(format!(
+        return Err(BenchError::Mismatch(format!(
             "{} answers for a workload of {} queries",
             answers.len(),
             workload.num_queries()
         )));
     }
     let mut out = csv::Writer::from_writer(w);
-    let io = |e: csv::Error| BenchError::Usage(format!("cannot write the answers: {e}"));
+    let io = |source: csv::Error| BenchError::WriteCsv {
+        what: "the answers",
+        source,
+    };
     out.write_record(["marginal", "cell", "answer"])
         .map_err(io)?;
     let domain = workload.domain();
@@ -84,8 +87,10 @@ pub fn write_answers<W: Write>(w: W, workload: &MarginalWorkload, answers: &[f64
             .map_err(io)?;
         }
     }
-    out.flush()
-        .map_err(|e| BenchError::Usage(format!("cannot write the answers: {e}")))?;
+    out.flush().map_err(|e| BenchError::WriteCsv {
+        what: "the answers",
+        source: e.into(),
+    })?;
     Ok(())
 }
 
@@ -95,14 +100,17 @@ pub fn write_answers<W: Write>(w: W, workload: &MarginalWorkload, answers: &[f64
 /// workload's own ([`Workload::describe_query`], attribute names and codes).
 pub fn write_query_answers<W: Write>(w: W, workload: &dyn Workload, answers: &[f64]) -> Result<()> {
     if answers.len() != workload.num_queries() {
-        return Err(BenchError::Usage(format!(
+        return Err(BenchError::Mismatch(format!(
             "{} answers for a workload of {} queries",
             answers.len(),
             workload.num_queries()
         )));
     }
     let mut out = csv::Writer::from_writer(w);
-    let io = |e: csv::Error| BenchError::Usage(format!("cannot write the answers: {e}"));
+    let io = |source: csv::Error| BenchError::WriteCsv {
+        what: "the answers",
+        source,
+    };
     out.write_record(["query", "class", "description", "answer"])
         .map_err(io)?;
     let class = workload.class().key();
@@ -115,8 +123,10 @@ pub fn write_query_answers<W: Write>(w: W, workload: &dyn Workload, answers: &[f
         ])
         .map_err(io)?;
     }
-    out.flush()
-        .map_err(|e| BenchError::Usage(format!("cannot write the answers: {e}")))?;
+    out.flush().map_err(|e| BenchError::WriteCsv {
+        what: "the answers",
+        source: e.into(),
+    })?;
     Ok(())
 }
 

@@ -245,8 +245,11 @@ impl LedgerFile {
     /// [`LEGACY_FORMAT`] ledger becomes a replace-one ledger whose spends have an unknown
     /// relation.
     pub fn parse(text: &str, file: &str) -> Result<Self> {
-        let bad =
-            |e: serde_json::Error| BenchError::Usage(format!("{file}: not a dpqr ledger: {e}"));
+        let format_error = |message: String| BenchError::LedgerFormat {
+            file: file.to_string(),
+            message,
+        };
+        let bad = |e: serde_json::Error| format_error(format!("not a dpqr ledger: {e}"));
         #[derive(Deserialize)]
         struct Tag {
             format: String,
@@ -268,9 +271,7 @@ impl LedgerFile {
                         })
                         .collect();
                     let restored = Ledger::restore(ledger.budget, Neighbouring::ReplaceOne, spends)
-                        .map_err(|e| {
-                            BenchError::Usage(format!("{file}: dataset {}: {e}", show_name(&key)))
-                        })?;
+                        .map_err(|e| format_error(format!("dataset {}: {e}", show_name(&key))))?;
                     datasets.insert(
                         key,
                         Account {
@@ -287,9 +288,9 @@ impl LedgerFile {
                 }
             }
             other => {
-                return Err(BenchError::Usage(format!(
-                    "{file}: unknown ledger format {} (expected {FORMAT}, \
-                     {PATH_KEYED_FORMAT} or {LEGACY_FORMAT})",
+                return Err(format_error(format!(
+                    "unknown ledger format {} (expected {FORMAT}, {PATH_KEYED_FORMAT} or \
+                     {LEGACY_FORMAT})",
                     show_name(other)
                 )));
             }
@@ -307,9 +308,9 @@ impl LedgerFile {
         for (key, account) in &l.datasets {
             let ledger = &account.ledger;
             if ledger.budget() != l.budget || ledger.neighbouring() != l.neighbouring {
-                return Err(BenchError::Usage(format!(
-                    "{file}: dataset {} has budget {} for {} neighbours but the \
-                     ledger's is {} for {} neighbours",
+                return Err(format_error(format!(
+                    "dataset {} has budget {} for {} neighbours but the ledger's is {} for {} \
+                     neighbours",
                     show_name(key),
                     ledger.budget(),
                     ledger.neighbouring(),
@@ -317,9 +318,9 @@ impl LedgerFile {
                     l.neighbouring
                 )));
             }
-            ledger.spent().map_err(|e| {
-                BenchError::Usage(format!("{file}: dataset {}: {e}", show_name(key)))
-            })?;
+            ledger
+                .spent()
+                .map_err(|e| format_error(format!("dataset {}: {e}", show_name(key))))?;
         }
         Ok(l)
     }
@@ -541,10 +542,7 @@ fn lock(path: &Path) -> Result<File> {
 
 /// The error for a `--ledger` path where no ledger exists.
 fn no_ledger(path: &Path) -> BenchError {
-    BenchError::Usage(format!(
-        "no ledger at {0}; create one with `dpqr ledger init {0} --epsilon …`",
-        path.display()
-    ))
+    BenchError::NoLedger(path.display().to_string())
 }
 
 /// Write `text` to `path` atomically ([`crate::io::output::AtomicFile`]: temporary file in the
@@ -561,8 +559,10 @@ fn write_atomic(path: &Path, text: &str, no_clobber: bool) -> Result<()> {
 }
 
 fn encode(l: &LedgerFile) -> Result<String> {
-    let mut s = serde_json::to_string_pretty(l)
-        .map_err(|e| BenchError::Usage(format!("cannot encode ledger: {e}")))?;
+    let mut s = serde_json::to_string_pretty(l).map_err(|source| BenchError::Encode {
+        what: "ledger",
+        source,
+    })?;
     s.push('\n');
     Ok(s)
 }
@@ -578,10 +578,7 @@ pub fn init(
     let contents = LedgerFile::new(budget, neighbouring, datasets)?;
     let _lock = lock(path)?;
     if path.exists() {
-        return Err(BenchError::Usage(format!(
-            "{}: a ledger already exists; refusing to overwrite it",
-            path.display()
-        )));
+        return Err(BenchError::LedgerExists(path.display().to_string()));
     }
     write_atomic(path, &encode(&contents)?, true)?;
     Ok(contents)

@@ -139,10 +139,7 @@ impl AtomicFile {
         self.finish()?;
         std::fs::hard_link(&self.tmp, &self.path).map_err(|e| {
             if e.kind() == ErrorKind::AlreadyExists {
-                BenchError::Usage(format!(
-                    "{} already exists; refusing to overwrite it",
-                    self.path.display()
-                ))
+                BenchError::AlreadyExists(self.path.display().to_string())
             } else {
                 io_error(&self.path)(e)
             }
@@ -270,10 +267,11 @@ pub fn check_outputs(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> Res
     let mut seen: Vec<(&str, PathBuf)> = Vec::with_capacity(outputs.len());
     for &(flag, path) in outputs {
         let fail = |why: String| {
-            Err(BenchError::Usage(format!(
-                "{flag} {}: {why}; nothing was read, recorded or written",
-                path.display()
-            )))
+            Err(BenchError::BadOutput {
+                flag: flag.to_string(),
+                path: path.display().to_string(),
+                why,
+            })
         };
         if path.file_name().is_none() {
             return fail("does not name a file".into());

@@ -89,15 +89,16 @@ fn schema_columns(domain: &Domain, schema: &Schema) -> Result<Vec<usize>> {
     let mut columns = Vec::with_capacity(domain.len());
     for (name, &size) in domain.names().zip(domain.sizes()) {
         let j = schema.domain().index_of(name).map_err(|_| {
-            BenchError::Usage(format!(
+            BenchError::Mismatch(format!(
                 "the records' attribute {} is not in the schema they are written through",
                 quoted(name)
             ))
         })?;
         let expected = schema.domain().size(j);
         if expected != size {
-            return Err(BenchError::Usage(format!(
-                "the records' attribute {} has {size} codes but {expected} in the schema                  they are written through",
+            return Err(BenchError::Mismatch(format!(
+                "the records' attribute {} has {size} codes but {expected} in the schema \
+                 they are written through",
                 quoted(name)
             )));
         }
@@ -119,7 +120,7 @@ fn decode_row(
     for (a, &j) in columns.iter().enumerate() {
         let code = records.column(a)[r];
         let field = schema.decode(j, code).ok_or_else(|| {
-            BenchError::Usage(format!(
+            BenchError::Mismatch(format!(
                 "record {r}: code {code} of attribute {} has no value in the schema",
                 quoted(records.domain().names().nth(a).unwrap_or_default())
             ))
@@ -136,13 +137,16 @@ fn decode_row(
 pub fn write_synthetic<W: Write>(w: W, synthetic: &SyntheticData, schema: &Schema) -> Result<()> {
     let records = &synthetic.records;
     if records.n() != synthetic.weights.len() {
-        return Err(BenchError::Usage(format!(
+        return Err(BenchError::Mismatch(format!(
             "{} synthetic records but {} weights",
             records.n(),
             synthetic.weights.len()
         )));
     }
-    let io = |e: csv::Error| BenchError::Usage(format!("cannot write the synthetic data: {e}"));
+    let io = |source: csv::Error| BenchError::WriteCsv {
+        what: "the synthetic data",
+        source,
+    };
     let domain = records.domain();
     let columns = schema_columns(domain, schema)?;
     let mut out = csv::Writer::from_writer(w);
@@ -155,8 +159,10 @@ pub fn write_synthetic<W: Write>(w: W, synthetic: &SyntheticData, schema: &Schem
         row.push(Num(*weight).to_string());
         out.write_record(&row).map_err(io)?;
     }
-    out.flush()
-        .map_err(|e| BenchError::Usage(format!("cannot write the synthetic data: {e}")))
+    out.flush().map_err(|e| BenchError::WriteCsv {
+        what: "the synthetic data",
+        source: e.into(),
+    })
 }
 
 /// Write `synthetic` through `schema` to a file, atomically
@@ -577,13 +583,16 @@ pub fn write_expanded<W: Write>(
     schema: &Schema,
 ) -> Result<()> {
     if counts.len() != records.n() {
-        return Err(BenchError::Usage(format!(
+        return Err(BenchError::Mismatch(format!(
             "{} records but {} counts",
             records.n(),
             counts.len()
         )));
     }
-    let io = |e: csv::Error| BenchError::Usage(format!("cannot write the rows: {e}"));
+    let io = |source: csv::Error| BenchError::WriteCsv {
+        what: "the rows",
+        source,
+    };
     let domain = records.domain();
     let columns = schema_columns(domain, schema)?;
     let mut out = csv::Writer::from_writer(w);
@@ -610,8 +619,10 @@ pub fn write_expanded<W: Write>(
             out.write_record(&row).map_err(io)?;
         }
     }
-    out.flush()
-        .map_err(|e| BenchError::Usage(format!("cannot write the rows: {e}")))
+    out.flush().map_err(|e| BenchError::WriteCsv {
+        what: "the rows",
+        source: e.into(),
+    })
 }
 
 #[cfg(test)]

@@ -78,11 +78,9 @@ fn score(workload: &MarginalWorkload, answers: &[f64], truth: &[f64]) -> Result<
 /// release has none (no noise description: not an answer-perturbation mechanism).
 fn prediction(path: &Path, answers: usize) -> Result<Option<Prediction>> {
     let bytes = read_maybe_compressed(path)?;
-    let bad = |why: String| {
-        BenchError::Usage(format!(
-            "{}: not a release report of `dpqr release --report`: {why}",
-            path.display()
-        ))
+    let bad = |why: String| BenchError::ReportFile {
+        file: path.display().to_string(),
+        why,
     };
     let report: serde_json::Value =
         serde_json::from_slice(&bytes).map_err(|e| bad(format!("not valid JSON ({e})")))?;
@@ -123,7 +121,7 @@ fn prediction(path: &Path, answers: usize) -> Result<Option<Prediction>> {
 /// `--attributes`) over `domain`, the domain of the data it is scored against; a note on
 /// stderr when it holds integer codes (`io::synthetic`, "Reading it back").
 fn read_synthetic(args: &EvalArgs, path: &Path, domain: &Domain) -> Result<WeightedRecords> {
-    let schema = args.data.public_schema()?;
+    let schema = args.data.spec().public_schema()?;
     if schema.domain() != domain {
         return Err(BenchError::Usage(format!(
             "the schema's attributes ({}) are not those of the data ({})",
@@ -208,8 +206,10 @@ pub(crate) fn eval(args: &EvalArgs) -> Result<()> {
         if let (Some(obj), Some(p)) = (report.as_object_mut(), &predicted) {
             let value = match p {
                 Some(p) => {
-                    let mut v = serde_json::to_value(p)
-                        .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
+                    let mut v = serde_json::to_value(p).map_err(|source| BenchError::Encode {
+                        what: "report",
+                        source,
+                    })?;
                     if let Some(o) = v.as_object_mut() {
                         o.insert("within".into(), p.contains(scored.overall.mean_abs).into());
                     }
@@ -219,8 +219,10 @@ pub(crate) fn eval(args: &EvalArgs) -> Result<()> {
             };
             obj.insert("prediction".into(), value);
         }
-        let text = serde_json::to_string(&report)
-            .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
+        let text = serde_json::to_string(&report).map_err(|source| BenchError::Encode {
+            what: "report",
+            source,
+        })?;
         outln!("{text}");
         return Ok(());
     }
@@ -383,8 +385,10 @@ fn eval_queries(args: &EvalArgs, data: &WeightedData, workload: &AnyWorkload) ->
                 },
             );
         }
-        let text = serde_json::to_string(&report)
-            .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
+        let text = serde_json::to_string(&report).map_err(|source| BenchError::Encode {
+            what: "report",
+            source,
+        })?;
         outln!("{text}");
         return Ok(());
     }

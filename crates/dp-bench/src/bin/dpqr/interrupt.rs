@@ -113,9 +113,9 @@ pub(crate) struct Charging {
     state: MutexGuard<'static, State>,
 }
 
-impl Charging {
+impl dp_bench::pipeline::ChargeGuard for Charging {
     /// The spend is on disk.
-    pub(crate) fn recorded(mut self) {
+    fn recorded(mut self: Box<Self>) {
         self.state.charged = true;
     }
 }

@@ -37,7 +37,6 @@ mod ledger;
 mod mechanisms;
 mod progress;
 mod release;
-mod release_local;
 mod schema;
 mod settings_args;
 mod synthetic;

@@ -63,8 +63,10 @@ pub(crate) fn mechanisms(json: bool) -> Result<()> {
             .map(mechanism_json)
             .chain(LOCAL_MECHANISMS.iter().map(local_json))
             .collect();
-        let text = serde_json::to_string_pretty(&list)
-            .map_err(|e| BenchError::Usage(format!("cannot encode the list: {e}")))?;
+        let text = serde_json::to_string_pretty(&list).map_err(|source| BenchError::Encode {
+            what: "the list",
+            source,
+        })?;
         outln!("{text}");
         return Ok(());
     }

@@ -1,18 +1,23 @@
-//! `dpqr release` and its dry run.
+//! `dpqr release` and its dry run: the flags turned into a
+//! [`dp_bench::pipeline::ReleaseRequest`], the pipeline run with the command's spinner and
+//! signal handling ([`CliEvents`]), and its outcome printed.
 
 use clap::{Args, ValueEnum};
-use dp_bench::catalogue::{self};
-use dp_bench::io::answers::{write_answers, write_query_answers};
-use dp_bench::io::ledger_file::{self, LockedLedger};
-use dp_bench::io::output;
-use dp_bench::io::synthetic::{weight_column, write_synthetic};
-use dp_bench::registry::{BudgetArgs, BuildOptions, check_budget_is_meaningful, delta_too_large};
-use dp_bench::{BenchError, Result, io_error, quoted};
-use dp_core::{Neighbouring, Num, ProgressSink, os_seeded_rng, seeded_rng};
+use dp_bench::io::ledger_file;
+use dp_bench::io::output::{self, AtomicFile};
+use dp_bench::io::synthetic::weight_column;
+use dp_bench::pipeline::{
+    self, BYTES_PER_QUERY, ChargeGuard, Counting, LedgerRecord, LedgerTarget, Outcome, Plan,
+    ReleaseEvents, ReleaseOutputs, ReleaseRequest, Released, RoundProgress, describe_workload,
+};
+use dp_bench::registry::BudgetArgs;
+use dp_bench::{Result, quoted};
+use dp_core::{Neighbouring, Num, ProgressSink};
 use dp_mechanisms::{Mechanism, Normaliser, PostProcessing};
-use dp_queries::{AnyWorkload, MarginalWorkload, Workload};
+use dp_queries::{AnyWorkload, Workload};
+use indicatif::ProgressBar;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use crate::NeighbouringArg;
 use crate::data::DataArgs;
@@ -145,440 +150,171 @@ pub(crate) struct ReleaseArgs {
     pub(crate) engine: EngineArgs,
 }
 
-/// The private input of a release: the records, or (--stream) the workload's exact counts
-/// and the number of records.
-enum Loaded {
-    Records(dp_queries::Dataset),
-    Counts { counts: Vec<i64>, rows: usize },
-}
-
-impl Loaded {
-    /// The number of records (private under add/remove neighbours: never output it then).
-    fn n(&self) -> usize {
-        match self {
-            Loaded::Records(d) => d.n(),
-            Loaded::Counts { rows, .. } => *rows,
+impl ReleaseArgs {
+    /// The flags as the pipeline's plain data.
+    pub(crate) fn request(&self) -> ReleaseRequest {
+        ReleaseRequest {
+            data: self.data.spec(),
+            workload: self.workload.clone(),
+            workload_seed: self.workload_seed,
+            mechanism: self.mechanism.clone(),
+            settings: self.settings.settings(),
+            budget: BudgetArgs {
+                epsilon: self.epsilon,
+                delta: self.delta,
+                rho: self.rho,
+            },
+            allow_large_delta: self.allow_large_delta,
+            neighbouring: self.neighbouring.map(|n| match n {
+                NeighbouringArg::ReplaceOne => Neighbouring::ReplaceOne,
+                NeighbouringArg::AddRemove => Neighbouring::AddRemove,
+            }),
+            post: match self.post {
+                PostArg::None => PostProcessing::None,
+                PostArg::Simplex => PostProcessing::SimplexProjection,
+            },
+            seed: self.seed,
+            outputs: ReleaseOutputs {
+                answers: self.out.clone(),
+                report: self.report.clone(),
+                synthetic: self.synthetic_out.clone(),
+            },
+            ledger: self.ledger.as_ref().map(|path| LedgerTarget {
+                path: path.clone(),
+                dataset: self.ledger_dataset.clone(),
+            }),
+            max_memory_mib: self.max_memory_mib,
+            dry_run: self.dry_run,
+            assume_n: self.assume_n,
+            counting: Counting {
+                stream: self.stream,
+                batch_rows: self.batch_rows,
+                engine: self.engine.choice(),
+            },
         }
     }
-
-    /// Run `mech` on this input (consumed: the counts move into the mechanism).
-    fn release(
-        self,
-        mech: &dyn Mechanism<AnyWorkload>,
-        workload: &AnyWorkload,
-        rng: &mut dyn rand::CryptoRng,
-    ) -> dp_mechanisms::Result<dp_mechanisms::Release> {
-        match self {
-            Loaded::Records(d) => mech.release(&d, workload, rng),
-            Loaded::Counts { counts, rows } => mech.release_counts(counts, rows, workload, rng),
-        }
-    }
 }
 
-/// Bytes per counting query of a release: exact count (u64), noisy count (i64), answer
-/// (f64), and one more answer-sized buffer for post-processing and output.
-pub(crate) const BYTES_PER_QUERY: u64 = 32;
-
-/// The δ of `--delta` checked against [`delta_too_large`]: under replace-one neighbours
-/// with the public `n` (`public_n`, after the data is loaded), under add/remove with the
-/// fixed bound (`public_n = None`, before the data is read). Refused unless
-/// `--allow-large-delta`, which turns the refusal into a warning.
-pub(crate) fn check_delta(args: &ReleaseArgs, public_n: Option<usize>) -> Result<()> {
-    let Some(delta) = args.delta else {
-        return Ok(());
-    };
-    match delta_too_large(delta, public_n) {
-        None => Ok(()),
-        Some(why) if args.allow_large_delta => {
-            errln!("WARNING: {why}; accepted because of --allow-large-delta");
-            Ok(())
-        }
-        Some(why) => Err(BenchError::Usage(format!(
-            "{why}. Refusing: choose a smaller --delta (1e-9 is common) or pass \
-             --allow-large-delta if you mean it"
-        ))),
-    }
+/// What `dpqr` shows of a release on the way: the spinner and its progress, warnings on
+/// stderr, the ledger's record on stdout; outputs created and committed through
+/// `interrupt.rs`, so that an interrupted release says what it charged and wrote.
+struct CliEvents {
+    pb: ProgressBar,
+    quiet: bool,
 }
 
-/// The outputs of a release with their flags, in the order they are written.
-pub(crate) fn release_outputs(args: &ReleaseArgs) -> Vec<(&'static str, &Path)> {
-    let mut v = vec![("--out", args.out.as_path())];
-    if let Some(p) = &args.report {
-        v.push(("--report", p.as_path()));
+impl ReleaseEvents for CliEvents {
+    fn stage(&self, message: &str) {
+        self.pb.set_message(message.to_string());
     }
-    if let Some(p) = &args.synthetic_out {
-        v.push(("--synthetic-out", p.as_path()));
-    }
-    v
-}
 
-/// The files a release reads (or, for the ledger and its lock, updates) with their flags:
-/// no output may name one of them.
-pub(crate) fn release_inputs(args: &ReleaseArgs) -> Vec<(&'static str, PathBuf)> {
-    let mut v = args.data.input_files();
-    let spec = &args.workload;
-    if !spec.starts_with("all-") && !spec.starts_with("random-") {
-        v.push(("--workload", PathBuf::from(spec)));
+    fn counting(&self, message: &str) {
+        crate::progress::announce_stage(&self.pb, self.quiet, message);
     }
-    if let Some(l) = &args.ledger {
-        v.push(("--ledger", l.clone()));
-        let mut lock = l.clone().into_os_string();
-        lock.push(".lock");
-        v.push(("--ledger (its lock file)", PathBuf::from(lock)));
+
+    fn warning(&self, message: &str) {
+        errln!("{message}");
     }
-    v
+
+    fn progress(&self) -> Option<ProgressSink> {
+        // --quiet: no reporter at all, so nothing reaches stderr
+        (!self.quiet).then(|| ProgressSink(Arc::new(CliProgress::new(self.pb.clone()))))
+    }
+
+    fn round_progress(&self) -> Option<RoundProgress> {
+        let pb = self.pb.clone();
+        Some(Arc::new(move |line: String| pb.set_message(line)))
+    }
+
+    fn charging(&self, key: &str, loss: String) -> Box<dyn ChargeGuard> {
+        Box::new(crate::interrupt::charging(key, loss))
+    }
+
+    fn recorded(&self, record: &LedgerRecord) {
+        outln!("{record}");
+    }
+
+    fn create_output(&self, path: &Path) -> Result<AtomicFile> {
+        crate::interrupt::create_output(path)
+    }
+
+    fn commit_outputs(&self, files: Vec<AtomicFile>) -> Result<()> {
+        crate::interrupt::commit_outputs(files)
+    }
 }
 
 pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
+    let request = args.request();
     // what the release has done, for a SIGINT/SIGTERM or a closed stdout (interrupt.rs)
-    crate::interrupt::begin_release(&release_outputs(args), args.ledger.as_deref());
-    if let Some(local) = catalogue::find_local(&args.mechanism) {
-        return crate::release_local::release_local(args, local);
-    }
-    // validate every argument before touching the data, the ledger or the noise
-    let spec = catalogue::spec(&args.mechanism)?;
-    let settings = args.settings.settings();
-    spec.check_settings(&settings)?;
-    args.data.check_attributes()?;
-    let budget = BudgetArgs {
-        epsilon: args.epsilon,
-        delta: args.delta,
-        rho: args.rho,
-    }
-    .to_loss(&args.mechanism)?;
-    let neighbouring = match args.neighbouring {
-        None => spec.default_relation(),
-        Some(NeighbouringArg::ReplaceOne) => Neighbouring::ReplaceOne,
-        Some(NeighbouringArg::AddRemove) => Neighbouring::AddRemove,
-    };
-    let post = match args.post {
-        PostArg::None => PostProcessing::None,
-        PostArg::Simplex => PostProcessing::SimplexProjection,
-    };
-    check_budget_is_meaningful(&budget)?;
-    if neighbouring == Neighbouring::AddRemove {
-        // n is private: the fixed public bound, before the data is read
-        check_delta(args, None)?;
-    }
+    crate::interrupt::begin_release(
+        &request.outputs.list(),
+        request.ledger.as_ref().map(|l| l.path.as_path()),
+    );
     let pb = spinner(args.quiet);
     crate::interrupt::set_progress(&pb);
-    let round_pb = pb.clone();
-    let attribute_names = Arc::new(OnceLock::new());
-    let options = BuildOptions {
-        round_progress: Some(Arc::new(move |line: String| round_pb.set_message(line))),
-        memory_bytes: Some(args.max_memory_mib.saturating_mul(1 << 20)),
-        attribute_names: Arc::clone(&attribute_names),
-        projection_settings: None,
-        settings,
-        // --quiet: no reporter at all, so nothing reaches stderr
-        progress: (!args.quiet).then(|| ProgressSink(Arc::new(CliProgress::new(pb.clone())))),
+    let events = CliEvents {
+        pb: pb.clone(),
+        quiet: args.quiet,
     };
-    // the workload is public (the domain and the spec): parsed, class-checked and sized
-    // before any data is read
-    let workload = AnyWorkload::parse_spec(
-        &args.data.public_domain()?,
-        &args.workload,
-        args.workload_seed,
-    )?;
-    let spec = catalogue::spec(&args.mechanism)?;
-    spec.check_class(workload.class())?;
-    let need = (workload.num_queries() as u64).saturating_mul(BYTES_PER_QUERY);
-    if need > args.max_memory_mib.saturating_mul(1 << 20) && !args.dry_run {
-        return Err(BenchError::Usage(format!(
-            "workload {} has {} counting queries: the release would need about {:.1} MiB \
-             ({BYTES_PER_QUERY} bytes per query), more than --max-memory-mib {}; refusing \
-             before allocating",
-            quoted(&args.workload),
-            workload.num_queries(),
-            need as f64 / (1u64 << 20) as f64,
-            args.max_memory_mib
-        )));
-    }
-    // a marginal mechanism that enumerates a universe runs over the attributes the workload
-    // touches (dp_mechanisms::OnWorkloadAttributes; the guarantee is unchanged)
-    let mech = spec.build_any(budget, neighbouring, post, &options)?;
-    if args.synthetic_out.is_some() && !mech.produces_synthetic() {
-        return Err(BenchError::Usage(format!(
-            "{} releases answers only, no synthetic data: drop --synthetic-out or choose a \
-             mechanism that makes synthetic records",
-            mech.name()
-        )));
-    }
-    // the synthetic records are written through the schema, read (public) before the data
-    let synthetic_schema = match &args.synthetic_out {
-        Some(_) => Some(args.data.public_schema()?),
-        None => None,
-    };
-    if args.stream && !mech.counts_suffice() {
-        return Err(BenchError::Usage(format!(
-            "--stream releases from the workload's counts alone, and {} needs the records: \
-             drop --stream, or choose a mechanism that releases from counts ({})",
-            mech.name(),
-            catalogue::counts_only_names().join(", ")
-        )));
-    }
-    args.engine.check(&args.data)?;
-    if args.engine.is_engine() && !mech.counts_suffice() {
-        return Err(BenchError::Usage(format!(
-            "an engine releases from the workload's counts alone, and {} needs the records: \
-             use --engine native, or choose a mechanism that releases from counts ({})",
-            mech.name(),
-            catalogue::counts_only_names().join(", ")
-        )));
-    }
-    if args.stream && args.data.attributes.is_some() {
-        return Err(BenchError::Usage(
-            "--stream reads files holding exactly the domain's columns: drop --attributes".into(),
-        ));
-    }
-    // every output can be written and names its own file, checked before the ledger is
-    // read, the data is read or any noise is drawn
-    let outputs = release_outputs(args);
-    let inputs = release_inputs(args);
-    let inputs: Vec<(&str, &Path)> = inputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
-    output::check_outputs(&outputs, &inputs)?;
-    let certificate = mech.certificate();
-    let (spend, spend_relation) = (certificate.loss, certificate.neighbouring);
-    // the lock is held from this check until the spend is recorded (before any noise)
-    // what the spend is for, as the ledger records it and its refusals name it
-    let label = format!(
-        "{} on {} ({} queries)",
-        mech.name(),
-        args.workload,
-        workload.num_queries()
-    );
-    let mut ledger = match &args.ledger {
-        Some(path) => {
-            pb.set_message("waiting for the ledger lock");
-            let l = LockedLedger::open(path)?;
-            // the curator's name for the data, never its path: a release the ledger cannot
-            // place is refused here, before any data is read
-            let dataset = l
-                .contents
-                .dataset_for(args.ledger_dataset.as_deref(), &path.display().to_string())?;
-            let data_key = args.data.ledger_key()?;
-            let charge = ledger_file::Charge {
-                dataset: &dataset,
-                label: &label,
-                data: Some(&data_key),
-            };
-            l.check_spend(&charge, &spend, spend_relation)?;
-            Some((l, dataset, data_key))
-        }
-        None => None,
-    };
-    if args.dry_run {
-        pb.finish_and_clear();
-        let ledger_note = ledger.as_ref().map(|(_, dataset, _)| {
-            format!(
-                "ledger: the spend fits the remaining budget of dataset {} (nothing recorded \
-                 by a dry run)",
-                ledger_file::show_name(dataset)
-            )
-        });
-        return dry_run(
-            args,
-            &workload,
-            mech.as_ref(),
-            ledger_note,
-            &spec.settings_line(&settings),
-        );
-    }
-    pb.set_message("loading data");
-    // From here on, under add/remove neighbours n is private: nothing printed or written
-    // (stdout, stderr, report, answers, ledger) may be the true n or derived from it.
-    let allow_empty = neighbouring == Neighbouring::AddRemove;
-    // a --data file (CSV, gzip CSV or Parquet) is streamed whenever the mechanism needs only
-    // the counts (memory for the tables, not for the rows; the same counts, so the same
-    // answers); --stream asks for it with a bundled table too
-    let stream = args.stream
-        || (args.data.data.is_some() && mech.counts_suffice() && args.data.attributes.is_none());
-    let data = if args.engine.is_engine() {
-        let (counts, rows) = args.engine.counts(&args.data, &workload, allow_empty)?;
-        Loaded::Counts { counts, rows }
-    } else if stream {
-        let settings = dp_queries::StreamSettings {
-            batch_rows: usize::try_from(args.batch_rows).unwrap_or(usize::MAX),
-            parallelism: dp_queries::Parallelism::Rayon,
-        };
-        let (counts, rows) = args.data.stream_counts(&workload, &settings, allow_empty)?;
-        Loaded::Counts { counts, rows }
-    } else {
-        Loaded::Records(args.data.load(allow_empty)?)
-    };
-    if neighbouring == Neighbouring::ReplaceOne {
-        // n is public under replace-one: δ is compared with 1/n
-        check_delta(args, Some(data.n()))?;
-    }
-    // private under add/remove neighbours: used below only where n is public (replace-one)
-    let n = data.n();
-    // every check the mechanism can make from public inputs (the parameters, the budget,
-    // the domain and workload, n under replace-one only), before the ledger records the
-    // spend: a charged release must not fail for a reason that could be checked before
-    // (docs/privacy.md, "Budget ledger"); the release runs the same checks again
-    let public_n = (neighbouring == Neighbouring::ReplaceOne).then_some(n);
-    mech.check_inputs(&workload, public_n)?;
-    attribute_names
-        .set(workload.domain().names().map(str::to_string).collect())
-        .ok();
-    // counting runs inside the mechanism, in one pass over the records: a spinner stage
-    // without a percentage (its share done would reveal n); the mechanism's own stages
-    // (rounds, solver iterations, levels) follow with percentages
-    crate::progress::announce_stage(
-        &pb,
-        args.quiet,
-        &format!(
-            "releasing {} with {}: counting the queries on the data (no percentage for \
-             this stage), then the mechanism's stages",
-            describe_workload(&workload),
-            mech.name()
-        ),
-    );
-    let mut rng = match args.seed {
-        Some(s) => {
-            errln!(
-                "WARNING: --seed fixes the noise: anyone who knows or guesses the seed can \
-                 regenerate the noise and recover the exact counts. Use it for tests and \
-                 reproducible experiments only, never for a release you publish. The seed is \
-                 not written to any output."
-            );
-            seeded_rng(s)
-        }
-        None => os_seeded_rng()?,
-    };
-    let release = match (&mut ledger, &args.ledger) {
-        (Some((l, dataset, data_key)), Some(path)) => {
-            // charged now, after every check that draws no noise and before the first
-            // noise is drawn (`release_charged` records the spend, then runs the
-            // mechanism): a release that fails or crashes from here on has been charged
-            // (no free retry), and nothing unrecorded is ever published
-            let key = ledger_file::show_name(dataset);
-            // held while the spend is written: a signal meanwhile is answered once it is
-            let charging = crate::interrupt::charging(
-                &format!("dataset {key}"),
-                format!("{spend} under {spend_relation} neighbours"),
-            );
-            let charge = ledger_file::Charge {
-                dataset,
-                label: &label,
-                data: Some(data_key),
-            };
-            let release = ledger_file::release_charged_with(l, &charge, &certificate, || {
-                charging.recorded();
-                data.release(mech.as_ref(), &workload, &mut rng)
-            })
-            .map_err(|e| match e {
-                // the refusals come typed from the ledger (status 3); a failure after the
-                // charge says which ledger and dataset hold its spend
-                BenchError::ReleaseFailedAfterCharge(_) => BenchError::InLedger {
-                    ledger: path.display().to_string(),
-                    dataset: key.clone(),
-                    source: Box::new(e),
-                },
-                e => e,
-            })?;
-            let ledger_relation = l.contents.neighbouring;
-            let charged = if ledger_relation == spend_relation {
-                String::new()
-            } else {
-                match dp_core::convert_neighbouring(spend, spend_relation, ledger_relation) {
-                    Ok(c) => format!(", charged {c} under {ledger_relation} neighbours"),
-                    Err(_) => String::new(),
-                }
-            };
-            outln!(
-                "ledger {}: recorded {spend} under {spend_relation} neighbours{charged} for \
-                 dataset {key}",
-                path.display()
-            );
-            release
-        }
-        _ => data.release(mech.as_ref(), &workload, &mut rng)?,
-    };
-    drop(ledger); // release the lock
-    let synthetic = match (&args.synthetic_out, &release.synthetic) {
-        (None, _) => None,
-        (Some(path), Some(synthetic)) => Some((path, synthetic)),
-        (Some(_), None) => {
-            return Err(BenchError::Usage(format!(
-                "{} returned no synthetic data; nothing was written",
-                mech.name()
-            )));
-        }
-    };
-    let n_note = match neighbouring {
-        Neighbouring::ReplaceOne => format!(
-            "n = {} records, treated as public under replace-one neighbours (the guarantee \
-             protects which records are in the data, not how many)",
-            n
-        ),
-        Neighbouring::AddRemove => "n is private under add/remove neighbours: it is not \
-             reported, and the answers are normalised by the mean noisy table total"
-            .to_string(),
-    };
-    let report_text = match &args.report {
-        None => None,
-        Some(_) => {
-            // no timings: a release's diagnostics are functions of public inputs and of
-            // its privatized transcript only (dp_mechanisms::Diagnostics)
-            let diagnostics = serde_json::to_value(&release.diagnostics)
-                .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?;
-            let mut report = serde_json::json!({
-                "certificate": release.certificate,
-                "statement": release.certificate.statement(),
-                "diagnostics": diagnostics,
-                "workload": args.workload,
-                "class": workload.class().key(),
-                "marginals": workload.as_marginals().map(MarginalWorkload::len),
-                "queries": workload.num_queries(),
-                "n_note": n_note,
-                // never the seed itself: with it and the answers anyone recovers the exact
-                // counts
-                "settings": spec.settings_json(&settings),
-                "randomness": if args.seed.is_some() {
-                    "seeded by the caller (--seed, testing only; the seed is not recorded)"
-                } else {
-                    "operating-system entropy"
-                },
+    match pipeline::release(&request, &events)? {
+        Outcome::DryRun {
+            plan,
+            ledger_dataset,
+        } => {
+            pb.finish_and_clear();
+            let ledger_note = ledger_dataset.map(|dataset| {
+                format!(
+                    "ledger: the spend fits the remaining budget of dataset {} (nothing \
+                     recorded by a dry run)",
+                    ledger_file::show_name(&dataset)
+                )
             });
-            if neighbouring == Neighbouring::ReplaceOne
-                && let Some(r) = report.as_object_mut()
-            {
-                r.insert("n".into(), n.into());
-            }
-            Some(
-                serde_json::to_string_pretty(&report)
-                    .map_err(|e| BenchError::Usage(format!("cannot encode report: {e}")))?,
-            )
+            dry_run(&plan, ledger_note)
         }
-    };
-    // Every output is written to a temporary file beside its target first and renamed
-    // into place only when all of them are complete: a failure leaves no output changed.
-    pb.set_message("writing outputs");
-    let mut files = Vec::with_capacity(3);
-    let mut answers_file = crate::interrupt::create_output(&args.out)?;
-    output::write_maybe_compressed(&mut answers_file, |w| match &workload {
-        AnyWorkload::Marginals(m) => write_answers(w, m, &release.answers),
-        other => write_query_answers(w, other, &release.answers),
-    })?;
-    files.push(answers_file);
-    if let (Some(path), Some(text)) = (&args.report, &report_text) {
-        let mut f = crate::interrupt::create_output(path)?;
-        output::write_maybe_compressed(&mut f, |w| {
-            w.write_all(text.as_bytes()).map_err(io_error(path))
-        })?;
-        files.push(f);
+        Outcome::Released(released) => {
+            pb.finish_and_clear();
+            summary(&released);
+            Ok(())
+        }
+        Outcome::LocalDryRun(plan) => {
+            pb.finish_and_clear();
+            let workload = plan.workload();
+            outln!("dry run: nothing read, nothing written");
+            outln!("privacy: {}", plan.guarantee());
+            outln!(
+                "workload: {} marginals, {} counting queries over {} attributes; one simulated \
+                 client per record",
+                workload.len(),
+                workload.num_queries(),
+                plan.attributes()
+            );
+            Ok(())
+        }
+        Outcome::LocalReleased { plan, released } => {
+            pb.finish_and_clear();
+            outln!("privacy spent: {}", plan.guarantee());
+            outln!(
+                "{} clients (one per record), {} message(s) per client; not recorded in any \
+                 ledger (a local ε is accounted per client)",
+                released.clients,
+                released.release.guarantee.messages_per_client
+            );
+            outln!("wrote {}", quoted(&args.out.display().to_string()));
+            Ok(())
+        }
     }
-    if let (Some((path, synthetic)), Some(schema)) = (synthetic, &synthetic_schema) {
-        let mut f = crate::interrupt::create_output(path)?;
-        output::write_maybe_compressed(&mut f, |w| write_synthetic(w, synthetic, schema))?;
-        files.push(f);
-    }
-    // renamed into place under the interrupt state's lock: from here the release is complete
-    crate::interrupt::commit_outputs(files)?;
-    pb.finish_and_clear();
+}
+
+/// The summary of a completed release on stdout.
+fn summary(released: &Released<'_>) {
+    let Released {
+        plan,
+        release,
+        n_note,
+    } = released;
+    let request = plan.request();
     outln!("privacy spent: {}", release.certificate.statement());
-    outln!("settings: {}", spec.settings_line(&settings));
+    outln!("settings: {}", plan.settings_line());
     outln!("{n_note}");
     if let Some(noise) = release.diagnostics.noise {
         outln!(
@@ -599,19 +335,20 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
     for note in &release.diagnostics.notes {
         outln!("note: {note}");
     }
-    let size = |p: &std::path::Path| {
+    let size = |p: &Path| {
         std::fs::metadata(p).map_or(String::new(), |m| {
             format!(" ({})", output::human_size(m.len()))
         })
     };
+    let out = &request.outputs.answers;
     outln!(
         "wrote {} answers ({}) to {}{}",
         release.answers.len(),
-        describe_workload(&workload),
-        args.out.display(),
-        size(&args.out)
+        describe_workload(plan.workload()),
+        out.display(),
+        size(out)
     );
-    if let Some((path, synthetic)) = synthetic {
+    if let (Some(path), Some(synthetic)) = (&request.outputs.synthetic, &release.synthetic) {
         let weight = weight_column(synthetic.records.domain());
         let renamed = if weight == "weight" {
             String::new()
@@ -625,15 +362,12 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
             size(path)
         );
     }
-    Ok(())
 }
 
 /// The dry run's prediction for a mechanism without fixed count noise: the error bound its
 /// paper states for `--assume-n` records, or what the bound needs.
-fn stated_bound(args: &ReleaseArgs, workload: &AnyWorkload, mech: &dyn Mechanism<AnyWorkload>) {
-    let n = args
-        .assume_n
-        .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+fn stated_bound(assume_n: Option<u64>, workload: &AnyWorkload, mech: &dyn Mechanism<AnyWorkload>) {
+    let n = assume_n.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     match n.map(|n| (n, mech.stated_error_bound(workload, n))) {
         Some((n, Some(b))) => outln!(
             "stated bound: {} at most {:.4} {} for a table of {n} records ({})",
@@ -665,18 +399,15 @@ fn stated_bound(args: &ReleaseArgs, workload: &AnyWorkload, mech: &dyn Mechanism
 /// `dpqr release --dry-run` (issue #11 §2, "Plan before spending"): what the release would
 /// do, from public inputs only — the domain (file or bundled), the workload, the
 /// parameters. Called after every argument and output check and the ledger's check.
-pub(crate) fn dry_run(
-    args: &ReleaseArgs,
-    workload: &AnyWorkload,
-    mech: &dyn Mechanism<AnyWorkload>,
-    ledger_note: Option<String>,
-    settings_line: &str,
-) -> Result<()> {
+fn dry_run(plan: &Plan<'_>, ledger_note: Option<String>) -> Result<()> {
+    let args = plan.request();
+    let workload = plan.workload();
+    let mech = plan.mechanism();
     let domain = workload.domain();
     let certificate = mech.certificate();
     outln!("dry run: no data read, no budget recorded, no noise drawn, nothing written");
     outln!("privacy: {}", certificate.statement());
-    outln!("settings: {settings_line}");
+    outln!("settings: {}", plan.settings_line());
     let touched = workload.touched_attributes();
     outln!(
         "workload: {}, {} answers, over {} of the domain's {} attributes",
@@ -703,7 +434,7 @@ pub(crate) fn dry_run(
             .iter()
             .map(|&a| f64::from(domain.size(a)).log10())
             .sum();
-        let limits = dp_bench::catalogue::find(mech.name()).map_or("", |s| s.universe);
+        let limits = plan.spec().universe;
         outln!(
             "universe: the mechanism enumerates the records over the touched attributes, \
              10^{log10:.1} of them; its limits: {limits}"
@@ -739,22 +470,17 @@ pub(crate) fn dry_run(
              (add/remove)",
             n.variance().sqrt()
         ),
-        None => stated_bound(args, workload, mech),
+        None => stated_bound(args.assume_n, workload, mech),
     }
-    let mut outs = vec![args.out.display().to_string()];
-    outs.extend(args.report.iter().map(|p| p.display().to_string()));
-    outs.extend(args.synthetic_out.iter().map(|p| p.display().to_string()));
+    let outs: Vec<String> = args
+        .outputs
+        .list()
+        .iter()
+        .map(|(_, p)| p.display().to_string())
+        .collect();
     outln!("outputs: {} (checked writable)", outs.join(", "));
     if let Some(note) = ledger_note {
         outln!("{note}");
     }
     Ok(())
-}
-
-/// A workload in words: "12 marginals (360 cells)" or "30 conjunctions".
-fn describe_workload(workload: &AnyWorkload) -> String {
-    match workload {
-        AnyWorkload::Marginals(m) => format!("{} marginals ({} cells)", m.len(), m.num_queries()),
-        other => format!("{} {} queries", other.num_queries(), other.class()),
-    }
 }

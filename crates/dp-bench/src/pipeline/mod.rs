@@ -1,0 +1,830 @@
+//! The release pipeline: one private release from a [`ReleaseRequest`] — the arguments of
+//! `dpqr release` as plain data — in stages that each run once, in this order:
+//!
+//! 1. **validate** ([`Plan::validate`]): every argument, from public inputs only — the
+//!    catalogue entry looked up once, the budget's kind checked once against it, the
+//!    relation, the settings and the post-processing checked, the workload parsed from the
+//!    public domain and class-checked, the mechanism built once, the counting source chosen
+//!    (records in memory, a streaming pass over a CSV or Parquet file, or an engine), the
+//!    output paths checked writable and distinct from the inputs;
+//! 2. **ledger check** ([`Plan::open_ledger`]): with a ledger, it is locked and the spend
+//!    checked against the dataset's remaining budget (the lock is held until the spend is
+//!    recorded); a dry run stops here ([`Outcome::DryRun`]);
+//! 3. **count** ([`Plan::count`]): the private input read from the chosen source, then the
+//!    checks that need the public n (δ against 1/n, the mechanism's
+//!    [`dp_mechanisms::Mechanism::check_inputs`]) — all before anything is charged;
+//! 4. **charge and run** ([`Plan::run`]): the spend recorded in the ledger, then the
+//!    mechanism draws its noise (a failure from here on is charged:
+//!    [`BenchError::ReleaseFailedAfterCharge`]);
+//! 5. **write** ([`Plan::write`]): the answers, the report and the synthetic records, each
+//!    to a temporary file first, renamed into place only when all are complete.
+//!
+//! [`release`] runs them all. The local-model mechanisms take the same stages without the
+//! ledger ([`LocalPlan`]). What the caller shows on the way (progress, warnings, the
+//! ledger's record) and how outputs are created and committed (so that an interrupted
+//! release can say what it wrote) go through [`ReleaseEvents`]; the `dpqr` program
+//! implements it with its spinner and its signal handling, and prints the [`Outcome`].
+//!
+//! Under add/remove neighbours n is private: nothing the pipeline returns, writes or
+//! reports through [`ReleaseEvents`] is the true n or derived from it.
+
+mod engine;
+mod local;
+mod source;
+
+pub use engine::{Engine, EngineChoice};
+pub use local::{LocalPlan, LocalReleased};
+pub use source::{DataSpec, PrivateInput, refuse_weighted};
+
+use crate::catalogue::{self, BuildOptions, MechanismSpec};
+use crate::io::answers::{write_answers, write_query_answers};
+use crate::io::ledger_file::{self, LockedLedger};
+use crate::io::output::{self, AtomicFile};
+use crate::io::synthetic::write_synthetic;
+use crate::registry::{BudgetArgs, check_budget_is_meaningful, delta_too_large};
+use crate::settings::Settings;
+use crate::{BenchError, Result, io_error, quoted};
+use dp_core::{Neighbouring, PrivacyLoss, ProgressSink, os_seeded_rng, seeded_rng};
+use dp_mechanisms::{Mechanism, PostProcessing, Release};
+use dp_queries::{AnyWorkload, MarginalWorkload, Schema, Workload};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+/// Bytes per counting query of a release: exact count (u64), noisy count (i64), answer
+/// (f64), and one more answer-sized buffer for post-processing and output.
+pub const BYTES_PER_QUERY: u64 = 32;
+
+/// The files a release writes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReleaseOutputs {
+    /// The answers CSV (`--out`).
+    pub answers: PathBuf,
+    /// The certificate and diagnostics as JSON (`--report`).
+    pub report: Option<PathBuf>,
+    /// The synthetic records CSV (`--synthetic-out`).
+    pub synthetic: Option<PathBuf>,
+}
+
+impl ReleaseOutputs {
+    /// The outputs with their flags, in the order they are written.
+    pub fn list(&self) -> Vec<(&'static str, &Path)> {
+        let mut v = vec![("--out", self.answers.as_path())];
+        if let Some(p) = &self.report {
+            v.push(("--report", p.as_path()));
+        }
+        if let Some(p) = &self.synthetic {
+            v.push(("--synthetic-out", p.as_path()));
+        }
+        v
+    }
+}
+
+/// The budget ledger a release is charged to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LedgerTarget {
+    /// The ledger file (`--ledger`).
+    pub path: PathBuf,
+    /// The ledger's dataset (`--ledger-dataset`); the ledger's only dataset when `None`.
+    pub dataset: Option<String>,
+}
+
+/// How the workload is counted: natively (records in memory, or streamed) or on an engine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Counting {
+    /// `--stream`: count in one streaming pass even where the records would be loaded (a
+    /// bundled table). A `--data` file is streamed without it whenever the mechanism needs
+    /// only the counts and no `--attributes` are given.
+    pub stream: bool,
+    /// Records per batch of a streaming pass.
+    pub batch_rows: u64,
+    /// The engine.
+    pub engine: EngineChoice,
+}
+
+impl Default for Counting {
+    fn default() -> Self {
+        Counting {
+            stream: false,
+            batch_rows: 65_536,
+            engine: EngineChoice::default(),
+        }
+    }
+}
+
+/// Everything a release is asked, as plain data: the arguments of `dpqr release`.
+#[derive(Clone, Debug)]
+pub struct ReleaseRequest {
+    /// The data (and its public domain or schema).
+    pub data: DataSpec,
+    /// The workload: `all-Kway`, `random-Kway:M` or a JSON file.
+    pub workload: String,
+    /// The seed of a random workload (public; independent of [`Self::seed`]).
+    pub workload_seed: u64,
+    /// The catalogue name of the mechanism.
+    pub mechanism: String,
+    /// The mechanism's settings (`--rounds`, `--eta`, …).
+    pub settings: Settings,
+    /// The budget flags.
+    pub budget: BudgetArgs,
+    /// Accept a δ above 1/n (replace-one) or above 1e-6 (add/remove), with a warning.
+    pub allow_large_delta: bool,
+    /// The neighbouring relation; the entry's default when `None`.
+    pub neighbouring: Option<Neighbouring>,
+    /// Post-processing of the answers.
+    pub post: PostProcessing,
+    /// TESTING ONLY: the seed of the mechanism's randomness (the OS seeds it when `None`).
+    pub seed: Option<u64>,
+    /// The outputs.
+    pub outputs: ReleaseOutputs,
+    /// The ledger charged, if any.
+    pub ledger: Option<LedgerTarget>,
+    /// Refuse workloads whose release would need more memory than this (MiB).
+    pub max_memory_mib: u64,
+    /// Plan only: stop after the ledger check ([`Outcome::DryRun`]).
+    pub dry_run: bool,
+    /// With a dry run: the number of records to predict for.
+    pub assume_n: Option<u64>,
+    /// How the workload is counted.
+    pub counting: Counting,
+}
+
+impl ReleaseRequest {
+    /// The files the release reads (or, for the ledger and its lock, updates) with their
+    /// flags: no output may name one of them.
+    pub fn inputs(&self) -> Vec<(&'static str, PathBuf)> {
+        let mut v = self.data.input_files();
+        let spec = &self.workload;
+        if !spec.starts_with("all-") && !spec.starts_with("random-") {
+            v.push(("--workload", PathBuf::from(spec)));
+        }
+        if let Some(l) = &self.ledger {
+            v.push(("--ledger", l.path.clone()));
+            let mut lock = l.path.clone().into_os_string();
+            lock.push(".lock");
+            v.push(("--ledger (its lock file)", PathBuf::from(lock)));
+        }
+        v
+    }
+
+    /// The memory cap in bytes.
+    fn memory_cap(&self) -> u64 {
+        self.max_memory_mib.saturating_mul(1 << 20)
+    }
+}
+
+/// Held while the spend is recorded ([`ReleaseEvents::charging`]).
+pub trait ChargeGuard {
+    /// The spend is on disk.
+    fn recorded(self: Box<Self>);
+}
+
+/// A guard that notes nothing.
+struct NoGuard;
+
+impl ChargeGuard for NoGuard {
+    fn recorded(self: Box<Self>) {}
+}
+
+/// A one-line summary of a round, for [`BuildOptions::round_progress`].
+pub type RoundProgress = Arc<dyn Fn(String) + Send + Sync>;
+
+/// What a caller sees of a release on the way, and how its outputs are created and put in
+/// place. Every method has a default that shows nothing and writes plainly.
+pub trait ReleaseEvents {
+    /// A stage begins (e.g. "loading data", "writing outputs").
+    fn stage(&self, _message: &str) {}
+    /// Counting begins: a stage without a percentage (its share done would reveal n).
+    fn counting(&self, _message: &str) {}
+    /// A warning (a large δ accepted, a fixed seed).
+    fn warning(&self, _message: &str) {}
+    /// Where the mechanism's long stages report progress.
+    fn progress(&self) -> Option<ProgressSink> {
+        None
+    }
+    /// Where adaptive-projection reports each round.
+    fn round_progress(&self) -> Option<RoundProgress> {
+        None
+    }
+    /// The spend of dataset `key` (`loss` in words) is about to be recorded: the returned
+    /// guard is held while it is, and told once it is on disk.
+    fn charging(&self, _key: &str, _loss: String) -> Box<dyn ChargeGuard> {
+        Box::new(NoGuard)
+    }
+    /// The spend is recorded in the ledger.
+    fn recorded(&self, _record: &LedgerRecord) {}
+    /// Start writing the output `path`.
+    fn create_output(&self, path: &Path) -> Result<AtomicFile> {
+        AtomicFile::create(path)
+    }
+    /// Rename every written output into place: the release is complete.
+    fn commit_outputs(&self, files: Vec<AtomicFile>) -> Result<()> {
+        files.into_iter().try_for_each(AtomicFile::commit)
+    }
+}
+
+/// The default [`ReleaseEvents`]: shows nothing.
+pub struct Silent;
+
+impl ReleaseEvents for Silent {}
+
+/// A spend recorded in a ledger.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LedgerRecord {
+    /// The ledger file.
+    pub ledger: PathBuf,
+    /// The dataset's name in the ledger, quoted.
+    pub dataset: String,
+    /// The spend as the mechanism states it.
+    pub spend: PrivacyLoss,
+    /// The relation it is stated for.
+    pub relation: Neighbouring,
+    /// The spend converted to the ledger's relation, when that differs.
+    pub charged: Option<(PrivacyLoss, Neighbouring)>,
+}
+
+impl std::fmt::Display for LedgerRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "ledger {}: recorded {} under {} neighbours",
+            self.ledger.display(),
+            self.spend,
+            self.relation
+        )?;
+        if let Some((c, r)) = &self.charged {
+            write!(f, ", charged {c} under {r} neighbours")?;
+        }
+        write!(f, " for dataset {}", self.dataset)
+    }
+}
+
+/// Where the private input is counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceKind {
+    /// The records, loaded in memory.
+    Records,
+    /// One streaming pass over a CSV (or gzip CSV) or Parquet file, or a bundled table.
+    Stream,
+    /// A query engine.
+    Engine,
+}
+
+/// A release whose every argument has been checked: the first stage of the pipeline.
+pub struct Plan<'r> {
+    request: &'r ReleaseRequest,
+    spec: &'static MechanismSpec,
+    relation: Neighbouring,
+    workload: AnyWorkload,
+    mechanism: Box<dyn Mechanism<AnyWorkload>>,
+    synthetic_schema: Option<Schema>,
+    source: SourceKind,
+    attribute_names: Arc<OnceLock<Vec<String>>>,
+}
+
+/// The ledger, locked, with the spend checked against it ([`Plan::open_ledger`]).
+pub struct OpenLedger {
+    path: PathBuf,
+    ledger: LockedLedger,
+    dataset: String,
+    data_key: String,
+}
+
+impl OpenLedger {
+    /// The ledger's name of the dataset charged.
+    pub fn dataset(&self) -> &str {
+        &self.dataset
+    }
+}
+
+/// What a release did.
+pub enum Outcome<'r> {
+    /// A dry run: every check passed, nothing was read, drawn, recorded or written.
+    DryRun {
+        /// The checked release.
+        plan: Box<Plan<'r>>,
+        /// The ledger's dataset the spend fits, with a ledger.
+        ledger_dataset: Option<String>,
+    },
+    /// A release: charged (with a ledger), run and written.
+    Released(Box<Released<'r>>),
+    /// A dry run of a local-model mechanism: nothing read or written.
+    LocalDryRun(Box<LocalPlan<'r>>),
+    /// A release of a local-model mechanism: run and written (never charged to a ledger).
+    LocalReleased {
+        /// The checked release.
+        plan: Box<LocalPlan<'r>>,
+        /// What it released.
+        released: Box<LocalReleased>,
+    },
+}
+
+/// A completed release.
+pub struct Released<'r> {
+    /// The checked release it ran.
+    pub plan: Plan<'r>,
+    /// What the mechanism returned.
+    pub release: Release,
+    /// What is said of n: its value under replace-one, that it is private under add/remove.
+    pub n_note: String,
+}
+
+/// Run every stage of the release `request` (see the module documentation).
+pub fn release<'r>(request: &'r ReleaseRequest, events: &dyn ReleaseEvents) -> Result<Outcome<'r>> {
+    if let Some(spec) = catalogue::find_local(&request.mechanism) {
+        let plan = LocalPlan::validate(request, spec)?;
+        if request.dry_run {
+            return Ok(Outcome::LocalDryRun(Box::new(plan)));
+        }
+        let released = plan.run(events)?;
+        return Ok(Outcome::LocalReleased {
+            plan: Box::new(plan),
+            released: Box::new(released),
+        });
+    }
+    let plan = Plan::validate(request, events)?;
+    let mut ledger = plan.open_ledger(events)?;
+    if request.dry_run {
+        let ledger_dataset = ledger.map(|l| l.dataset);
+        return Ok(Outcome::DryRun {
+            plan: Box::new(plan),
+            ledger_dataset,
+        });
+    }
+    let input = plan.count(events)?;
+    let n = input.n();
+    let release = plan.run(ledger.as_mut(), input, events)?;
+    drop(ledger); // release the lock
+    plan.write(&release, n, events)?;
+    let n_note = plan.n_note(n);
+    Ok(Outcome::Released(Box::new(Released {
+        plan,
+        release,
+        n_note,
+    })))
+}
+
+/// The δ of the request checked against [`delta_too_large`]: under replace-one neighbours
+/// with the public `n` (`public_n`, after the data is read), under add/remove with the
+/// fixed bound (`public_n = None`, before it is read). Refused unless `allow_large_delta`,
+/// which turns the refusal into a warning.
+fn check_delta(
+    request: &ReleaseRequest,
+    public_n: Option<usize>,
+    events: &dyn ReleaseEvents,
+) -> Result<()> {
+    let Some(delta) = request.budget.delta else {
+        return Ok(());
+    };
+    match delta_too_large(delta, public_n) {
+        None => Ok(()),
+        Some(why) if request.allow_large_delta => {
+            events.warning(&format!(
+                "WARNING: {why}; accepted because of --allow-large-delta"
+            ));
+            Ok(())
+        }
+        Some(why) => Err(BenchError::Usage(format!(
+            "{why}. Refusing: choose a smaller --delta (1e-9 is common) or pass \
+             --allow-large-delta if you mean it"
+        ))),
+    }
+}
+
+/// A refusal of a source that counts for a mechanism that needs the records.
+fn needs_records(what: &str, alternative: &str, mech: &dyn Mechanism<AnyWorkload>) -> BenchError {
+    BenchError::Usage(format!(
+        "{what} releases from the workload's counts alone, and {} needs the records: \
+         {alternative}, or choose a mechanism that releases from counts ({})",
+        mech.name(),
+        catalogue::counts_only_names().join(", ")
+    ))
+}
+
+impl<'r> Plan<'r> {
+    /// Stage 1: check every argument of `request` from public inputs, build the mechanism
+    /// and choose the source. Reads no data and no ledger.
+    pub fn validate(request: &'r ReleaseRequest, events: &dyn ReleaseEvents) -> Result<Self> {
+        let spec = catalogue::spec(&request.mechanism)?;
+        let settings = &request.settings;
+        spec.check_settings(settings)?;
+        request.data.check_attributes()?;
+        let budget = request.budget.loss_for(spec)?;
+        let relation = request
+            .neighbouring
+            .unwrap_or_else(|| spec.default_relation());
+        spec.check_relation(relation)?;
+        spec.check_post(request.post)?;
+        check_budget_is_meaningful(&budget)?;
+        if relation == Neighbouring::AddRemove {
+            // n is private: the fixed public bound, before the data is read
+            check_delta(request, None, events)?;
+        }
+        // the workload is public (the domain and the spec): parsed, class-checked and
+        // sized before any data is read
+        let workload = AnyWorkload::parse_spec(
+            &request.data.public_domain()?,
+            &request.workload,
+            request.workload_seed,
+        )?;
+        spec.check_class(workload.class())?;
+        let need = (workload.num_queries() as u64).saturating_mul(BYTES_PER_QUERY);
+        if need > request.memory_cap() && !request.dry_run {
+            return Err(BenchError::Usage(format!(
+                "workload {} has {} counting queries: the release would need about {:.1} MiB \
+                 ({BYTES_PER_QUERY} bytes per query), more than --max-memory-mib {}; refusing \
+                 before allocating",
+                quoted(&request.workload),
+                workload.num_queries(),
+                need as f64 / (1u64 << 20) as f64,
+                request.max_memory_mib
+            )));
+        }
+        let attribute_names = Arc::new(OnceLock::new());
+        let options = BuildOptions {
+            round_progress: events.round_progress(),
+            memory_bytes: Some(request.memory_cap()),
+            attribute_names: Arc::clone(&attribute_names),
+            projection_settings: None,
+            settings: *settings,
+            progress: events.progress(),
+        };
+        // a marginal mechanism that enumerates a universe runs over the attributes the
+        // workload touches (dp_mechanisms::OnWorkloadAttributes; the guarantee is unchanged)
+        let mechanism = spec.assemble_any(budget, relation, request.post, &options)?;
+        if request.outputs.synthetic.is_some() && !mechanism.produces_synthetic() {
+            return Err(BenchError::Usage(format!(
+                "{} releases answers only, no synthetic data: drop --synthetic-out or choose \
+                 a mechanism that makes synthetic records",
+                mechanism.name()
+            )));
+        }
+        // the synthetic records are written through the schema, read (public) before the
+        // data
+        let synthetic_schema = match &request.outputs.synthetic {
+            Some(_) => Some(request.data.public_schema()?),
+            None => None,
+        };
+        let counting = &request.counting;
+        let counts_suffice = mechanism.counts_suffice();
+        if counting.stream && !counts_suffice {
+            return Err(needs_records(
+                "--stream",
+                "drop --stream",
+                mechanism.as_ref(),
+            ));
+        }
+        counting.engine.check(&request.data)?;
+        if counting.engine.is_engine() && !counts_suffice {
+            return Err(needs_records(
+                "an engine",
+                "use --engine native",
+                mechanism.as_ref(),
+            ));
+        }
+        if counting.stream && request.data.attributes.is_some() {
+            return Err(BenchError::Usage(
+                "--stream reads files holding exactly the domain's columns: drop --attributes"
+                    .into(),
+            ));
+        }
+        // a --data file (CSV, gzip CSV or Parquet) is streamed whenever the mechanism needs
+        // only the counts (memory for the tables, not for the rows; the same counts, so the
+        // same answers); --stream asks for it with a bundled table too
+        let source = if counting.engine.is_engine() {
+            SourceKind::Engine
+        } else if counting.stream
+            || (request.data.data.is_some() && counts_suffice && request.data.attributes.is_none())
+        {
+            SourceKind::Stream
+        } else {
+            SourceKind::Records
+        };
+        // every output can be written and names its own file, checked before the ledger is
+        // read, the data is read or any noise is drawn
+        let inputs = request.inputs();
+        let inputs: Vec<(&str, &Path)> = inputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
+        output::check_outputs(&request.outputs.list(), &inputs)?;
+        Ok(Plan {
+            request,
+            spec,
+            relation,
+            workload,
+            mechanism,
+            synthetic_schema,
+            source,
+            attribute_names,
+        })
+    }
+
+    /// The request.
+    pub fn request(&self) -> &'r ReleaseRequest {
+        self.request
+    }
+
+    /// The catalogue entry.
+    pub fn spec(&self) -> &'static MechanismSpec {
+        self.spec
+    }
+
+    /// The neighbouring relation of the guarantee.
+    pub fn relation(&self) -> Neighbouring {
+        self.relation
+    }
+
+    /// The workload.
+    pub fn workload(&self) -> &AnyWorkload {
+        &self.workload
+    }
+
+    /// The mechanism, built once.
+    pub fn mechanism(&self) -> &dyn Mechanism<AnyWorkload> {
+        self.mechanism.as_ref()
+    }
+
+    /// Where the private input will be counted.
+    pub fn source(&self) -> SourceKind {
+        self.source
+    }
+
+    /// The settings line of the release, e.g. "--rounds 20, --eta 0.4 (default)".
+    pub fn settings_line(&self) -> String {
+        self.spec.settings_line(&self.request.settings)
+    }
+
+    /// What the ledger records the spend as.
+    fn label(&self) -> String {
+        format!(
+            "{} on {} ({} queries)",
+            self.mechanism.name(),
+            self.request.workload,
+            self.workload.num_queries()
+        )
+    }
+
+    /// Stage 2: with a ledger, lock it and check that the spend fits the dataset's
+    /// remaining budget (the lock is held until the spend is recorded); a release the
+    /// ledger cannot place is refused here, before any data is read.
+    pub fn open_ledger(&self, events: &dyn ReleaseEvents) -> Result<Option<OpenLedger>> {
+        let Some(target) = &self.request.ledger else {
+            return Ok(None);
+        };
+        let certificate = self.mechanism.certificate();
+        events.stage("waiting for the ledger lock");
+        let ledger = LockedLedger::open(&target.path)?;
+        // the curator's name for the data, never its path
+        let dataset = ledger.contents.dataset_for(
+            target.dataset.as_deref(),
+            &target.path.display().to_string(),
+        )?;
+        let data_key = self.request.data.ledger_key()?;
+        let label = self.label();
+        let charge = ledger_file::Charge {
+            dataset: &dataset,
+            label: &label,
+            data: Some(&data_key),
+        };
+        ledger.check_spend(&charge, &certificate.loss, certificate.neighbouring)?;
+        Ok(Some(OpenLedger {
+            path: target.path.clone(),
+            ledger,
+            dataset,
+            data_key,
+        }))
+    }
+
+    /// Stage 3: read the private input from the chosen source, then run every check that
+    /// needs the public n — δ against 1/n and the mechanism's own checks of public inputs
+    /// (with n under replace-one only) — before anything is charged: a charged release must
+    /// not fail for a reason that could be checked before (docs/privacy.md, "Budget
+    /// ledger").
+    pub fn count(&self, events: &dyn ReleaseEvents) -> Result<PrivateInput> {
+        events.stage("loading data");
+        // From here on, under add/remove neighbours n is private: nothing printed or
+        // written (stdout, stderr, report, answers, ledger) may be the true n or derived
+        // from it.
+        let allow_empty = self.relation == Neighbouring::AddRemove;
+        let data = &self.request.data;
+        let input = match self.source {
+            SourceKind::Engine => {
+                let (counts, rows) =
+                    self.request
+                        .counting
+                        .engine
+                        .counts(data, &self.workload, allow_empty)?;
+                PrivateInput::Counts { counts, rows }
+            }
+            SourceKind::Stream => {
+                let settings = dp_queries::StreamSettings {
+                    batch_rows: usize::try_from(self.request.counting.batch_rows)
+                        .unwrap_or(usize::MAX),
+                    parallelism: dp_queries::Parallelism::Rayon,
+                };
+                let (counts, rows) = data.stream_counts(&self.workload, &settings, allow_empty)?;
+                PrivateInput::Counts { counts, rows }
+            }
+            SourceKind::Records => PrivateInput::Records(data.load(allow_empty)?),
+        };
+        let public_n = (self.relation == Neighbouring::ReplaceOne).then(|| input.n());
+        if public_n.is_some() {
+            // n is public under replace-one: δ is compared with 1/n
+            check_delta(self.request, public_n, events)?;
+        }
+        self.mechanism.check_inputs(&self.workload, public_n)?;
+        self.attribute_names
+            .set(self.workload.domain().names().map(str::to_string).collect())
+            .ok();
+        Ok(input)
+    }
+
+    /// Stage 4: record the spend in the ledger (if any), then run the mechanism on `input`.
+    /// A failure after the spend is recorded is
+    /// [`BenchError::ReleaseFailedAfterCharge`], placed in its ledger and dataset.
+    pub fn run(
+        &self,
+        ledger: Option<&mut OpenLedger>,
+        input: PrivateInput,
+        events: &dyn ReleaseEvents,
+    ) -> Result<Release> {
+        let mech = self.mechanism.as_ref();
+        // counting runs inside the mechanism, in one pass over the records: a stage without
+        // a percentage; the mechanism's own stages (rounds, solver iterations, levels)
+        // follow with percentages
+        events.counting(&format!(
+            "releasing {} with {}: counting the queries on the data (no percentage for this \
+             stage), then the mechanism's stages",
+            describe_workload(&self.workload),
+            mech.name()
+        ));
+        let mut rng = match self.request.seed {
+            Some(s) => {
+                events.warning(
+                    "WARNING: --seed fixes the noise: anyone who knows or guesses the seed can \
+                     regenerate the noise and recover the exact counts. Use it for tests and \
+                     reproducible experiments only, never for a release you publish. The seed \
+                     is not written to any output.",
+                );
+                seeded_rng(s)
+            }
+            None => os_seeded_rng()?,
+        };
+        let Some(open) = ledger else {
+            return Ok(input.release(mech, &self.workload, &mut rng)?);
+        };
+        let certificate = mech.certificate();
+        let (spend, relation) = (certificate.loss, certificate.neighbouring);
+        // charged now, after every check that draws no noise and before the first noise is
+        // drawn (`release_charged_with` records the spend, then runs the mechanism): a
+        // release that fails or crashes from here on has been charged (no free retry), and
+        // nothing unrecorded is ever published
+        let key = ledger_file::show_name(&open.dataset);
+        // held while the spend is written: a signal meanwhile is answered once it is
+        let charging = events.charging(
+            &format!("dataset {key}"),
+            format!("{spend} under {relation} neighbours"),
+        );
+        let label = self.label();
+        let charge = ledger_file::Charge {
+            dataset: &open.dataset,
+            label: &label,
+            data: Some(&open.data_key),
+        };
+        let release =
+            ledger_file::release_charged_with(&mut open.ledger, &charge, &certificate, || {
+                charging.recorded();
+                input.release(mech, &self.workload, &mut rng)
+            })
+            .map_err(|e| match e {
+                // the refusals come typed from the ledger (status 3); a failure after the
+                // charge says which ledger and dataset hold its spend
+                BenchError::ReleaseFailedAfterCharge(_) => BenchError::InLedger {
+                    ledger: open.path.display().to_string(),
+                    dataset: key.clone(),
+                    source: Box::new(e),
+                },
+                e => e,
+            })?;
+        let ledger_relation = open.ledger.contents.neighbouring;
+        let charged = if ledger_relation == relation {
+            None
+        } else {
+            dp_core::convert_neighbouring(spend, relation, ledger_relation)
+                .ok()
+                .map(|c| (c, ledger_relation))
+        };
+        events.recorded(&LedgerRecord {
+            ledger: open.path.clone(),
+            dataset: key,
+            spend,
+            relation,
+            charged,
+        });
+        Ok(release)
+    }
+
+    /// What is said of n in the report and the summary: its value under replace-one
+    /// neighbours (public), that it is private under add/remove.
+    fn n_note(&self, n: usize) -> String {
+        match self.relation {
+            Neighbouring::ReplaceOne => format!(
+                "n = {n} records, treated as public under replace-one neighbours (the \
+                 guarantee protects which records are in the data, not how many)"
+            ),
+            Neighbouring::AddRemove => "n is private under add/remove neighbours: it is not \
+                 reported, and the answers are normalised by the mean noisy table total"
+                .to_string(),
+        }
+    }
+
+    /// The report's JSON text. `n` is written only under replace-one neighbours.
+    fn report(&self, release: &Release, n: usize) -> Result<String> {
+        // no timings: a release's diagnostics are functions of public inputs and of its
+        // privatized transcript only (dp_mechanisms::Diagnostics)
+        let diagnostics =
+            serde_json::to_value(&release.diagnostics).map_err(|source| BenchError::Encode {
+                what: "report",
+                source,
+            })?;
+        let mut report = serde_json::json!({
+            "certificate": release.certificate,
+            "statement": release.certificate.statement(),
+            "diagnostics": diagnostics,
+            "workload": self.request.workload,
+            "class": self.workload.class().key(),
+            "marginals": self.workload.as_marginals().map(MarginalWorkload::len),
+            "queries": self.workload.num_queries(),
+            "n_note": self.n_note(n),
+            // never the seed itself: with it and the answers anyone recovers the exact
+            // counts
+            "settings": self.spec.settings_json(&self.request.settings),
+            "randomness": if self.request.seed.is_some() {
+                "seeded by the caller (--seed, testing only; the seed is not recorded)"
+            } else {
+                "operating-system entropy"
+            },
+        });
+        if self.relation == Neighbouring::ReplaceOne
+            && let Some(r) = report.as_object_mut()
+        {
+            r.insert("n".into(), n.into());
+        }
+        serde_json::to_string_pretty(&report).map_err(|source| BenchError::Encode {
+            what: "report",
+            source,
+        })
+    }
+
+    /// Stage 5: write the outputs of `release` (made from `n` records). Every output is
+    /// written to a temporary file beside its target first and renamed into place only
+    /// when all of them are complete: a failure leaves no output changed.
+    pub fn write(&self, release: &Release, n: usize, events: &dyn ReleaseEvents) -> Result<()> {
+        let outputs = &self.request.outputs;
+        let synthetic = match (
+            &outputs.synthetic,
+            &release.synthetic,
+            &self.synthetic_schema,
+        ) {
+            (None, _, _) => None,
+            (Some(path), Some(synthetic), Some(schema)) => Some((path, synthetic, schema)),
+            (Some(_), _, _) => {
+                return Err(BenchError::Mismatch(format!(
+                    "{} returned no synthetic data; nothing was written",
+                    self.mechanism.name()
+                )));
+            }
+        };
+        let report = match &outputs.report {
+            Some(path) => Some((path, self.report(release, n)?)),
+            None => None,
+        };
+        events.stage("writing outputs");
+        let mut files = Vec::with_capacity(3);
+        let mut answers = events.create_output(&outputs.answers)?;
+        output::write_maybe_compressed(&mut answers, |w| match &self.workload {
+            AnyWorkload::Marginals(m) => write_answers(w, m, &release.answers),
+            other => write_query_answers(w, other, &release.answers),
+        })?;
+        files.push(answers);
+        if let Some((path, text)) = report {
+            let mut f = events.create_output(path)?;
+            output::write_maybe_compressed(&mut f, |w| {
+                w.write_all(text.as_bytes()).map_err(io_error(path))
+            })?;
+            files.push(f);
+        }
+        if let Some((path, synthetic, schema)) = synthetic {
+            let mut f = events.create_output(path)?;
+            output::write_maybe_compressed(&mut f, |w| write_synthetic(w, synthetic, schema))?;
+            files.push(f);
+        }
+        // renamed into place: from here the release is complete
+        events.commit_outputs(files)
+    }
+}
+
+/// A workload in words: "12 marginals (360 cells)" or "30 conjunctions queries".
+pub fn describe_workload(workload: &AnyWorkload) -> String {
+    match workload {
+        AnyWorkload::Marginals(m) => format!("{} marginals ({} cells)", m.len(), m.num_queries()),
+        other => format!("{} {} queries", other.num_queries(), other.class()),
+    }
+}
