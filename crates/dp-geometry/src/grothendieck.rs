@@ -47,11 +47,28 @@
 //! by [`CertificateMethod`]:
 //!
 //! - [`CertificateMethod::Cholesky`] (when `N ≤` [`GrothendieckSettings::dense_certificate_limit`]):
-//!   Lanczos (with full reorthogonalization) estimates `λ_min`; the estimate minus a small
-//!   margin is accepted as `ℓ` only when a Cholesky factorization of `S − ℓ'I` succeeds, with
-//!   `ℓ'` = `ℓ` plus a rounding allowance of `4(N+2)·u·tr|S|` (`u` the unit round-off; it
-//!   dominates the backward error of the factorization, Demmel 1989), and the margin grows
-//!   tenfold until it does. `O(N³)` time, `O(N²)` memory.
+//!   faer's self-adjoint eigenvalue solver (Householder tridiagonalization, implicit QR)
+//!   estimates `λ_min` as `e`. The estimate is never trusted: for a shift `s = e − margin`
+//!   (margin `1e-7·(|e| + tr|S|/N)`, tenfold until it works, at most 12 tries) faer's
+//!   Cholesky factorization (blocked `LLᵀ`, no regularization) is run on the computed
+//!   `A = fl(S − s·I)`, and when every pivot is positive `ℓ = s − ρ(s)` with
+//!   `ρ(s) = 8(N + 8)·u·Σ_i |S_ii − s|` (`u` the unit round-off), rounded down.
+//!
+//!   Why this is a bound: a Cholesky factorization that completes in floating point, for
+//!   any order of evaluating its inner products (blocked or recursive, with or without
+//!   fused multiply-adds, through conventional `O(N³)` matrix products — faer has no
+//!   Strassen-like product), returns `R` with `RᵀR = A + ΔA`,
+//!   `|ΔA| ≤ γ_{N+c}·|Rᵀ||R|`, `γ_k = ku/(1 − ku)` (Demmel 1989; Higham 2002, Theorem
+//!   10.3), where the small constant `c ≤ 4` covers faer's triangular solves, which
+//!   multiply by a reciprocal pivot (two roundings where a division has one). Then
+//!   `‖ΔA‖₂ ≤ γ‖R‖²_F = γ·tr(A + ΔA)`, so `‖ΔA‖₂ ≤ γ/(1 − γ)·tr A`, and `A + ΔA = RᵀR ⪰ 0`
+//!   gives `λ_min(A) ≥ −γ/(1 − γ)·tr A`. Forming `A` rounds each diagonal entry once:
+//!   `A = S − s·I + D` with `|D_ii| ≤ u·|S_ii − s|`. Hence
+//!   `λ_min(S) ≥ s − (γ/(1 − γ) + u)·Σ_i |S_ii − s|`, and `ρ(s)` is more than twice that
+//!   for every `N` with `N·u < 10⁻³`. The allowance is taken on the trace of the *shifted*
+//!   matrix: the shift itself adds to the pivots whose rounding it must cover. The outcome
+//!   (succeeds or not) is a fact about the computed factorization only, so the bound holds
+//!   whatever faer's kernels, block sizes or thread count. `O(N³)` time, `O(N²)` memory.
 //! - [`CertificateMethod::Gershgorin`]: `ℓ = min_i (S_ii − Σ_{j≠i} |S_ij|)` (Gershgorin's
 //!   circle theorem), `O(mn)`; valid for every `N` but usually far from tight. Used above
 //!   the dense limit, and whenever it is better. With this method the bound is also capped
@@ -68,6 +85,8 @@
 //! alternating best responses (`y = sign(Cᵀx)`, then `x = sign(Cy)`, until no change); the
 //! best of the seeded draws is returned. Its value is a lower bound on `max xᵀCy ≤ SDP(C)`.
 
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::{Mat, MatRef};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
@@ -87,7 +106,7 @@ pub struct GrothendieckSettings {
     pub relative_tolerance: f64,
     /// Seed of the random start. Default 0.
     pub seed: u64,
-    /// Largest `N` for which the dense (Lanczos + Cholesky) certificate is computed; above
+    /// Largest `N` for which the dense (eigenvalues + Cholesky) certificate is computed; above
     /// it the Gershgorin bound is used. Default 2000.
     pub dense_certificate_limit: usize,
 }
@@ -146,7 +165,8 @@ pub enum GrothendieckStatus {
 /// How the lower bound on the dual slack's smallest eigenvalue was certified.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum CertificateMethod {
-    /// Lanczos estimate verified by a Cholesky factorization (module docs).
+    /// faer's eigenvalue estimate, verified by faer's Cholesky factorization of the shifted
+    /// slack with a rounding allowance (module docs).
     Cholesky,
     /// Gershgorin's circle theorem (module docs).
     Gershgorin,
@@ -426,7 +446,7 @@ pub fn solve_grothendieck_from(
     let gersh = gershgorin_bound(c, rows, cols, &lambda, &mu);
     let (ell, certificate) = if n_vec <= settings.dense_certificate_limit {
         let s = slack_matrix(c, rows, cols, &lambda, &mu);
-        match dense_certified_min_eigenvalue(&s, n_vec, settings.seed, par) {
+        match dense_certified_min_eigenvalue(s.as_ref(), par) {
             Some(l) if l >= gersh => (l, CertificateMethod::Cholesky),
             _ => (gersh, CertificateMethod::Gershgorin),
         }
@@ -476,157 +496,135 @@ fn gershgorin_bound(c: &[f64], rows: usize, cols: usize, lambda: &[f64], mu: &[f
     best
 }
 
-/// The dense dual slack `S` (`N × N`, row-major).
-fn slack_matrix(c: &[f64], rows: usize, cols: usize, lambda: &[f64], mu: &[f64]) -> Vec<f64> {
-    let n = rows + cols;
-    let mut s = vec![0.0; n * n];
-    for i in 0..rows {
-        s[i * n + i] = lambda[i];
-        for t in 0..cols {
-            let x = -0.5 * c[i * cols + t];
-            s[i * n + rows + t] = x;
-            s[(rows + t) * n + i] = x;
+/// The dense dual slack `S` (`N × N`).
+fn slack_matrix(c: &[f64], rows: usize, cols: usize, lambda: &[f64], mu: &[f64]) -> Mat<f64> {
+    Mat::from_fn(rows + cols, rows + cols, |i, j| {
+        match (i < rows, j < rows) {
+            (true, true) => {
+                if i == j {
+                    lambda[i]
+                } else {
+                    0.0
+                }
+            }
+            (false, false) => {
+                if i == j {
+                    mu[i - rows]
+                } else {
+                    0.0
+                }
+            }
+            (true, false) => -0.5 * c[i * cols + (j - rows)],
+            (false, true) => -0.5 * c[j * cols + (i - rows)],
         }
-    }
-    for t in 0..cols {
-        s[(rows + t) * n + rows + t] = mu[t];
-    }
-    s
+    })
 }
 
-/// Whether the Cholesky factorization of `a − shift·I` (`n × n`) succeeds. Under
-/// [`Parallelism::Rayon`] the entries below the diagonal of each column are split over the
-/// pool; every entry is computed by the same operations, so the outcome does not depend on
-/// the thread count.
-fn cholesky_succeeds(a: &[f64], n: usize, shift: f64, par: Parallelism) -> bool {
-    let mut l = vec![0.0; n * n];
-    for j in 0..n {
-        let mut d = a[j * n + j] - shift;
-        for k in 0..j {
-            d -= l[j * n + k] * l[j * n + k];
-        }
-        if d.is_nan() || d <= 0.0 {
-            return false;
-        }
-        let djj = d.sqrt();
-        l[j * n + j] = djj;
-        let (head, tail) = l.split_at_mut((j + 1) * n);
-        let lj = &head[j * n..j * n + j];
-        let entry = |i: usize, row: &mut [f64]| {
-            let x = a[i * n + j] - dot(&row[..j], lj);
-            row[j] = x / djj;
-        };
-        if par == Parallelism::Rayon && (n - j - 1) * j >= PARALLEL_FIELD_WORK / 16 {
-            use rayon::prelude::*;
-            tail.par_chunks_mut(n)
-                .enumerate()
-                .for_each(|(k, row)| entry(j + 1 + k, row));
-        } else {
-            for (k, row) in tail.chunks_mut(n).enumerate() {
-                entry(j + 1 + k, row);
-            }
-        }
-    }
-    true
+/// Whether faer's Cholesky factorization (`LLᵀ`, blocked, no regularization) of the
+/// computed `fl(a − shift·I)` runs to the end with every pivot positive (a NaN pivot is a
+/// failure). `a` is symmetric; only its lower triangle is read. The factor is dropped.
+/// Under [`Parallelism::Rayon`] faer's blocked kernels run on the rayon pool (`Par::rayon`);
+/// only the success enters the certificate, and it could differ between thread counts only
+/// if `λ_min(fl(a − shift·I))` were within faer's rounding of zero — the shift sits a
+/// margin of at least `1e-7` relative below the estimate, so that takes an estimate wrong
+/// by about the margin, not a last-bit difference.
+fn cholesky_succeeds(a: MatRef<'_, f64>, shift: f64, par: Parallelism) -> bool {
+    shifted_cholesky(a, shift, par).is_some()
 }
 
-/// Smallest eigenvalue of the symmetric tridiagonal matrix (diagonal `a`, off-diagonal `b`)
-/// by bisection on Sturm counts.
-fn tridiagonal_min_eigenvalue(a: &[f64], b: &[f64]) -> f64 {
-    let m = a.len();
-    let mut lo = f64::INFINITY;
-    let mut hi = f64::NEG_INFINITY;
-    for i in 0..m {
-        let r = if i > 0 { b[i - 1].abs() } else { 0.0 } + if i + 1 < m { b[i].abs() } else { 0.0 };
-        lo = lo.min(a[i] - r);
-        hi = hi.max(a[i] + r);
-    }
-    // Number of eigenvalues below x.
-    let count_below = |x: f64| -> usize {
-        let mut count = 0;
-        let mut q = 1.0;
-        for i in 0..m {
-            let off = if i > 0 { b[i - 1] * b[i - 1] } else { 0.0 };
-            q = a[i] - x - if i > 0 { off / q } else { 0.0 };
-            if q == 0.0 {
-                q = -f64::EPSILON * (x.abs() + 1.0);
-            }
-            if q < 0.0 {
-                count += 1;
-            }
-        }
-        count
-    };
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if mid <= lo || mid >= hi {
-            break;
-        }
-        if count_below(mid) >= 1 {
-            hi = mid;
+/// The lower-triangular factor `L` of [`cholesky_succeeds`] (upper triangle zero), or `None`
+/// when a pivot is not positive.
+fn shifted_cholesky(a: MatRef<'_, f64>, shift: f64, par: Parallelism) -> Option<Mat<f64>> {
+    use faer::linalg::cholesky::llt::factor::{cholesky_in_place, cholesky_in_place_scratch};
+    let n = a.nrows();
+    let mut l = Mat::<f64>::from_fn(n, n, |i, j| {
+        if i == j {
+            a[(i, i)] - shift
+        } else if i > j {
+            a[(i, j)]
         } else {
-            lo = mid;
+            0.0
+        }
+    });
+    let par = par.faer();
+    let params = Default::default();
+    let mut scratch = MemBuffer::new(cholesky_in_place_scratch::<f64>(n, par, params));
+    let factored = cholesky_in_place(
+        l.as_mut(),
+        Default::default(),
+        par,
+        MemStack::new(&mut scratch),
+        params,
+    );
+    factored.ok()?;
+    // faer may use the strict upper triangle as workspace: the factor is the lower one.
+    for j in 1..n {
+        for i in 0..j {
+            l[(i, j)] = 0.0;
         }
     }
-    lo
+    Some(l)
 }
 
-/// Most Lanczos steps of the certificate's eigenvalue estimate.
-const LANCZOS_STEPS: usize = 300;
+/// faer's estimate of `λ_min` of the dense symmetric `s`: Householder tridiagonalization and
+/// the implicit QR algorithm on the tridiagonal (eigenvalues only, lower triangle read).
+/// `None` if the QR iteration does not converge.
+///
+/// Always `Par::Seq`: faer's parallel tridiagonalization adds partial sums in an order that
+/// depends on the thread count, and the certified bound is a function of this estimate;
+/// on the calling thread it is the same for every [`Parallelism`].
+fn eigen_min_estimate(s: MatRef<'_, f64>) -> Option<f64> {
+    use faer::linalg::evd::{ComputeEigenvectors, self_adjoint_evd, self_adjoint_evd_scratch};
+    let n = s.nrows();
+    let par = faer::Par::Seq;
+    let params = Default::default();
+    let mut eigenvalues = faer::diag::Diag::<f64>::zeros(n);
+    let mut scratch = MemBuffer::new(self_adjoint_evd_scratch::<f64>(
+        n,
+        ComputeEigenvectors::No,
+        par,
+        params,
+    ));
+    self_adjoint_evd(
+        s,
+        eigenvalues.as_mut(),
+        None,
+        par,
+        MemStack::new(&mut scratch),
+        params,
+    )
+    .ok()?;
+    eigenvalues
+        .column_vector()
+        .iter()
+        .copied()
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.min(x))))
+        .filter(|x| x.is_finite())
+}
 
-/// Lanczos estimate of `λ_min` of the dense symmetric `s` (`n × n`), full
-/// reorthogonalization, at most [`LANCZOS_STEPS`] steps; seeded start.
-fn lanczos_min_eigenvalue(s: &[f64], n: usize, seed: u64, par: Parallelism) -> f64 {
-    let steps = n.min(LANCZOS_STEPS);
-    let mut rng = ChaCha20Rng::seed_from_u64(seed ^ 0x5eed_1a2c);
-    let mut q = random_unit_vectors(&mut rng, 1, n);
-    let mut basis: Vec<Vec<f64>> = Vec::with_capacity(steps);
-    let (mut alpha, mut beta) = (Vec::with_capacity(steps), Vec::with_capacity(steps));
-    let mut w = vec![0.0; n];
-    for _ in 0..steps {
-        if par == Parallelism::Rayon && n * n >= PARALLEL_FIELD_WORK {
-            use rayon::prelude::*;
-            w.par_iter_mut()
-                .enumerate()
-                .for_each(|(i, wi)| *wi = dot(&s[i * n..(i + 1) * n], &q));
-        } else {
-            for (i, wi) in w.iter_mut().enumerate() {
-                *wi = dot(&s[i * n..(i + 1) * n], &q);
-            }
-        }
-        let a = dot(&w, &q);
-        alpha.push(a);
-        basis.push(q.clone());
-        // Full reorthogonalization (twice, for stability).
-        for _ in 0..2 {
-            for b in &basis {
-                let p = dot(&w, b);
-                w.iter_mut().zip(b).for_each(|(wi, bi)| *wi -= p * bi);
-            }
-        }
-        let nb = norm(&w);
-        if basis.len() == steps || nb <= 1e-12 * (a.abs() + 1.0) {
-            break;
-        }
-        beta.push(nb);
-        q = w.iter().map(|x| x / nb).collect();
-    }
-    beta.truncate(alpha.len().saturating_sub(1));
-    tridiagonal_min_eigenvalue(&alpha, &beta)
+/// The allowance `ρ(s)` that the Cholesky test of `fl(S − s·I)` must clear (module docs):
+/// `8(N + 8)·u·Σ_i |S_ii − s|`, rounded up.
+fn rounding_allowance(s: MatRef<'_, f64>, shift: f64) -> f64 {
+    let n = s.nrows();
+    let trace: f64 = (0..n).map(|i| (s[(i, i)] - shift).abs()).sum();
+    // The factor 2 over the bound in the docs also covers the rounding of this sum.
+    let rho = 8.0 * (n as f64 + 8.0) * f64::EPSILON * trace;
+    rho.next_up()
 }
 
 /// A certified lower bound on `λ_min(s)` (module docs), or `None` if no Cholesky check
 /// succeeded.
-fn dense_certified_min_eigenvalue(s: &[f64], n: usize, seed: u64, par: Parallelism) -> Option<f64> {
-    let estimate = lanczos_min_eigenvalue(s, n, seed, par);
-    let abs_trace: f64 = (0..n).map(|i| s[i * n + i].abs()).sum();
+fn dense_certified_min_eigenvalue(s: MatRef<'_, f64>, par: Parallelism) -> Option<f64> {
+    let n = s.nrows();
+    let estimate = eigen_min_estimate(s)?;
+    let abs_trace: f64 = (0..n).map(|i| s[(i, i)].abs()).sum();
     let scale = abs_trace.max(f64::MIN_POSITIVE);
-    let rounding = 4.0 * (n as f64 + 2.0) * f64::EPSILON * scale;
     let mut margin = 1e-7 * (estimate.abs() + scale / n as f64);
     for _ in 0..12 {
-        let ell = estimate - margin;
-        if cholesky_succeeds(s, n, ell + rounding, par) {
-            return Some(ell);
+        let shift = estimate - margin;
+        if cholesky_succeeds(s, shift, par) {
+            // λ_min(S) ≥ shift − ρ(shift), rounded down.
+            return Some((shift - rounding_allowance(s, shift)).next_down());
         }
         margin *= 10.0;
     }
@@ -723,4 +721,77 @@ pub fn round_to_signs(
         }
     }
     best.ok_or(GeometryError::Empty("no rounding draw"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A random symmetric positive definite `B·Bᵀ + shift·I` (`n × n`).
+    fn spd(n: usize, shift: f64, seed: u64) -> Mat<f64> {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        let mut b = vec![0.0; n * n];
+        fill_standard_normal(&mut rng, &mut b);
+        Mat::from_fn(n, n, |i, j| {
+            let d: f64 = (0..n).map(|k| b[i * n + k] * b[j * n + k]).sum();
+            d + if i == j { shift } else { 0.0 }
+        })
+    }
+
+    /// Reconstruction: faer's factor satisfies `L·Lᵀ = A − shift·I` within the componentwise
+    /// backward-error bound the certificate relies on (module docs),
+    /// `|L·Lᵀ − A| ≤ γ_{n+4}·|L|·|Lᵀ| + u·|A_ii|` on the diagonal, sequential and over rayon.
+    #[test]
+    fn cholesky_factor_reconstructs_the_shifted_matrix() {
+        for (n, seed) in [(1, 1), (7, 2), (64, 3), (300, 4)] {
+            let a = spd(n, 0.5, seed);
+            let shift = 0.25;
+            for par in [Parallelism::None, Parallelism::Rayon] {
+                let l = shifted_cholesky(a.as_ref(), shift, par).expect("positive definite");
+                let u = f64::EPSILON / 2.0;
+                let k = (n + 4) as f64 * u;
+                let gamma = k / (1.0 - k);
+                for i in 0..n {
+                    for j in 0..=i {
+                        assert_eq!(l[(j, i)], if i == j { l[(i, i)] } else { 0.0 });
+                        let (mut exact, mut abs) = (0.0, 0.0);
+                        for t in 0..=j {
+                            exact += l[(i, t)] * l[(j, t)];
+                            abs += (l[(i, t)] * l[(j, t)]).abs();
+                        }
+                        let target = a[(i, j)] - if i == j { shift } else { 0.0 };
+                        let mut tol = 2.0 * gamma * abs;
+                        if i == j {
+                            tol += u * target.abs();
+                        }
+                        assert!(
+                            (exact - target).abs() <= tol,
+                            "n = {n}, ({i}, {j}): {exact} vs {target}, tolerance {tol}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// The test fails exactly when the shift passes the smallest eigenvalue: for the
+    /// tridiagonal `[−1, 2, −1]` matrix, `λ_min = 2 − 2cos(π/(n+1))`.
+    #[test]
+    fn certificate_brackets_a_known_smallest_eigenvalue() {
+        let n = 200;
+        let a = Mat::<f64>::from_fn(n, n, |i, j| match i.abs_diff(j) {
+            0 => 2.0,
+            1 => -1.0,
+            _ => 0.0,
+        });
+        let exact = 2.0 - 2.0 * (std::f64::consts::PI / (n as f64 + 1.0)).cos();
+        let estimate = eigen_min_estimate(a.as_ref()).unwrap();
+        assert!((estimate - exact).abs() <= 1e-12, "{estimate} vs {exact}");
+        for par in [Parallelism::None, Parallelism::Rayon] {
+            assert!(cholesky_succeeds(a.as_ref(), exact * (1.0 - 1e-6), par));
+            assert!(!cholesky_succeeds(a.as_ref(), exact * (1.0 + 1e-6), par));
+            let ell = dense_certified_min_eigenvalue(a.as_ref(), par).unwrap();
+            assert!(ell <= exact && ell >= exact - 1e-6, "{ell} vs {exact}");
+        }
+    }
 }

@@ -17,3 +17,14 @@ pub enum Parallelism {
 /// Number of points per rayon task in the batch kernels: large enough to amortize
 /// scheduling, small enough to balance two to a few dozen threads.
 pub(crate) const PAR_CHUNK: usize = 1024;
+
+impl Parallelism {
+    /// The same choice as faer's [`faer::Par`]: `None` → `Par::Seq`, `Rayon` →
+    /// `Par::rayon(0)` (every thread of the current rayon pool).
+    pub fn faer(self) -> faer::Par {
+        match self {
+            Parallelism::None => faer::Par::Seq,
+            Parallelism::Rayon => faer::Par::rayon(0),
+        }
+    }
+}
