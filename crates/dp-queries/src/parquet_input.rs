@@ -57,12 +57,12 @@ use parquet::file::properties::WriterProperties;
 use crate::dataset::Dataset;
 use crate::domain::Domain;
 use crate::error::{QueryError, Result};
-use crate::linear::Workload;
 use crate::schema::{Encoding, Schema};
 use crate::stream::{
     BatchCounter, StreamSettings, StreamedCounts, check_settings, run_pipeline, worker_count,
 };
 use crate::workload::Parallelism;
+use crate::workload::Workload;
 
 /// Loads the Parquet file `path` against `schema` (module docs). With `allow_empty` a file
 /// with no rows gives the empty dataset (`n = 0`, for add/remove releases); without, it is

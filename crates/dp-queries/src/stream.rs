@@ -40,9 +40,9 @@ use std::sync::{Mutex, mpsc};
 use crate::dataset::{CsvDecoder, Dataset};
 use crate::domain::Domain;
 use crate::error::{QueryError, Result};
-use crate::linear::Workload;
 use crate::schema::Schema;
 use crate::workload::Parallelism;
+use crate::workload::Workload;
 
 /// Settings of the streaming counters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

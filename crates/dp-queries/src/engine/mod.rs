@@ -68,9 +68,9 @@ use datafusion::prelude::{
 };
 
 use crate::error::{QueryError, Result};
-use crate::marginal::Marginal;
 use crate::schema::{Encoding, Schema};
 use crate::stream::StreamedCounts;
+use crate::workload::Marginal;
 use crate::workload::MarginalWorkload;
 
 /// How the workload's tables are asked of the engine (module docs).
