@@ -125,11 +125,9 @@ impl DataArgs {
         v
     }
 
-    /// The exact counts of `workload` over the data in one streaming pass, in bounded memory
-    /// (`dp_queries::count_csv_streaming`, or `count_parquet_streaming` for a Parquet file),
-    /// and the number of records: `--data` (a gzip CSV file, by `.gz` name or magic bytes, is
-    /// decompressed on the fly: `dp_queries::open_csv`) or
-    /// a bundled dataset. `--attributes` is refused (the
+    /// The exact counts of `workload` over the data in one streaming pass, in bounded memory,
+    /// and the number of records: `--data` (CSV, gzip-compressed CSV or Parquet, told apart by
+    /// `dp_queries::count_file_streaming`) or a bundled dataset. `--attributes` is refused (the
     /// streamed file must hold exactly the domain's columns). Without `allow_empty`, a file
     /// with no records is an error.
     pub(crate) fn stream_counts(
@@ -149,20 +147,13 @@ impl DataArgs {
             (Some(path), Some(dom), None) => {
                 let schema = dp_queries::Schema::from_json_file(dom)?;
                 let label = path.display().to_string();
-                if dp_queries::is_parquet(path) {
-                    (count_parquet(path, &schema, workload, settings)?, label)
-                } else {
-                    let reader = dp_queries::open_csv(path)?;
-                    let counted = dp_queries::count_csv_streaming(
-                        reader, &label, &schema, workload, settings,
-                    );
-                    match counted {
-                        Ok(counted) => (counted, label),
-                        Err(e @ QueryError::ExtraColumn { .. }) => {
-                            return Err(explain_extra_column(e, path, schema.domain()));
-                        }
-                        Err(e) => return Err(e.into()),
+                match dp_queries::count_file_streaming(path, &schema, workload, settings) {
+                    Ok(counted) => (counted, label),
+                    // weighted records files are CSV (`dpqr release --synthetic-out`)
+                    Err(e @ QueryError::ExtraColumn { .. }) if !dp_queries::is_parquet(path) => {
+                        return Err(explain_extra_column(e, path, schema.domain()));
                     }
+                    Err(e) => return Err(e.into()),
                 }
             }
             (None, None, Some(name)) => {
@@ -271,30 +262,6 @@ impl DataArgs {
                 weighted.select_attributes(&names)?
             }
         }))
-    }
-}
-
-/// The streaming count of a Parquet file (`dp_queries::count_parquet_streaming`; refused by a
-/// build without the `parquet` feature).
-fn count_parquet(
-    path: &std::path::Path,
-    schema: &dp_queries::Schema,
-    workload: &dp_queries::AnyWorkload,
-    settings: &dp_queries::StreamSettings,
-) -> Result<dp_queries::StreamedCounts> {
-    #[cfg(feature = "parquet")]
-    {
-        Ok(dp_queries::count_parquet_streaming(
-            path, schema, workload, settings,
-        )?)
-    }
-    #[cfg(not(feature = "parquet"))]
-    {
-        let _ = (schema, workload, settings);
-        Err(QueryError::ParquetUnsupported {
-            file: path.display().to_string(),
-        }
-        .into())
     }
 }
 

@@ -105,7 +105,7 @@ impl EngineArgs {
         workload: &AnyWorkload,
         allow_empty: bool,
     ) -> Result<(Vec<i64>, usize)> {
-        use dp_queries::engine::EngineSettings;
+        use dp_queries::io::engine::EngineSettings;
         self.check(data)?;
         let (Some(path), Some(domain)) = (&data.data, &data.domain) else {
             return Err(BenchError::Usage(
@@ -125,11 +125,11 @@ impl EngineArgs {
             #[cfg(feature = "ballista")]
             EngineArg::Ballista => {
                 let url = self.ballista_url.as_deref().unwrap_or_default();
-                dp_queries::engine::ballista::count_ballista(
+                dp_queries::io::engine::ballista::count_ballista(
                     url, path, &schema, marginals, &settings,
                 )?
             }
-            _ => dp_queries::engine::count_datafusion(path, &schema, marginals, &settings)?,
+            _ => dp_queries::io::engine::count_datafusion(path, &schema, marginals, &settings)?,
         };
         if counted.rows == 0 && !allow_empty {
             return Err(dp_queries::QueryError::NoRecords {
