@@ -155,7 +155,7 @@ fn datafusion_releases_the_same_answers_as_the_native_stream() {
 #[cfg(feature = "ballista")]
 #[test]
 fn ballista_on_a_loopback_cluster_releases_the_same_answers() {
-    let cluster = dp_queries::engine::ballista::LoopbackCluster::start(2, 1).unwrap();
+    let cluster = dp_queries::io::engine::ballista::LoopbackCluster::start(2, 1).unwrap();
     let d = fresh_dir("engines", "ballista");
     let csv = data_dir("nltcs").join("nltcs.csv");
     let o = release(&csv, &d.join("native.csv"), &["--stream"]);

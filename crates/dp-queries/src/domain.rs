@@ -5,10 +5,11 @@
 //! The on-disk format is the private-pgm `NAME-domain.json` one: a single flat JSON object
 //! `{"attr": size, ...}` (an entry may instead give category labels or numeric bins, see
 //! [`crate::schema`]). Key order is kept (it is the attribute order of the domain), and
-//! duplicate keys are an error (a plain JSON map would silently keep the last one).
+//! duplicate keys are an error (a plain JSON map would silently keep the last one). The
+//! readers of that file, [`Domain::from_json_str`] and [`Domain::from_json_file`], are in
+//! `schema.rs`: a domain file is a schema whose encodings are dropped.
 
 use std::fmt;
-use std::path::Path;
 
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
@@ -61,22 +62,6 @@ impl Domain {
             sizes.push(size);
         }
         Ok(Domain { names, sizes })
-    }
-
-    /// Parses a domain file: a JSON object `{"attr": size, ...}`, whose entries may also be
-    /// the labels or bins of a [`crate::Schema`] (their encodings are dropped here; see
-    /// [`crate::Schema::from_json_str`]); `file` labels error messages.
-    ///
-    /// Syntax errors, a non-object document, or a size that is not a non-negative integer
-    /// give [`QueryError::BadJson`]; a size of 0 or above `u32::MAX`, a duplicate key, an
-    /// empty key or an empty object give [`QueryError::BadDomain`] (the reason names `file`).
-    pub fn from_json_str(json: &str, file: &str) -> Result<Self> {
-        crate::schema::Schema::from_json_str(json, file).map(crate::schema::Schema::into_domain)
-    }
-
-    /// Reads and parses a domain JSON file (see [`Domain::from_json_str`]).
-    pub fn from_json_file(path: &Path) -> Result<Self> {
-        crate::schema::Schema::from_json_file(path).map(crate::schema::Schema::into_domain)
     }
 
     /// Number of attributes `d`.

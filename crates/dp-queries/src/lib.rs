@@ -6,26 +6,35 @@
 //!
 //! ## Contents
 //!
+//! Two parts: **the model** — what is released and how it is counted, in memory — and
+//! **[`io`]** — reading records from files (and writing them). `io` depends on the model; the
+//! model never imports `io`.
+//!
+//! The model:
+//!
 //! | module | concept |
 //! |---|---|
 //! | [`error`] | [`QueryError`], the crate's single error type, and [`Result`] |
-//! | [`conjunctions`] | [`ConjunctionWorkload`]: sensible k-way conjunctions / parities of one-hot bits (seed 003 §5–§7); [`BitColumns`] for fast counts |
 //! | [`domain`] | [`Domain`]: ordered named attributes with sizes; the `NAME-domain.json` format |
-//! | [`dataset`] | [`Dataset`]: column-major integer codes; validating CSV loader; [`Dataset::load_file`] picks CSV or Parquet ([`is_parquet`]) |
-//! | [`schema`] | [`Schema`]: a public domain file with category labels or numeric bins per attribute, to load raw CSV values; [`draft_schema`], a NON-PRIVATE drafting helper |
-//! | [`stream`] | [`count_csv_streaming`]: a workload's exact counts over a CSV file in one pass, in bounded memory, batches decoded and counted in parallel, equal to the in-memory counts |
-//! | `parquet_input` (cargo feature `parquet`, off by default) | Parquet input: `Dataset::from_parquet` / [`Dataset::load_file`], `count_parquet_streaming` (row groups in parallel), `ParquetCodesWriter` |
-//! | `engine` | (features `datafusion`, `ballista`) a marginal workload's exact counts as one DataFusion query over CSV / Parquet, in process or on a Ballista cluster; engine errors mapped to fixed messages |
-//! | [`marginal`] | [`Marginal`]: one contingency table, row-major cells, one-pass counting |
-//! | [`workload`] | [`MarginalWorkload`]: lists of marginals, all/random `k`-way, specs, parallel counting |
+//! | [`schema`] | [`Schema`]: a public domain file with category labels or numeric bins per attribute, to encode raw values; the domain file's readers ([`Domain::from_json_file`]); [`draft_schema`], a NON-PRIVATE drafting helper |
+//! | [`dataset`] | [`Dataset`]: `n` records as column-major integer codes, in memory |
+//! | [`workload`] | [`Workload`]: the one abstraction for a workload of linear counting queries (counting, contributions, the bounds sensitivities are computed from, the touched attributes), each implementation beside its type: [`MarginalWorkload`] of [`Marginal`] tables, [`ConjunctionWorkload`] (conjunctions / disjunctions / parities of one-hot literals, seed 003 §5–§7), [`ThresholdWorkload`] and [`DecisionListWorkload`] (seed 002 §4.2, §4.3), [`ExplicitWorkload`] (integer query matrices); [`AnyWorkload`], a workload of any class chosen at run time, and its JSON forms (`workload/any.rs`) |
 //! | [`onehot`] | [`BinaryDataset`]: one-hot, bit-packed rows; conjunction and parity counts; [`OneHotMarginals`]: a categorical marginal workload as binary bit tables |
 //! | [`parity`] | [`SignRecords`] (binary records as packed signs), [`ParityQueries`], the exact marginal ↔ parity transform [`MarginalParityTransform`] (seed 000 §2.4) |
-//! | [`threshold`] | [`ThresholdWorkload`] (k-of-ℓ threshold queries, seed 002 §4.2) and [`DecisionListWorkload`] (a database of decision lists queried by points, seed 002 §4.3, with its data format) |
 //! | [`metrics`] | [`ErrorReport`]: max / mean / RMS error and mean per-table ℓ1 |
 //! | [`graphical`] | [`GraphicalModel`]: the Private-PGM estimator (McKenna et al. 2019) — a maximum-entropy graphical model fitted to noisy marginals by mirror descent with junction-tree inference; exact marginals and sampling |
 //! | [`implicit`] | [`MarginalRecordOracle`]: the linear-optimisation oracle over the records of an implicit universe (exact elimination or coordinate ascent), an `AtomOracle` for projections |
-//! | [`linear`] | [`Workload`]: the one abstraction for a workload of linear counting queries (marginals, conjunctions / disjunctions / parities of literals, explicit integer query matrices; [`AnyWorkload`] at run time): counting, contributions, the bounds sensitivities are computed from, the touched attributes |
 //! | [`universe`] | [`Universe`]: explicit small universes; [`MarginalPoints`]: their answer vectors as an implicit point set |
+//!
+//! [`io`]:
+//!
+//! | module | concept |
+//! |---|---|
+//! | [`io::format`] | data files by path and the one format dispatch — CSV, gzip-compressed CSV or Parquet ([`is_parquet`], [`open_csv`], [`FileFormat`]) — with the loaders and counter that choose by it: [`Dataset::load_csv`], [`Dataset::load_file`], [`count_file_streaming`] |
+//! | [`io::csv`] | the validating CSV readers ([`Dataset::from_csv_reader`], …) and their accepted format; [`Dataset::write_csv`] |
+//! | [`io::stream`] | [`count_csv_streaming`]: a workload's exact counts over a CSV file in one pass, in bounded memory, batches decoded and counted in parallel, equal to the in-memory counts |
+//! | `io::parquet` (cargo feature `parquet`, off by default) | Parquet input: `Dataset::from_parquet`, `count_parquet_streaming` (row groups in parallel), `ParquetCodesWriter` |
+//! | `io::engine` (features `datafusion`, `ballista`) | a marginal workload's exact counts as one DataFusion query over CSV / Parquet, in process or on a Ballista cluster; engine errors mapped to fixed messages |
 //!
 //! ## Conventions
 //!
@@ -38,49 +47,43 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod conjunctions;
 pub mod dataset;
 pub mod domain;
-#[cfg(feature = "datafusion")]
-pub mod engine;
 pub mod error;
 pub mod graphical;
 pub mod implicit;
-pub mod linear;
-pub mod marginal;
+pub mod io;
 pub mod metrics;
 pub mod onehot;
 pub mod parity;
-#[cfg(feature = "parquet")]
-pub mod parquet_input;
 pub mod schema;
-pub mod stream;
-pub mod threshold;
 pub mod universe;
 pub mod workload;
 
-pub use conjunctions::{BitColumns, ConjunctionWorkload, Literal, QueryKind};
-pub use dataset::{Dataset, IN_MEMORY, is_parquet, open_csv};
+pub use dataset::Dataset;
 pub use domain::Domain;
 pub use error::{QueryError, Result};
 pub use graphical::{
     FitReport, GraphicalModel, GraphicalModelSettings, JunctionTree, NoisyMarginal, WarmStart,
 };
 pub use implicit::{MarginalRecordOracle, OracleStrategy, RecordOracleSettings};
-pub use linear::{
-    AnswerLayout, AnyWorkload, ContributionBounds, ExplicitWorkload, QueryClass, Workload,
+pub use io::{
+    FileFormat, IN_MEMORY, StreamSettings, StreamedCounts, count_csv_streaming,
+    count_file_streaming, is_parquet, open_csv,
 };
-pub use marginal::Marginal;
+#[cfg(feature = "parquet")]
+pub use io::{ParquetCodesWriter, count_parquet_streaming};
 pub use metrics::ErrorReport;
 pub use onehot::{BinaryDataset, MAX_BIT_TABLES, OneHotMarginals};
 pub use parity::{MarginalParityTransform, ParityQueries, SignRecords};
-#[cfg(feature = "parquet")]
-pub use parquet_input::{ParquetCodesWriter, count_parquet_streaming};
 pub use schema::{AttributeSchema, DraftSettings, Encoding, Schema, draft_schema};
-pub use stream::{StreamSettings, StreamedCounts, count_csv_streaming};
-pub use threshold::{DecisionListShape, DecisionListWorkload, ThresholdQuery, ThresholdWorkload};
 pub use universe::{MAX_UNIVERSE, MarginalPoints, Universe};
-pub use workload::{MAX_QUERIES, MarginalWorkload, Parallelism};
+pub use workload::{
+    AnswerLayout, AnyWorkload, BitColumns, ConjunctionWorkload, ContributionBounds,
+    DecisionListShape, DecisionListWorkload, ExplicitWorkload, Literal, MAX_QUERIES, Marginal,
+    MarginalWorkload, Parallelism, QueryClass, QueryKind, ThresholdQuery, ThresholdWorkload,
+    Workload,
+};
 
 #[cfg(test)]
 mod tests {

@@ -10,7 +10,7 @@ use std::ops::Range;
 use crate::dataset::Dataset;
 use crate::domain::Domain;
 use crate::error::{QueryError, Result};
-use crate::marginal::Marginal;
+use crate::workload::Marginal;
 use crate::workload::MarginalWorkload;
 
 /// A dataset in one-hot binary encoding: record `i` is a row of `words_per_row()` `u64` words.

@@ -221,6 +221,26 @@ struct AttrSpec {
     other: bool,
 }
 
+/// The readers of a domain file (`domain.rs`, module docs): a domain file is a schema whose
+/// encodings are dropped, so they live here, beside the schema's.
+impl Domain {
+    /// Parses a domain file: a JSON object `{"attr": size, ...}`, whose entries may also be
+    /// the labels or bins of a [`Schema`] (their encodings are dropped here; see
+    /// [`Schema::from_json_str`]); `file` labels error messages.
+    ///
+    /// Syntax errors, a non-object document, or a size that is not a non-negative integer
+    /// give [`QueryError::BadJson`]; a size of 0 or above `u32::MAX`, a duplicate key, an
+    /// empty key or an empty object give [`QueryError::BadDomain`] (the reason names `file`).
+    pub fn from_json_str(json: &str, file: &str) -> Result<Self> {
+        Schema::from_json_str(json, file).map(Schema::into_domain)
+    }
+
+    /// Reads and parses a domain JSON file (see [`Domain::from_json_str`]).
+    pub fn from_json_file(path: &Path) -> Result<Self> {
+        Schema::from_json_file(path).map(Schema::into_domain)
+    }
+}
+
 impl Schema {
     /// The schema of a plain domain: every attribute holds integer codes.
     pub fn codes(domain: Domain) -> Self {

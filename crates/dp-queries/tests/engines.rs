@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, UInt8Array, UInt16Array};
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
 use datafusion::parquet::arrow::ArrowWriter;
-use dp_queries::engine::{CountPlan, EngineSettings, count_datafusion};
+use dp_queries::io::engine::{CountPlan, EngineSettings, count_datafusion};
 use dp_queries::{
     Dataset, Domain, MarginalWorkload, QueryError, Schema, StreamSettings, StreamedCounts,
     count_csv_streaming,
@@ -135,7 +135,7 @@ fn assert_equal_to_native(name: &str, seed: u64) {
 /// explicit plans are kept.
 #[test]
 fn the_automatic_plan_is_chosen_by_engine_and_file_format() {
-    use dp_queries::engine::FileFormat;
+    use dp_queries::io::engine::FileFormat;
     assert_eq!(EngineSettings::default().plan, CountPlan::Auto);
     let auto = |format, distributed| CountPlan::Auto.resolve(format, distributed);
     assert_eq!(auto(FileFormat::Csv, false), CountPlan::GroupingSets);
@@ -336,7 +336,7 @@ fn labelled_schemas_and_other_formats_are_refused_with_a_reason() {
 #[cfg(feature = "ballista")]
 mod ballista {
     use super::*;
-    use dp_queries::engine::ballista::{LoopbackCluster, count_ballista};
+    use dp_queries::io::engine::ballista::{LoopbackCluster, count_ballista};
 
     /// A scheduler and 2 executors on 127.0.0.1 in this process; the counts of all 2-way and
     /// 8 random 3-way marginals of nltcs (CSV) and adult (Parquet) equal the native counts,

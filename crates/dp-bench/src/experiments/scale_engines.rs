@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use dp_queries::engine::{CountPlan, EngineSettings, count_datafusion};
+use dp_queries::io::engine::{CountPlan, EngineSettings, count_datafusion};
 use dp_queries::{MarginalWorkload, Schema};
 
 use super::real::{peak_mib, reset_peak};
@@ -20,7 +20,7 @@ use crate::{BenchError, Result};
 /// The engines' counts of one table (module docs).
 pub struct EngineRunner {
     #[cfg(feature = "ballista")]
-    cluster: dp_queries::engine::ballista::LoopbackCluster,
+    cluster: dp_queries::io::engine::ballista::LoopbackCluster,
 }
 
 impl EngineRunner {
@@ -28,7 +28,7 @@ impl EngineRunner {
     pub fn start() -> Result<Self> {
         Ok(EngineRunner {
             #[cfg(feature = "ballista")]
-            cluster: dp_queries::engine::ballista::LoopbackCluster::start(2, 1)?,
+            cluster: dp_queries::io::engine::ballista::LoopbackCluster::start(2, 1)?,
         })
     }
 
@@ -90,12 +90,12 @@ pub fn ballista_loopback(
     dataset: &str,
     csv: &Path,
     executors: usize,
-) -> Result<(dp_queries::engine::ballista::LoopbackCluster, String)> {
+) -> Result<(dp_queries::io::engine::ballista::LoopbackCluster, String)> {
     use dp_queries::{StreamSettings, count_csv_streaming};
     let b = crate::io::datasets::bundled(dataset)?;
     let schema = Schema::from_json_str(b.domain_json, &format!("{}-domain.json", b.name))?;
     let workload = MarginalWorkload::all_kway(schema.domain(), 2)?;
-    let cluster = dp_queries::engine::ballista::LoopbackCluster::start(executors, 1)?;
+    let cluster = dp_queries::io::engine::ballista::LoopbackCluster::start(executors, 1)?;
     let t = Instant::now();
     let got = cluster.count(csv, &schema, &workload, &EngineSettings::default())?;
     let secs = t.elapsed().as_secs_f64();

@@ -4,8 +4,8 @@
 //! ## The polynomial of one list
 //!
 //! A record is a list "if `ℓ₁` then `o₁` … else if `ℓ_L` then `o_L` else `o_{L+1}`" (empty
-//! tests dropped; `dp_queries::threshold` for the data format). With `N_i(y)` the number of
-//! true literals among `ℓ₁..ℓ_i` at the point `y`, telescoping gives
+//! tests dropped; `dp_queries::workload::threshold` for the data format). With `N_i(y)` the
+//! number of true literals among `ℓ₁..ℓ_i` at the point `y`, telescoping gives
 //! `DL(y) = o₁ + Σ_{i=1..L} c_i·[N_i(y) = 0]` with `c_i = o_{i+1} − o_i ∈ {−1, 0, 1}`.
 //! Replace the indicator by a univariate `q(t) = Σ_s β_s C(t, s)` approximating `[t = 0]` on
 //! `0..=L` within `e`: since `C(N_i, s) = e_s(ℓ₁, …, ℓ_i)` (the elementary symmetric

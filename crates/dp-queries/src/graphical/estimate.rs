@@ -12,7 +12,7 @@ use super::{FitReport, GraphicalModelSettings, NoisyMarginal, WarmStart};
 use crate::dataset::Dataset;
 use crate::domain::Domain;
 use crate::error::{QueryError, Result};
-use crate::marginal::Marginal;
+use crate::workload::Marginal;
 use dp_geometry::Parallelism;
 
 /// Targets (measured counts divided by the total) are clamped to `±TARGET_CLAMP`, so that

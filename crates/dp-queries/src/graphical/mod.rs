@@ -20,7 +20,7 @@ pub use estimate::GraphicalModel;
 pub use junction_tree::JunctionTree;
 
 use crate::error::{QueryError, Result};
-use crate::marginal::Marginal;
+use crate::workload::Marginal;
 use dp_geometry::Parallelism;
 use factor::DEFAULT_MAX_ELIMINATION_CELLS;
 

@@ -27,7 +27,7 @@
 //!
 //! # Streaming
 //!
-//! [`count_parquet_streaming`] runs the pipeline of [`crate::stream`] with one **row group**
+//! [`count_parquet_streaming`] runs the pipeline of [`super::stream`] with one **row group**
 //! per unit: every worker opens the file itself and decodes its row groups batch by batch, so
 //! Parquet decoding runs in parallel too. A file with fewer row groups than workers (one row
 //! group, say) is decoded by fewer workers, and its batches are then counted with rayon inside
@@ -54,15 +54,15 @@ use parquet::arrow::arrow_reader::{
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 
+use super::stream::{
+    BatchCounter, StreamSettings, StreamedCounts, check_settings, run_pipeline, worker_count,
+};
 use crate::dataset::Dataset;
 use crate::domain::Domain;
 use crate::error::{QueryError, Result};
-use crate::linear::Workload;
 use crate::schema::{Encoding, Schema};
-use crate::stream::{
-    BatchCounter, StreamSettings, StreamedCounts, check_settings, run_pipeline, worker_count,
-};
 use crate::workload::Parallelism;
+use crate::workload::Workload;
 
 /// Loads the Parquet file `path` against `schema` (module docs). With `allow_empty` a file
 /// with no rows gives the empty dataset (`n = 0`, for add/remove releases); without, it is
@@ -86,7 +86,7 @@ pub(crate) fn load_parquet(path: &Path, schema: &Schema, allow_empty: bool) -> R
 }
 
 /// Counts `workload` over the rows of the Parquet file `path` in one streaming pass, in
-/// bounded memory, row groups decoded and counted in parallel ([`crate::stream`], module
+/// bounded memory, row groups decoded and counted in parallel ([`super::stream`], module
 /// docs): the file's columns are matched to `schema`'s domain by name and every value
 /// validated as [`Dataset::load_file`] does. A file with no rows gives zero counts and
 /// `rows = 0` (the caller decides whether that is an error). Equal, bit for bit, to

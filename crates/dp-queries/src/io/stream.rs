@@ -3,14 +3,14 @@
 //!
 //! Every mechanism touches the private rows only to count them; the answer-perturbation
 //! baselines need nothing else. [`count_csv_streaming`] (and, with the cargo feature
-//! `parquet`, `parquet_input::count_parquet_streaming`) runs one pass:
+//! `parquet`, `io::parquet::count_parquet_streaming`) runs one pass:
 //!
 //! * **one reader** (the calling thread) cuts the input into *units* in file order — for CSV
 //!   a block of `batch_rows` records as raw bytes (only line ends are looked for here), for
 //!   Parquet one row group — and hands them to
 //! * **workers** (as many as rayon's thread count under [`Parallelism::Rayon`], one under
 //!   [`Parallelism::None`]), each of which decodes a unit with exactly the loader's rules and
-//!   errors ([`crate::dataset`]: same header checks, same line numbers, same messages) into
+//!   errors ([`super::csv`]: same header checks, same line numbers, same messages) into
 //!   its own reused code columns and adds the exact counts of each batch of at most
 //!   `batch_rows` records to its own running totals ([`Workload::add_counts_with`]: marginal
 //!   tables are counted in place, with no table allocated, zeroed or added per batch). Inside
@@ -37,12 +37,13 @@ use std::io::BufRead;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, mpsc};
 
-use crate::dataset::{CsvDecoder, Dataset};
+use super::csv::CsvDecoder;
+use crate::dataset::Dataset;
 use crate::domain::Domain;
 use crate::error::{QueryError, Result};
-use crate::linear::Workload;
 use crate::schema::Schema;
 use crate::workload::Parallelism;
+use crate::workload::Workload;
 
 /// Settings of the streaming counters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -37,10 +37,10 @@
 //! default 0). For thresholds they are upper bounds, attained when one record satisfies
 //! every query and another none (which a given workload need not allow).
 
-use crate::conjunctions::Literal;
+use super::conjunctions::{Literal, check_query};
+use super::{AnswerLayout, ContributionBounds, QueryClass, Workload};
 use crate::domain::Domain;
 use crate::error::{QueryError, Result};
-use crate::linear::{AnswerLayout, ContributionBounds, QueryClass, Workload};
 
 /// One k-of-ℓ threshold query: 1 iff at least `k` of the `literals` hold.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,7 +69,7 @@ impl ThresholdWorkload {
             });
         }
         for (i, q) in queries.iter().enumerate() {
-            crate::conjunctions::check_query(domain, &q.literals, i)?;
+            check_query(domain, &q.literals, i)?;
             if q.k == 0 || q.k as usize > q.literals.len() {
                 return Err(QueryError::BadWorkload {
                     reason: format!(

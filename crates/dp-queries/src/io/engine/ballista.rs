@@ -21,8 +21,8 @@ use datafusion::prelude::SessionContext;
 
 use super::{EngineSettings, count_with_context, failed, runtime};
 use crate::error::{QueryError, Result};
+use crate::io::stream::StreamedCounts;
 use crate::schema::Schema;
-use crate::stream::StreamedCounts;
 use crate::workload::MarginalWorkload;
 
 /// The engine's name in messages.

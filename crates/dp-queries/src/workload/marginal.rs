@@ -8,10 +8,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::MAX_QUERIES;
 use crate::dataset::Dataset;
 use crate::domain::Domain;
 use crate::error::{QueryError, Result};
-use crate::workload::MAX_QUERIES;
 
 /// One marginal table over distinct attributes of a domain, in the order given.
 ///
@@ -247,7 +247,7 @@ impl Marginal {
     /// **Adds** the exact counts of every cell on `data` to `totals` (of length
     /// `num_cells()`), in one pass over the records and without allocating a table: the step
     /// by which the streaming counters accumulate batch after batch
-    /// ([`crate::stream`]). 128-bit totals cannot overflow for any number of records a
+    /// ([`crate::io::stream`]). 128-bit totals cannot overflow for any number of records a
     /// `u64` can count.
     ///
     /// Errors: as [`Marginal::count_into`].

@@ -24,10 +24,11 @@ use std::collections::HashSet;
 use rand::{Rng, RngExt};
 use rayon::prelude::*;
 
+use super::marginals::MarginalWorkload;
+use super::{AnswerLayout, ContributionBounds, Parallelism, QueryClass, Workload, check_domain};
 use crate::dataset::Dataset;
 use crate::domain::Domain;
 use crate::error::{QueryError, Result};
-use crate::workload::MarginalWorkload;
 
 /// One one-hot bit: "attribute `attr` has code `value`".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -61,7 +62,7 @@ pub struct ConjunctionWorkload {
 }
 
 /// Checks one query: non-empty, attributes in range and distinct, codes in range (shared by
-/// the threshold queries of [`crate::threshold`]).
+/// the threshold queries of [`super::threshold`]).
 pub(crate) fn check_query(domain: &Domain, q: &[Literal], index: usize) -> Result<()> {
     if q.is_empty() {
         return Err(QueryError::BadWorkload {
@@ -414,6 +415,105 @@ impl BitColumns {
             total += u64::from(word.count_ones());
         }
         total
+    }
+}
+
+/// Conjunctions, disjunctions and parities of `k` queries, each 0/1-valued: a record
+/// contributes at most 1 to each, so `‖w(x)‖₁, ‖w(x)‖₂² ≤ k` and
+/// `‖w(x) − w(x′)‖₁, ‖·‖₂² ≤ k`. These are upper bounds (a record satisfying every query,
+/// and a pair disagreeing on every query, need not exist for a given workload; for the
+/// sensible monotone conjunctions of a binary domain the all-ones and all-zeros records
+/// attain them).
+impl Workload for ConjunctionWorkload {
+    fn domain(&self) -> &Domain {
+        ConjunctionWorkload::domain(self)
+    }
+    fn class(&self) -> QueryClass {
+        match self.kind() {
+            QueryKind::Conjunction => QueryClass::Conjunctions,
+            QueryKind::Disjunction => QueryClass::Disjunctions,
+            QueryKind::Parity => QueryClass::Parities,
+        }
+    }
+    fn num_queries(&self) -> usize {
+        self.len()
+    }
+    fn layout(&self) -> AnswerLayout {
+        AnswerLayout::Queries
+    }
+    fn for_each_contribution(&self, record: &[u32], visit: &mut dyn FnMut(usize, i64)) {
+        if record.len() != self.domain().len() {
+            return;
+        }
+        for q in 0..self.len() {
+            if self.evaluate(q, record) == 1 {
+                visit(q, 1);
+            }
+        }
+    }
+    fn contribution_bounds(&self) -> ContributionBounds {
+        let k = self.len() as u64;
+        ContributionBounds {
+            l1: k,
+            l2_squared: k,
+            change_l1: k,
+            change_l2_squared: k,
+        }
+    }
+    fn touched_attributes(&self) -> Vec<usize> {
+        let mut a: Vec<usize> = (0..self.len())
+            .flat_map(|q| self.query(q).iter().map(|l| l.attr as usize))
+            .collect();
+        a.sort_unstable();
+        a.dedup();
+        a
+    }
+    fn on_attributes(&self, attrs: &[usize]) -> Result<Self> {
+        let sub = self.domain().project(attrs)?;
+        let queries = (0..self.len())
+            .map(|q| {
+                self.query(q)
+                    .iter()
+                    .map(|l| {
+                        let at = attrs
+                            .iter()
+                            .position(|&b| b == l.attr as usize)
+                            .ok_or_else(|| QueryError::UnknownAttribute {
+                                name: self.domain().name(l.attr as usize).to_string(),
+                            })?;
+                        Ok(Literal {
+                            attr: at as u32,
+                            value: l.value,
+                        })
+                    })
+                    .collect::<Result<Vec<Literal>>>()
+            })
+            .collect::<Result<Vec<_>>>()?;
+        ConjunctionWorkload::new(&sub, self.kind(), queries)
+    }
+    fn describe_query(&self, q: usize) -> String {
+        let sep = match self.kind() {
+            QueryKind::Conjunction => " & ",
+            QueryKind::Disjunction => " | ",
+            QueryKind::Parity => " ^ ",
+        };
+        self.query(q)
+            .iter()
+            .map(|l| format!("{}={}", self.domain().name(l.attr as usize), l.value))
+            .collect::<Vec<_>>()
+            .join(sep)
+    }
+    fn count_all_with(&self, data: &Dataset, parallelism: Parallelism) -> Result<Vec<i64>> {
+        check_domain(self.domain(), data)?;
+        if data.n() == 0 {
+            return Ok(vec![0; self.len()]);
+        }
+        let bits = BitColumns::from_dataset(data)?;
+        let count = |q: usize| bits.count(self.kind(), self.query(q)) as i64;
+        Ok(match parallelism {
+            Parallelism::None => (0..self.len()).map(count).collect(),
+            Parallelism::Rayon => (0..self.len()).into_par_iter().map(count).collect(),
+        })
     }
 }
 

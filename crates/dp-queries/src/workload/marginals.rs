@@ -17,24 +17,15 @@ use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::marginal::Marginal;
+use super::{AnswerLayout, ContributionBounds, MAX_QUERIES, Parallelism, QueryClass, Workload};
 use crate::dataset::Dataset;
 use crate::domain::Domain;
 use crate::error::{QueryError, Result};
-use crate::marginal::Marginal;
-
-/// Largest number of counting queries (cells, summed over the tables) a workload may have:
-/// `2^28 ≈ 2.7·10^8`, i.e. 2 GiB as `f64` answers. Bigger workloads are refused with
-/// [`QueryError::TooLarge`] before anything large is allocated.
-pub const MAX_QUERIES: usize = 1 << 28;
 
 /// When `C(d, k)` is at most this, [`MarginalWorkload::random_kway`] enumerates the eligible
 /// subsets and samples among them; above, it uses rejection sampling.
 const ENUMERATE_LIMIT: u128 = 1 << 20;
-
-/// How to spread counting over threads: dpqr's one explicit parallelism parameter, defined
-/// in `dp-geometry` and re-exported here. `None` counts the marginals one after another on
-/// the calling thread; `Rayon` counts them in parallel on the current rayon pool.
-pub use dp_geometry::Parallelism;
 
 /// A workload of marginals over one domain (see the module docs for the query order).
 ///
@@ -608,6 +599,81 @@ fn parse_positive(s: &str) -> Option<usize> {
         return None;
     }
     s.parse().ok().filter(|&v| v > 0)
+}
+
+/// Marginals: a record lies in exactly one cell of each of the `m` tables, so
+/// `‖w(x)‖₁ = ‖w(x)‖₂² = m` for every record, and two records differing in every attribute
+/// differ in every table: `‖w(x) − w(x′)‖₁ = ‖·‖₂² = 2m`. All four bounds are attained.
+impl Workload for MarginalWorkload {
+    fn domain(&self) -> &Domain {
+        MarginalWorkload::domain(self)
+    }
+    fn class(&self) -> QueryClass {
+        QueryClass::Marginals
+    }
+    fn num_queries(&self) -> usize {
+        MarginalWorkload::num_queries(self)
+    }
+    fn layout(&self) -> AnswerLayout {
+        let mut offsets: Vec<usize> = (0..self.len()).map(|j| self.offset(j)).collect();
+        offsets.push(MarginalWorkload::num_queries(self));
+        AnswerLayout::Tables { offsets }
+    }
+    fn for_each_contribution(&self, record: &[u32], visit: &mut dyn FnMut(usize, i64)) {
+        if record.len() != self.domain().len() {
+            return;
+        }
+        for (j, m) in self.marginals().iter().enumerate() {
+            if let Some(cell) = m.cell_of(record) {
+                visit(self.offset(j) + cell, 1);
+            }
+        }
+    }
+    fn contribution_bounds(&self) -> ContributionBounds {
+        let m = self.len() as u64;
+        ContributionBounds {
+            l1: m,
+            l2_squared: m,
+            change_l1: 2 * m,
+            change_l2_squared: 2 * m,
+        }
+    }
+    fn touched_attributes(&self) -> Vec<usize> {
+        MarginalWorkload::touched_attributes(self)
+    }
+    fn on_attributes(&self, attrs: &[usize]) -> Result<Self> {
+        MarginalWorkload::on_attributes(self, attrs)
+    }
+    fn describe_query(&self, q: usize) -> String {
+        let (j, cell) = self.query_location(q);
+        let m = &self.marginals()[j];
+        let names: Vec<String> = m
+            .attrs()
+            .iter()
+            .zip(m.cell_codes(cell))
+            .map(|(&a, c)| format!("{}={c}", self.domain().name(a)))
+            .collect();
+        names.join(" & ")
+    }
+    fn add_counts_with(
+        &self,
+        data: &Dataset,
+        totals: &mut [i128],
+        parallelism: Parallelism,
+    ) -> Result<()> {
+        MarginalWorkload::add_counts_into(self, data, totals, parallelism)
+    }
+    fn count_all_with(&self, data: &Dataset, parallelism: Parallelism) -> Result<Vec<i64>> {
+        MarginalWorkload::count_all_with(self, data, parallelism)?
+            .into_iter()
+            .map(|c| {
+                i64::try_from(c).map_err(|_| QueryError::TooLarge {
+                    what: "a count".into(),
+                    estimate: c.to_string(),
+                })
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

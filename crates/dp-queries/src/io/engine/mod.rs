@@ -67,10 +67,12 @@ use datafusion::prelude::{
     when,
 };
 
+pub use crate::io::format::FileFormat;
+
 use crate::error::{QueryError, Result};
-use crate::marginal::Marginal;
+use crate::io::stream::StreamedCounts;
 use crate::schema::{Encoding, Schema};
-use crate::stream::StreamedCounts;
+use crate::workload::Marginal;
 use crate::workload::MarginalWorkload;
 
 /// How the workload's tables are asked of the engine (module docs).
@@ -113,38 +115,6 @@ pub struct EngineSettings {
     /// Partitions the engine splits the scan into (`None`: the engine's default, the
     /// number of cores).
     pub target_partitions: Option<usize>,
-}
-
-/// The format of an input file, from its extension.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FileFormat {
-    /// Comma-separated values with a header line (`.csv`).
-    Csv,
-    /// Apache Parquet (`.parquet`).
-    Parquet,
-}
-
-impl FileFormat {
-    /// `.csv` or `.parquet` (any case); anything else is refused with a message naming the
-    /// formats read.
-    pub fn of_path(path: &Path, engine: &str) -> Result<FileFormat> {
-        let ext = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase);
-        match ext.as_deref() {
-            Some("csv") => Ok(FileFormat::Csv),
-            Some("parquet") => Ok(FileFormat::Parquet),
-            _ => Err(QueryError::EngineUnsupported {
-                engine: engine.into(),
-                reason: format!(
-                    "{} is not a .csv or .parquet file (the engine reads those two; compressed \
-                     CSV is read by the native loader)",
-                    path.display()
-                ),
-            }),
-        }
-    }
 }
 
 /// The engine's name in messages.
