@@ -280,6 +280,11 @@ fn row_fields_block(c: &[f64], first: usize, cols: usize, r: usize, v: &[f64], o
 /// `g_σ = Σ_τ C_στ v_τ` for every row, into `out` (`rows × r`); rows split over the rayon
 /// pool under [`Parallelism::Rayon`] (each row's sum in the same order: the result does not
 /// depend on the thread count).
+///
+/// A matrix product `G = C·V` kept by hand, not faer's gemm (issue #28): the solver's
+/// serial and rayon runs must agree bit for bit (`tests/grothendieck.rs`), which faer does
+/// not promise across its `Par` settings, and the loop skips the zero entries of `C` — the
+/// relaxation's cost is zero on every entry no measured parity reaches.
 fn row_fields(
     c: &[f64],
     rows: usize,

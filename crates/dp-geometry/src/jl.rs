@@ -5,6 +5,7 @@ use rand::Rng;
 
 use crate::error::{GeometryError, Result, check_dim, check_finite};
 use crate::gaussian::fill_standard_normal;
+use crate::parallel::Parallelism;
 use crate::points::dot;
 
 /// The distribution of the entries of a [`JohnsonLindenstrauss`] map.
@@ -137,5 +138,36 @@ impl JohnsonLindenstrauss {
             *o = dot(row, x);
         }
         Ok(())
+    }
+
+    /// `Π` applied to each row of the row-major `rows × d` matrix `m`: the row-major
+    /// `rows × k` matrix `M·Πᵀ`, as one dense matrix product (faer's blocked gemm, on the rayon
+    /// pool under [`Parallelism::Rayon`]). Each output entry is the same inner product as
+    /// [`Self::apply`]'s, summed in faer's order (equal to it up to rounding). Fails when
+    /// `m.len()` is not a multiple of `d` or `m` is not finite.
+    pub fn apply_rows(&self, m: &[f64], par: Parallelism) -> Result<Vec<f64>> {
+        let d = self.input_dim;
+        if !m.len().is_multiple_of(d) {
+            return Err(GeometryError::DimensionMismatch {
+                what: "JohnsonLindenstrauss input rows",
+                expected: m.len().div_ceil(d) * d,
+                found: m.len(),
+            });
+        }
+        check_finite(m, "JohnsonLindenstrauss input")?;
+        let rows = m.len() / d;
+        let k = self.output_dim;
+        let mut out = vec![0.0; rows * k];
+        // Row-major `rows × k` is column-major `k × rows`: out = Π·Mᵀ, with the row-major
+        // `k × d` map and `Mᵀ` the column-major reading of the row-major `m`.
+        faer::linalg::matmul::matmul(
+            faer::MatMut::from_column_major_slice_mut(&mut out, k, rows),
+            faer::Accum::Replace,
+            faer::MatRef::from_row_major_slice(&self.matrix, k, d),
+            faer::MatRef::from_column_major_slice(m, d, rows),
+            1.0,
+            par.faer(),
+        );
+        Ok(out)
     }
 }

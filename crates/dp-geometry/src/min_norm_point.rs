@@ -64,6 +64,17 @@ const RESIDUAL_TOLERANCE: f64 = 1e-8;
 /// `O(k²)` appending of a row/column and deletion of one. It also keeps `z = L⁻¹e` (`e` all
 /// ones), updated in `O(k)` per append or deletion, so that `A⁻¹e = L⁻ᵀz` costs one
 /// triangular solve.
+///
+/// Hand-written rather than faer's (issue #28): faer 0.24's `LLᵀ` offers a rank-r update but
+/// no append or deletion of a row and column; its `LDLᵀ` insert/delete (`*_clobber`) works
+/// on a dense column-major matrix of fixed capacity and would still leave `z` to be updated
+/// here by hand. Wolfe's method changes the corral by one atom at a time and solves once per
+/// change, `O(k²)` each: triangular solves and rotations (level-2 work), where faer's
+/// blocked level-3 kernels have nothing to block. Not measured against a faer port (none
+/// was written); the whole nltcs all-3-way projection that uses it is measured
+/// (`projection_nltcs_all3way/min_norm_point_to_1e-6` in `benches/benches/frank_wolfe.rs`,
+/// docs/benchmarks.md). The factor is pinned by
+/// reconstruction tests (`LLᵀ = A` after every append, deletion and refactor, below).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct CholeskyFactor {
     a: Vec<Vec<f64>>,

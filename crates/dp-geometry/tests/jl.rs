@@ -77,3 +77,32 @@ fn validation_and_dimension_bound() {
     assert!(JohnsonLindenstrauss::dimension_for(10, 1.0, 0.5).is_err());
     assert!(JohnsonLindenstrauss::dimension_for(10, 0.5, 0.0).is_err());
 }
+
+/// `apply_rows` (one faer product) equals `apply` row by row up to rounding of the sums
+/// (`|Δ| ≤ 2·d·u·Σ_j |Π_ij x_j|` per entry), sequential and over rayon, and refuses a
+/// length that is not a whole number of rows.
+#[test]
+fn apply_rows_is_apply_on_every_row() {
+    use dp_geometry::Parallelism;
+    let mut rng = ChaCha20Rng::seed_from_u64(77);
+    let (d, k, rows) = (300, 64, 170);
+    let map = JohnsonLindenstrauss::new(d, k, &mut rng).unwrap();
+    let m: Vec<f64> = (0..rows * d)
+        .map(|i| ((i * 7919) % 1000) as f64 / 500.0 - 1.0)
+        .collect();
+    let scale = 1.0 / (k as f64).sqrt();
+    for par in [Parallelism::None, Parallelism::Rayon] {
+        let all = map.apply_rows(&m, par).unwrap();
+        assert_eq!(all.len(), rows * k);
+        for (row, got) in m.chunks_exact(d).zip(all.chunks_exact(k)) {
+            let want = map.apply(row).unwrap();
+            let bound =
+                2.0 * d as f64 * f64::EPSILON * scale * row.iter().map(|x| x.abs()).sum::<f64>();
+            for (g, w) in got.iter().zip(&want) {
+                approx::assert_abs_diff_eq!(*g, *w, epsilon = bound);
+            }
+        }
+    }
+    assert!(map.apply_rows(&m[..d + 1], Parallelism::None).is_err());
+    assert!(map.apply_rows(&[], Parallelism::None).unwrap().is_empty());
+}

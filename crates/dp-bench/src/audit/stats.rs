@@ -9,6 +9,16 @@
 //! evaluated by its continued fraction (DLMF 8.17.22) with the modified Lentz algorithm.
 //! The bounds are exact up to floating-point error (≈1e-12 relative) — no normal
 //! approximation, so they hold at small counts, where the audit's best events live.
+//!
+//! **Why not statrs.** statrs 0.19's `beta_reg` evaluates the same continued fraction but
+//! stops after 140 terms and returns the unconverged value without saying so; the fraction
+//! needs about `√max(a, b)` terms. Measured against the binomial tail summed term by term
+//! (release build, 2026-11-26): at `n = 500 000`, `k = 250 000`, `p = 0.5` statrs is off by
+//! 1.5e-4 relative, this module by 5e-9 (the reference's own accuracy); at the other points
+//! tried (`n` from 200 to 500 000, `k` from 37 to 5 000, `p` from 0.7 to 1.1 times `k/n`) the
+//! two agree to the reference's accuracy, and 2 000 evaluations at `(120, 499 881)` take the
+//! same time (1.2 ms and 1.1 ms). The audit's counts reach those sizes, so the module keeps its
+//! own fraction, which iterates to convergence or fails.
 
 use crate::{BenchError, Result};
 
