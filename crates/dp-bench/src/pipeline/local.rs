@@ -11,7 +11,7 @@ use crate::catalogue::LocalMechanismSpec;
 use crate::io::answers::write_answers;
 use crate::io::output;
 use crate::registry::check_budget_is_meaningful;
-use crate::{BenchError, Result, io_error};
+use crate::{BenchError, Result};
 use dp_core::{PrivacyLoss, StreamFamily, os_seeded_rng, seeded_rng};
 use dp_local::{LocalProtocol, LocalRelease, LocalSettings};
 use dp_queries::{AnyWorkload, MarginalWorkload, Workload};
@@ -200,11 +200,7 @@ impl<'r> LocalPlan<'r> {
         })?;
         files.push(answers);
         if let Some((path, text)) = report {
-            let mut f = events.create_output(path)?;
-            output::write_maybe_compressed(&mut f, |w| {
-                w.write_all(text.as_bytes()).map_err(io_error(path))
-            })?;
-            files.push(f);
+            files.push(super::write_report(events, path, &text)?);
         }
         events.commit_outputs(files)?;
         Ok(LocalReleased {

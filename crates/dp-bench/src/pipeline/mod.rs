@@ -805,11 +805,7 @@ impl<'r> Plan<'r> {
         })?;
         files.push(answers);
         if let Some((path, text)) = report {
-            let mut f = events.create_output(path)?;
-            output::write_maybe_compressed(&mut f, |w| {
-                w.write_all(text.as_bytes()).map_err(io_error(path))
-            })?;
-            files.push(f);
+            files.push(write_report(events, path, &text)?);
         }
         if let Some((path, synthetic, schema)) = synthetic {
             let mut f = events.create_output(path)?;
@@ -827,4 +823,18 @@ pub fn describe_workload(workload: &AnyWorkload) -> String {
         AnyWorkload::Marginals(m) => format!("{} marginals ({} cells)", m.len(), m.num_queries()),
         other => format!("{} {} queries", other.num_queries(), other.class()),
     }
+}
+
+/// The release report's JSON `text` written (compressed by `path`'s name) to a new output file
+/// of `events`, not yet committed; shared by the central and local pipelines.
+pub(crate) fn write_report(
+    events: &dyn ReleaseEvents,
+    path: &Path,
+    text: &str,
+) -> Result<AtomicFile> {
+    let mut f = events.create_output(path)?;
+    output::write_maybe_compressed(&mut f, |w| {
+        w.write_all(text.as_bytes()).map_err(io_error(path))
+    })?;
+    Ok(f)
 }
