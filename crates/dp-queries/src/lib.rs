@@ -8,7 +8,7 @@
 //!
 //! Two parts: **the model** — what is released and how it is counted, in memory — and
 //! **[`io`]** — reading records from files (and writing them). `io` depends on the model; the
-//! model never imports `io`.
+//! model never imports `io` (a test of this file checks it).
 //!
 //! The model:
 //!
@@ -101,6 +101,42 @@ mod tests {
         check::<QueryError>();
         check::<GraphicalModel>();
         check::<JunctionTree>();
+    }
+
+    /// The model never imports `io` (crate docs): no code line outside `io/` (and the crate
+    /// root's re-exports) names `crate::io` or `super::io`. Doc links may.
+    #[test]
+    fn the_model_never_imports_io() {
+        fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    files(&path, out);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    out.push(path);
+                }
+            }
+        }
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut all = Vec::new();
+        files(&src, &mut all);
+        let model: Vec<_> = all
+            .iter()
+            .filter(|p| !p.starts_with(src.join("io")) && **p != src.join("lib.rs"))
+            .collect();
+        assert!(model.len() > 10, "{model:?}");
+        for path in model {
+            let text = std::fs::read_to_string(path).unwrap();
+            for (i, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                assert!(
+                    !code.contains("crate::io") && !code.contains("super::io"),
+                    "{}:{}: the model imports io: {line}",
+                    path.display(),
+                    i + 1
+                );
+            }
+        }
     }
 
     #[test]

@@ -128,10 +128,9 @@ impl DataSpec {
         v
     }
 
-    /// The exact counts of `workload` over the data in one streaming pass, in bounded memory
-    /// (`dp_queries::count_csv_streaming`, or `count_parquet_streaming` for a Parquet file),
-    /// and the number of records: `--data` (a gzip CSV file, by `.gz` name or magic bytes, is
-    /// decompressed on the fly: `dp_queries::open_csv`) or a bundled dataset. The streamed
+    /// The exact counts of `workload` over the data in one streaming pass, in bounded memory,
+    /// and the number of records: `--data` (CSV, gzip-compressed CSV or Parquet, told apart by
+    /// `dp_queries::count_file_streaming`) or a bundled dataset. The streamed
     /// file holds exactly the domain's columns (a release refuses `--attributes` with a
     /// stream before anything is read). Without `allow_empty`, a file with no records is an
     /// error.
@@ -145,20 +144,13 @@ impl DataSpec {
             (Some(path), Some(dom), None) => {
                 let schema = Schema::from_json_file(dom)?;
                 let label = path.display().to_string();
-                if dp_queries::is_parquet(path) {
-                    (count_parquet(path, &schema, workload, settings)?, label)
-                } else {
-                    let reader = dp_queries::open_csv(path)?;
-                    let counted = dp_queries::count_csv_streaming(
-                        reader, &label, &schema, workload, settings,
-                    );
-                    match counted {
-                        Ok(counted) => (counted, label),
-                        Err(e @ QueryError::ExtraColumn { .. }) => {
-                            return Err(explain_extra_column(e, path, schema.domain()));
-                        }
-                        Err(e) => return Err(e.into()),
+                match dp_queries::count_file_streaming(path, &schema, workload, settings) {
+                    Ok(counted) => (counted, label),
+                    // weighted records files are CSV (`dpqr release --synthetic-out`)
+                    Err(e @ QueryError::ExtraColumn { .. }) if !dp_queries::is_parquet(path) => {
+                        return Err(explain_extra_column(e, path, schema.domain()));
                     }
+                    Err(e) => return Err(e.into()),
                 }
             }
             (None, None, Some(name)) => {
@@ -219,30 +211,6 @@ impl DataSpec {
 /// A count of records from a file as a `usize`.
 pub(crate) fn row_count(rows: u64) -> Result<usize> {
     usize::try_from(rows).map_err(|_| BenchError::TooManyRecords)
-}
-
-/// The streaming count of a Parquet file (`dp_queries::count_parquet_streaming`; refused by a
-/// build without the `parquet` feature).
-fn count_parquet(
-    path: &Path,
-    schema: &Schema,
-    workload: &AnyWorkload,
-    settings: &StreamSettings,
-) -> Result<dp_queries::StreamedCounts> {
-    #[cfg(feature = "parquet")]
-    {
-        Ok(dp_queries::count_parquet_streaming(
-            path, schema, workload, settings,
-        )?)
-    }
-    #[cfg(not(feature = "parquet"))]
-    {
-        let _ = (schema, workload, settings);
-        Err(QueryError::ParquetUnsupported {
-            file: path.display().to_string(),
-        }
-        .into())
-    }
 }
 
 /// An extra column in a release's input: when the file is a weighted records file (a

@@ -3,8 +3,9 @@
 //!
 //! The model (domains, schemas, datasets, workloads) never depends on this module; this
 //! module depends on the model. Inside, `format` sits on top of the readers (`csv`, `stream`,
-//! `parquet`) and the engines use its [`FileFormat`]; no reader imports `format`. Everything here reads private data, and every loader,
-//! counter and engine gives the same exact counts for the same records.
+//! `parquet`) and the engines use its [`FileFormat`]; no reader imports `format`.
+//! Everything here touches private data, and every loader, counter and engine gives the same
+//! exact counts for the same records.
 //!
 //! | file | holds |
 //! |---|---|
