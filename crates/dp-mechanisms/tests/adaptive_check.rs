@@ -184,6 +184,56 @@ fn only_tables_the_check_resolves_are_checked() {
     assert_eq!(none.rounds, off.rounds);
 }
 
+/// The rule weighs the threshold by the share of the tables the checks must cover
+/// (`(m/k)·λ/T̂ ≤ κ`, check.rs "When"): five binary attributes and one of 40 values,
+/// n = 2000, all 15 pairs; ρ = 2, β = 0.8, τ = 0.01: the ten 4-cell pairs are cheap (expected
+/// ℓ1 noise √(2/π)·2.165·4/2000 = 0.0035; the 80-cell ones 0.069), so the direct phase
+/// measures them and m = 5 of k = 15 are left. γ = 0.1: σ_c = √(1/(2·0.2/15)) = 6.124 over
+/// n = 10·4 + 5·80 = 440 cells, λ = σ_c√(2 ln 880) = 22.55, λ/T̂ ≈ 0.0113 and
+/// (m/k)·λ/T̂ ≈ 0.0038 (T̂ is within a few counts of 2000). κ = 0.0075 lies between the two:
+/// the five are checked (they would not be by λ/T̂ alone); κ = 0.003 is below both: none.
+#[test]
+fn few_unmeasured_tables_are_checked_at_a_coarser_resolution() {
+    let sizes = [2u32, 2, 2, 2, 2, 40];
+    let domain = Domain::new(
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(j, &s)| (format!("x{j}"), s))
+            .collect(),
+    )
+    .unwrap();
+    let n = 2000usize;
+    let cols = sizes
+        .iter()
+        .enumerate()
+        .map(|(j, &s)| {
+            (0..n)
+                .map(|i| ((i * (j + 3) + i / 7 + (i % 11) * j) % s as usize) as u32)
+                .collect()
+        })
+        .collect();
+    let data = Dataset::from_columns(domain, cols).unwrap();
+    let w = MarginalWorkload::all_kway(data.domain(), 2).unwrap();
+    let run = |kappa: f64| {
+        AdaptiveProjectionParams::new(PrivacyLoss::zcdp(2.0).unwrap())
+            .direct(0.8, 0.01)
+            .check_share(0.1)
+            .check_resolution(kappa)
+            .check()
+            .unwrap()
+            .run(&data, &w, &mut dp_core::seeded_rng(4))
+            .unwrap()
+    };
+    let coarse = run(0.0075);
+    assert_eq!(coarse.direct.len(), 10);
+    assert_eq!(coarse.checks.len(), 5);
+    assert!(coarse.checks.iter().all(|c| c.selected.contains(&5)));
+    let fine = run(0.003);
+    assert_eq!(fine.direct.len(), 10);
+    assert!(fine.checks.is_empty());
+}
+
 /// γ outside [0, 1) and a negative or non-finite κ are refused by `check`.
 #[test]
 fn check_share_is_validated() {

@@ -161,9 +161,10 @@ pub struct AdaptiveProjectionParams {
     /// their direct measurement, at no cost). 0 turns the checks off.
     /// Must lie in `[0, 1)`.
     pub check_share: f64,
-    /// The checks are made only when they resolve a cell error of at most this share of the
-    /// noisy total (`κ`): `σ_c√(2 ln 2n)/T̂ ≤ κ`, `n` the cells of all the workload's tables
-    /// (`adaptive/check.rs`). Finite, ≥ 0.
+    /// The checks are made only when the cell error they resolve, as a share of the noisy
+    /// total, weighted by the share `m/k` of the workload's tables they must cover, is at most
+    /// this (`κ`): `(m/k)·σ_c√(2 ln 2n)/T̂ ≤ κ`, `n` the cells of all the workload's tables
+    /// (`adaptive/check.rs`, "When"). Finite, ≥ 0.
     pub check_resolution: f64,
     /// The estimator.
     pub estimator: EstimatorChoice,
@@ -839,12 +840,15 @@ impl AdaptiveProjection {
         // 1c. every other workload table checked by one measurement beside the model
         // (check.rs), used at release
         let mut check_trace = Vec::new();
+        let unchecked = tables.iter().filter(|i| !own.contains_key(i)).count();
         if let Some(chk) = &opening.check
             && check::resolves(
                 chk.calibration.sigma(),
                 workload_cells,
                 total,
                 p.check_resolution,
+                unchecked,
+                tables.len(),
             )
         {
             let ccal = &chk.calibration;
