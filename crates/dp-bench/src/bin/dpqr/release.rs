@@ -126,7 +126,7 @@ pub(crate) struct ReleaseArgs {
     /// With --synthetic-out: write N plain rows (the input's columns, no weight column; the
     /// weights expanded by largest-remainder rounding, as `dpqr synthetic expand --total
     /// N`; a bin value drawn afresh for every row) instead of the weighted records.
-    #[arg(long, value_name = "N", requires = "synthetic_out", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", requires = "synthetic_out", allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) rows: Option<u64>,
     /// No progress output.
     #[arg(long)]
