@@ -566,6 +566,20 @@ fn bad_rows_and_forms_are_clear_errors() {
         "{}",
         text(&o)
     );
+    // the local-model mechanisms write codes: asking them for labels is refused by name
+    let o = release(
+        &f,
+        "local-projection",
+        &["--epsilon", "1"],
+        &["--out", s(&out), "--answers-form", "labelled"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        common::stderr(&o).contains("--answers-form labelled"),
+        "{}",
+        text(&o)
+    );
+    assert!(!out.exists());
     // labelled answers of a workload of another query class are refused by name
     let wl = f.dir.join("conj.json");
     std::fs::write(
