@@ -614,3 +614,58 @@ fn bad_rows_and_forms_are_clear_errors() {
     );
     assert!(!out.exists());
 }
+
+#[test]
+fn a_bundled_table_of_codes_is_labelled_on_request() {
+    // the bundled tables have domains of integer codes: plain answers by default, labelled
+    // with --answers-form labelled (each value its code), counts by the public n
+    let d = fresh_dir("labelled", "bundled");
+    let (plain, labelled, rep) = (d.join("p.csv"), d.join("l.csv"), d.join("r.json"));
+    let go = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "release",
+            "--dataset",
+            "titanic",
+            "--workload",
+            "random-2way:3",
+            "--mechanism",
+            "gaussian",
+            "--rho",
+            "1",
+            "--neighbouring",
+            "replace-one",
+            "--seed",
+            "2",
+            "--quiet",
+            "--out",
+            s(out),
+        ];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert!(o.status.success(), "{}", text(&o));
+    };
+    go(&plain, &[]);
+    go(
+        &labelled,
+        &["--answers-form", "labelled", "--report", s(&rep)],
+    );
+    let (ph, prows) = read_csv(&plain);
+    assert_eq!(ph, ["marginal", "cell", "answer"]);
+    let (lh, lrows) = read_csv(&labelled);
+    assert_eq!(lh, ["marginal", "cell", "answer", "label", "count"]);
+    let n = report(&rep)["n"].as_f64().unwrap();
+    assert_eq!(n, 1304.0);
+    for (p, l) in prows.iter().zip(&lrows) {
+        assert_eq!(p[..], l[..3]);
+        let want: Vec<String> = l[0]
+            .split('|')
+            .zip(l[1].split('|'))
+            .map(|(name, code)| format!("{name}={code}"))
+            .collect();
+        assert_eq!(l[3], want.join("|"));
+        assert_eq!(
+            l[4].parse::<f64>().unwrap(),
+            l[2].parse::<f64>().unwrap() * n
+        );
+    }
+}
