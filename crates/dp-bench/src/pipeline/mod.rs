@@ -835,7 +835,8 @@ impl<'r> Plan<'r> {
                  guarantee protects which records are in the data, not how many)"
             ),
             Neighbouring::AddRemove => "n is private under add/remove neighbours: it is not \
-                 reported, and the answers are normalised by the mean noisy table total"
+                 reported, and the answers are normalised by the release's own estimate of \
+                 the total from its noisy measurements"
                 .to_string(),
         }
     }
