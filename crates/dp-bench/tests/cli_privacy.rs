@@ -163,6 +163,13 @@ fn add_remove_outputs_contain_neither_n_nor_sigma_over_n() {
             "{mech}: σ/answer_std = {t_hat} is n: the per-answer spread is σ/n, derived \
              from the private n (or seed 3 no longer gives a noisy total ≠ n)"
         );
+        // the report publishes that T̂ itself (issue #26: the total labelled answers'
+        // counts are scaled by), not n
+        let published = json["diagnostics"]["estimated_total"].as_f64().unwrap();
+        assert!(
+            (published - t_hat).abs() <= 1e-9 * t_hat,
+            "{mech}: estimated_total {published}, T̂ {t_hat}"
+        );
         for row in answers.lines().skip(1) {
             let a: f64 = row.rsplit(',').next().unwrap().parse().unwrap();
             let c = a * t_hat;

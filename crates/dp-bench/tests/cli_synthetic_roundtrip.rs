@@ -3,7 +3,9 @@
 //! and for a schema with labels, bins (the closed last bin included) and `other` on raw
 //! data. Whatever dpqr writes reads back through the same `--domain` file as the codes it
 //! was written for: the test decodes every file itself (its own small reading of the schema,
-//! below) and checks the codes, not only the exit status.
+//! below) and checks the codes, not only the exit status. A bin's value is drawn uniformly
+//! within the bin (issue #26): the files are checked to hold numbers inside their bins, and
+//! `synthetic expand` is seeded so that two expansions can be compared.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -224,6 +226,8 @@ fn round_trip(name: &str, schema_json: &str, data: &str, workload: &str) -> Trip
         &TOTAL.to_string(),
         "--out",
         s(&rows),
+        "--seed",
+        "4",
     ]);
     assert!(o.status.success(), "{}", text(&o));
     let mut want: BTreeMap<Vec<u32>, u64> = BTreeMap::new();
@@ -335,7 +339,9 @@ fn raw_data() -> String {
 fn the_round_trip_holds_through_labels_bins_and_other() {
     let trip = round_trip("schema", SCHEMA, &raw_data(), "all-2way");
     let col = |name: &str| trip.header.iter().position(|h| h == name).unwrap();
-    // the files hold values, not codes: labels, the lower edge of each bin, `other`
+    // the files hold values, not codes: labels, a number inside each bin (a decimal point
+    // or an exponent: never a bare integer), `other`
+    let in_bin = |field: &str| field.contains(['.', 'e']) && field.parse::<f64>().is_ok();
     for (file, rows) in [
         (&trip.synthetic, trip.records.clone()),
         (&trip.rows, read_csv(&trip.rows).1),
@@ -343,27 +349,33 @@ fn the_round_trip_holds_through_labels_bins_and_other() {
         let (h, _) = read_csv(file);
         let at = |name: &str| h.iter().position(|x| x == name).unwrap();
         for r in &rows {
-            assert!(
-                ["0.0", "18.0", "30.0", "65.0"].contains(&r[at("age")].as_str()),
-                "{}: {r:?}",
-                file.display()
-            );
+            let age = &r[at("age")];
+            assert!(in_bin(age), "{}: {r:?}", file.display());
+            let v: f64 = age.parse().unwrap();
+            assert!((0.0..=120.0).contains(&v), "{r:?}");
             assert!(["female", "male"].contains(&r[at("sex")].as_str()), "{r:?}");
             assert!(
                 ["paris", "lyon", "other"].contains(&r[at("city")].as_str()),
                 "{r:?}"
             );
-            assert!(
-                ["-1000000.0", "0.0", "25000.0", "other"].contains(&r[at("income")].as_str()),
-                "{r:?}"
-            );
+            let income = &r[at("income")];
+            assert!(income == "other" || in_bin(income), "{r:?}");
             assert!(["0", "1"].contains(&r[at("flag")].as_str()), "{r:?}");
         }
     }
     // the closed last bin and both other buckets occur (MWEM's records cover the universe)
-    let has = |name: &str, v: &str| trip.records.iter().any(|r| r[col(name)] == v);
-    assert!(has("age", "65.0") && has("city", "other") && has("income", "other"));
-    assert_eq!(trip.schema["age"].code("65.0"), 3);
+    let has = |name: &str, code: u32| {
+        trip.records
+            .iter()
+            .any(|r| trip.schema[name].code(&r[col(name)]) == code)
+    };
+    assert!(has("age", 3) && has("city", 2) && has("income", 3));
+    assert_eq!(trip.schema["age"].code("120.0"), 3);
+    // drawn, not the lower edge: many distinct ages among the expanded rows
+    let (rh, rows) = read_csv(&trip.rows);
+    let at = rh.iter().position(|x| x == "age").unwrap();
+    let ages: std::collections::BTreeSet<&str> = rows.iter().map(|r| r[at].as_str()).collect();
+    assert!(ages.len() > 50, "{}", ages.len());
 }
 
 #[test]
@@ -376,10 +388,14 @@ fn digit_labels_are_labels_in_every_file() {
         data.push_str(&format!("{d},{}\n", i % 3));
     }
     let trip = round_trip("digits", schema, &data, "all-2way");
-    // the labels are written as themselves, the bins as their lower edges
+    // the labels are written as themselves, the bins as numbers within them
     for r in trip.records.iter().chain(&read_csv(&trip.rows).1) {
         assert!(["2", "0", "1"].contains(&r[0].as_str()), "{r:?}");
-        assert!(["0.0", "1.0", "2.0"].contains(&r[1].as_str()), "{r:?}");
+        let v: f64 = r[1].parse().unwrap();
+        assert!(
+            r[1].contains(['.', 'e']) && (0.0..=3.0).contains(&v),
+            "{r:?}"
+        );
     }
 }
 
@@ -411,10 +427,13 @@ fn an_older_file_of_codes_is_read_as_codes() {
         &TOTAL.to_string(),
         "--out",
         s(&again),
+        "--seed",
+        "4",
     ]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(stderr(&o).contains("read as codes"), "{}", text(&o));
-    // read as codes, expanded to the very same values
+    // read as codes, expanded to the very same values (the same seed draws the same
+    // values within the bins)
     assert_eq!(
         std::fs::read_to_string(&again).unwrap(),
         std::fs::read_to_string(&trip.rows).unwrap()

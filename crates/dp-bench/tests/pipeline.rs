@@ -38,6 +38,7 @@ fn request(dir: &Path, mechanism: &str, budget: BudgetArgs) -> ReleaseRequest {
             answers: dir.join("lib.csv"),
             report: Some(dir.join("lib.json")),
             synthetic: None,
+            ..ReleaseOutputs::default()
         },
         ledger: None,
         max_memory_mib: 4096,

@@ -587,6 +587,8 @@ fn finish<W: Workload + ?Sized>(
         diagnostics: Diagnostics {
             noise: Some(noise),
             notes,
+            // the noisy total the answers were divided by (published: issue #26)
+            estimated_total: (neighbouring == Neighbouring::AddRemove).then_some(denominator),
             ..Diagnostics::default()
         },
     })

@@ -211,6 +211,15 @@ pub struct Diagnostics {
     pub noise: Option<NoiseDescription>,
     /// Free-form notes (post-processing applied, statuses such as an iteration cap hit).
     pub notes: Vec<String>,
+    /// Under add/remove neighbours, where `n` is private: the total number of records as the
+    /// release itself estimates it from its own noisy measurements (post-processing), the
+    /// total its answers are fractions of — the mean noisy table total of the baselines,
+    /// the estimate from the noisy 1-way tables of adaptive-projection. Published with the
+    /// answers, so that proportions can be turned into counts without the private `n`
+    /// (issue #26). `None` under replace-one neighbours (the public `n` is the total) and
+    /// for mechanisms that estimate no total.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_total: Option<f64>,
 }
 
 /// The result of running a mechanism on a dataset and workload.

@@ -397,8 +397,10 @@ impl Schema {
     /// every code `c` below the attribute's size. A label attribute gives its label, a bins
     /// attribute the lower edge of the bin (`18.0`: a decimal point or an exponent always,
     /// parsed back exactly), the `other` code [`AttributeSchema::other_value`], and an
-    /// attribute of integer codes the code in decimal digits. This is what dpqr writes in
-    /// synthetic files read through the schema.
+    /// attribute of integer codes the code in decimal digits. dpqr's synthetic files write
+    /// this for every code except a bin's, whose value they draw uniformly within the bin
+    /// (`dp_bench::io::synthetic::BinValues`, issue #26); the lower edge is the
+    /// deterministic choice.
     ///
     /// `None` when `attribute` is out of range or `code` is not below its size.
     pub fn decode(&self, attribute: usize, code: u32) -> Option<String> {

@@ -67,6 +67,7 @@ pub fn side_outputs(release: &Release) -> Observation {
     number("iterations", d.iterations.map(|x| x as f64));
     number("oracle calls", d.oracle_calls.map(|x| x as f64));
     number("Frank–Wolfe gap", d.frank_wolfe_gap);
+    number("estimated total", d.estimated_total);
     if let Some(noise) = &d.noise {
         number("noise parameter", Some(noise.parameter));
         number("noise sensitivity", Some(noise.sensitivity));

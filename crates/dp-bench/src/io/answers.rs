@@ -12,10 +12,36 @@
 //! (RFC 4180, written and read with the `csv` crate): a field holding `,`, `"` or a line
 //! break is quoted, with `"` doubled. Names without `|`, `\`, `,`, `"` or line breaks are
 //! written as they are.
+//!
+//! # Labelled answers (issue #26)
+//!
+//! A release over a schema with labels or bins (or with `--answers-form labelled`) writes
+//! two more columns after those three, which stay first so that machines and older
+//! readers keep working: `marginal,cell,answer,label,count` ([`write_labelled_answers`]).
+//!
+//! * `label` names the cell through the schema: `name=value` per attribute of the table,
+//!   joined by `|` in the order of `cell` — e.g. `class=3rd|age=[18,30)`. A label attribute
+//!   gives its label, a bins attribute its interval (`[lo,hi)`, the closed last bin
+//!   `[lo,hi]`, edges in their shortest exact decimal form, [`Num`]), the `other` bucket the
+//!   value dpqr writes for it in synthetic files (`other`, or `other_1`, … when `other` is a
+//!   label: `dp_queries::AttributeSchema::other_value`), an attribute of integer codes its
+//!   code. Inside a name or a value, `\`, `|` and `=` are written `\\`, `\|` and `\=`,
+//!   as [`table_label`] escapes `\` and `|`; `,` and `"` are left to CSV quoting, as in the
+//!   `marginal` field. [`parse_cell_label`] reads it back exactly.
+//! * `count` is the answer times the total the release's proportions are fractions of:
+//!   under replace-one neighbours the public `n`; under add/remove, where `n` is private,
+//!   the release's *own* estimate of the total from its noisy measurements
+//!   (`dp_mechanisms::Diagnostics::estimated_total`), never the true `n`. The report says
+//!   which ([`CountScale`]). Empty when the release gives no total (a mechanism that
+//!   estimates none under add/remove).
+//!
+//! [`parse_answers`] reads both forms; in a labelled file, each `label` must name the
+//! table's attributes in order (the codes of `cell` are what is read) and each `count`
+//! must be empty or a finite number.
 
 use crate::{BenchError, Result, quoted};
 use dp_core::Num;
-use dp_queries::{Domain, Marginal, MarginalWorkload, Workload};
+use dp_queries::{Domain, Encoding, Marginal, MarginalWorkload, Schema, Workload};
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
@@ -53,8 +79,180 @@ pub fn parse_table_label(label: &str) -> Option<Vec<String>> {
     Some(names)
 }
 
+/// Push `text` onto `out` with `\`, `|` and `=` escaped by a backslash.
+fn push_escaped(out: &mut String, text: &str) {
+    for ch in text.chars() {
+        if matches!(ch, '\\' | '|' | '=') {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+}
+
+/// The `label` field of a cell (module docs, "Labelled answers"): `name=value` per
+/// attribute, joined by `|`, with `\`, `|` and `=` inside names and values escaped as
+/// `\\`, `\|` and `\=`.
+pub fn cell_label<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let mut label = String::new();
+    for (i, (name, value)) in pairs.into_iter().enumerate() {
+        if i > 0 {
+            label.push('|');
+        }
+        push_escaped(&mut label, name);
+        label.push('=');
+        push_escaped(&mut label, value);
+    }
+    label
+}
+
+/// The `(name, value)` pairs of a `label` field written by [`cell_label`], or `None` if it
+/// is not of that form: a lone trailing `\`, a part without an unescaped `=` or with two.
+pub fn parse_cell_label(label: &str) -> Option<Vec<(String, String)>> {
+    let mut pairs = Vec::new();
+    let (mut name, mut value) = (String::new(), None::<String>);
+    let mut chars = label.chars();
+    while let Some(ch) = chars.next() {
+        let literal = match ch {
+            '\\' => chars.next()?,
+            '=' if value.is_none() => {
+                value = Some(String::new());
+                continue;
+            }
+            '=' => return None,
+            '|' => {
+                pairs.push((std::mem::take(&mut name), value.take()?));
+                continue;
+            }
+            c => c,
+        };
+        value.as_mut().unwrap_or(&mut name).push(literal);
+    }
+    pairs.push((name, value?));
+    Some(pairs)
+}
+
+/// The name of code `code` of attribute `a` of `schema` in a `label` field (module docs):
+/// a label, a bin interval `[lo,hi)` (the last `[lo,hi]`), the `other` bucket's value, or
+/// the code itself. `None` for a code the schema does not have.
+pub fn code_name(schema: &Schema, a: usize, code: u32) -> Option<String> {
+    let attribute = schema.attribute(a)?;
+    if code >= schema.domain().sizes().get(a).copied()? {
+        return None;
+    }
+    let i = code as usize;
+    match attribute.encoding() {
+        Encoding::Codes => Some(code.to_string()),
+        Encoding::Labels(labels) if i < labels.len() => Some(labels[i].clone()),
+        Encoding::Bins(edges) if i + 1 < edges.len() => {
+            let close = if i + 2 == edges.len() { ']' } else { ')' };
+            Some(format!("[{},{}{close}", Num(edges[i]), Num(edges[i + 1])))
+        }
+        // the one code past the schema's own values: its other bucket
+        _ => attribute.other_value(),
+    }
+}
+
+/// Which form of the answers file a release writes (`dpqr release --answers-form`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AnswersForm {
+    /// Labelled when the release's schema has a label or bins attribute, plain otherwise.
+    #[default]
+    Auto,
+    /// `marginal,cell,answer` only.
+    Codes,
+    /// `marginal,cell,answer,label,count`, also over a domain of integer codes.
+    Labelled,
+}
+
+impl AnswersForm {
+    /// Whether a marginal release over `schema` is written labelled.
+    pub fn labelled(self, schema: &Schema) -> bool {
+        match self {
+            AnswersForm::Auto => !schema.is_codes_only(),
+            AnswersForm::Codes => false,
+            AnswersForm::Labelled => true,
+        }
+    }
+}
+
+/// The schema as the release report states it (issue #26): one object per attribute, in
+/// domain order, with its `name`, its `size` (number of codes) and its `encoding` —
+/// `"codes"`, `"labels"` (with `labels`, label `i` is code `i`) or `"bins"` (with `bins`,
+/// the edges: half-open bins, the last closed) — and, for an attribute with an `other`
+/// bucket, `other`: the value that names it in labels and synthetic files (its code is the
+/// last, `size − 1`).
+pub fn schema_json(schema: &Schema) -> serde_json::Value {
+    let domain = schema.domain();
+    let attributes: Vec<serde_json::Value> = domain
+        .names()
+        .zip(domain.sizes())
+        .enumerate()
+        .map(|(a, (name, &size))| {
+            let mut o = serde_json::json!({ "name": name, "size": size });
+            let attribute = schema.attribute(a);
+            match attribute.map(|s| s.encoding()) {
+                Some(Encoding::Labels(labels)) => {
+                    o["encoding"] = "labels".into();
+                    o["labels"] = labels.clone().into();
+                }
+                Some(Encoding::Bins(edges)) => {
+                    o["encoding"] = "bins".into();
+                    o["bins"] = edges.clone().into();
+                }
+                _ => o["encoding"] = "codes".into(),
+            }
+            if let Some(other) = attribute.and_then(|s| s.other_value()) {
+                o["other"] = other.into();
+            }
+            o
+        })
+        .collect();
+    serde_json::Value::Array(attributes)
+}
+
+/// What the `count` column of a labelled answers file is scaled by: the total the release's
+/// proportions are fractions of (module docs, "Labelled answers").
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct CountScale {
+    /// The total; `None` when the release gives none (the `count` column is then empty).
+    pub total: Option<f64>,
+    /// Which total it is, in words, for the report and the summary.
+    pub source: String,
+}
+
+/// What the labelled form of an answers file needs beside the answers.
+#[derive(Clone, Copy, Debug)]
+pub struct Labelling<'a> {
+    /// The schema the cells are named through (the release's public schema; its attributes
+    /// are matched to the workload's by name).
+    pub schema: &'a Schema,
+    /// What the proportions are multiplied by in the `count` column.
+    pub scale: &'a CountScale,
+}
+
 /// Write `answers` (workload order) for `workload` as CSV to `w`.
 pub fn write_answers<W: Write>(w: W, workload: &MarginalWorkload, answers: &[f64]) -> Result<()> {
+    write_marginal_answers(w, workload, answers, None)
+}
+
+/// Write `answers` (workload order) for `workload` as CSV to `w` in the labelled form
+/// `marginal,cell,answer,label,count` (module docs, "Labelled answers").
+pub fn write_labelled_answers<W: Write>(
+    w: W,
+    workload: &MarginalWorkload,
+    answers: &[f64],
+    labelling: Labelling<'_>,
+) -> Result<()> {
+    write_marginal_answers(w, workload, answers, Some(labelling))
+}
+
+/// The answers CSV, in the plain form or (with `labelling`) the labelled one.
+fn write_marginal_answers<W: Write>(
+    w: W,
+    workload: &MarginalWorkload,
+    answers: &[f64],
+    labelling: Option<Labelling<'_>>,
+) -> Result<()> {
     if answers.len() != workload.num_queries() {
         return Err(BenchError::Mismatch(format!(
             "{} answers for a workload of {} queries",
@@ -67,24 +265,72 @@ pub fn write_answers<W: Write>(w: W, workload: &MarginalWorkload, answers: &[f64
         what: "the answers",
         source,
     };
-    out.write_record(["marginal", "cell", "answer"])
-        .map_err(io)?;
     let domain = workload.domain();
+    // each workload attribute's index in the schema, matched by name
+    let schema_index = |a: usize| -> Result<usize> {
+        let schema = labelling.map(|l| l.schema).ok_or_else(|| {
+            BenchError::Mismatch("internal: no schema to label the answers".into())
+        })?;
+        let name = domain.name(a);
+        let j = schema.domain().index_of(name).map_err(|_| {
+            BenchError::Mismatch(format!(
+                "the workload's attribute {} is not in the schema the answers are labelled \
+                 through",
+                quoted(name)
+            ))
+        })?;
+        if schema.domain().size(j) != domain.size(a) {
+            return Err(BenchError::Mismatch(format!(
+                "the workload's attribute {} has {} codes but {} in the schema the answers \
+                 are labelled through",
+                quoted(name),
+                domain.size(a),
+                schema.domain().size(j)
+            )));
+        }
+        Ok(j)
+    };
+    match labelling {
+        None => out.write_record(["marginal", "cell", "answer"]),
+        Some(_) => out.write_record(["marginal", "cell", "answer", "label", "count"]),
+    }
+    .map_err(io)?;
     for (j, marginal) in workload.marginals().iter().enumerate() {
         let label = table_label(marginal.attrs().iter().map(|&a| domain.name(a)));
+        let columns = match labelling {
+            Some(_) => marginal
+                .attrs()
+                .iter()
+                .map(|&a| schema_index(a))
+                .collect::<Result<Vec<_>>>()?,
+            None => Vec::new(),
+        };
         let base = workload.offset(j);
         for cell in 0..marginal.num_cells() {
-            let codes: Vec<String> = marginal
-                .cell_codes(cell)
-                .iter()
-                .map(|c| c.to_string())
-                .collect();
-            out.write_record([
-                label.as_str(),
-                codes.join("|").as_str(),
-                Num(answers[base + cell]).to_string().as_str(),
-            ])
-            .map_err(io)?;
+            let cell_codes = marginal.cell_codes(cell);
+            let codes: Vec<String> = cell_codes.iter().map(|c| c.to_string()).collect();
+            let answer = answers[base + cell];
+            let mut row = vec![label.clone(), codes.join("|"), Num(answer).to_string()];
+            if let Some(l) = labelling {
+                let mut names = Vec::with_capacity(columns.len());
+                for (&a, (&s, &code)) in
+                    marginal.attrs().iter().zip(columns.iter().zip(&cell_codes))
+                {
+                    let value = code_name(l.schema, s, code).ok_or_else(|| {
+                        BenchError::Mismatch(format!(
+                            "code {code} of attribute {} has no value in the schema",
+                            quoted(domain.name(a))
+                        ))
+                    })?;
+                    names.push((domain.name(a), value));
+                }
+                row.push(cell_label(names.iter().map(|(n, v)| (*n, v.as_str()))));
+                row.push(match l.scale.total {
+                    Some(total) => Num(total * answer).to_string(),
+                    None => String::new(),
+                });
+            }
+            out.write_record(&row).map_err(io)?;
         }
     }
     out.flush().map_err(|e| BenchError::WriteCsv {
@@ -225,21 +471,29 @@ pub fn parse_answers(
             _ => err(line, format!("not a valid CSV record: {e}")),
         }
     };
-    match records.next() {
-        Some(Ok(h)) if h.iter().eq(["marginal", "cell", "answer"]) => {}
+    // the plain form, or the labelled one with `label` and `count` after the three
+    let fields = match records.next() {
+        Some(Ok(h)) if h.iter().eq(["marginal", "cell", "answer"]) => 3,
+        Some(Ok(h))
+            if h.iter()
+                .eq(["marginal", "cell", "answer", "label", "count"]) =>
+        {
+            5
+        }
         Some(Ok(h)) => {
             let found: Vec<&str> = h.iter().collect();
             return Err(err(
                 h.position().map_or(1, |p| p.line()),
                 format!(
-                    "header must be marginal,cell,answer, found {}",
+                    "header must be marginal,cell,answer or marginal,cell,answer,label,count, \
+                     found {}",
                     quoted(&found.join(","))
                 ),
             ));
         }
         Some(Err(e)) => return Err(csv_error(e)),
         None => return Err(err(1, "empty file".into())),
-    }
+    };
     // an upper bound on the number of answer rows (a record takes at least one line)
     let rows = bytes.iter().filter(|&&b| b == b'\n').count() + 1;
     let mut order: Vec<String> = Vec::new();
@@ -247,10 +501,10 @@ pub fn parse_answers(
     for record in records {
         let record = record.map_err(csv_error)?;
         let line = record.position().map_or(0, |p| p.line());
-        if record.len() != 3 {
+        if record.len() != fields {
             return Err(err(
                 line,
-                format!("expected 3 fields, found {}", record.len()),
+                format!("expected {fields} fields, found {}", record.len()),
             ));
         }
         let (label, cell, answer) = (&record[0], &record[1], &record[2]);
@@ -311,6 +565,10 @@ pub fn parse_answers(
                 format!("cell {} is not a cell of table {label}", quoted(cell)),
             ));
         }
+        if fields == 5 {
+            check_labelled(marginal, domain, &record[3], &record[4], cell)
+                .map_err(|why| err(line, why))?;
+        }
         let idx = marginal.cell_index(&codes);
         if slots[idx].replace(value).is_some() {
             return Err(err(
@@ -349,6 +607,44 @@ pub fn parse_answers(
     }
     let workload = MarginalWorkload::new(domain, marginals)?;
     Ok((workload, answers))
+}
+
+/// Check the `label` and `count` fields of a labelled row of table `marginal` (cell
+/// `cell`): the label names the table's attributes in order, the count is empty or a finite
+/// number. The values in the label are not checked against a schema: the codes are read.
+fn check_labelled(
+    marginal: &Marginal,
+    domain: &Domain,
+    label: &str,
+    count: &str,
+    cell: &str,
+) -> std::result::Result<(), String> {
+    let pairs = parse_cell_label(label).ok_or_else(|| {
+        format!(
+            "label {} is not of the form name=value|name=value (with \\\\, \\| and \\= \
+             escaped)",
+            quoted(label)
+        )
+    })?;
+    let names: Vec<&str> = marginal.attrs().iter().map(|&a| domain.name(a)).collect();
+    if !pairs
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .eq(names.iter().copied())
+    {
+        return Err(format!(
+            "label {} of cell {cell} does not name the table's attributes {} in order",
+            quoted(label),
+            quoted(&table_label(names.iter().copied()))
+        ));
+    }
+    if !count.is_empty() && !count.parse::<f64>().is_ok_and(f64::is_finite) {
+        return Err(format!(
+            "count {} is neither empty nor a finite number",
+            quoted(count)
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -404,6 +700,166 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("line 2") && e.contains("twice"), "{e}");
+    }
+
+    const PEOPLE: &str = r#"{
+        "sex": {"labels": ["female", "male"]},
+        "age": {"bins": [-10, 18, 30, 65, 1e300]},
+        "re|g=ion": {"labels": ["n=1", "other", "a,b|c\\"], "other": true},
+        "flag": 2
+    }"#;
+
+    #[test]
+    fn labelled_answers_by_hand_and_read_back() {
+        let schema = Schema::from_json_str(PEOPLE, "people.json").unwrap();
+        let d = schema.domain().clone();
+        // by hand: labels, bins (the last closed), the other bucket, codes
+        assert_eq!(code_name(&schema, 0, 1).unwrap(), "male");
+        assert_eq!(code_name(&schema, 1, 0).unwrap(), "[-10,18)");
+        assert_eq!(code_name(&schema, 1, 3).unwrap(), "[65,1e300]");
+        assert_eq!(code_name(&schema, 2, 3).unwrap(), "other_1");
+        assert_eq!(code_name(&schema, 3, 1).unwrap(), "1");
+        assert_eq!(code_name(&schema, 3, 2), None);
+        let w = MarginalWorkload::new(
+            &d,
+            vec![
+                Marginal::new(&d, vec![0, 1]).unwrap(),
+                Marginal::new(&d, vec![2, 3]).unwrap(),
+            ],
+        )
+        .unwrap();
+        let answers: Vec<f64> = (0..w.num_queries()).map(|i| i as f64 / 64.0).collect();
+        let scale = CountScale {
+            total: Some(1000.0),
+            source: "test".into(),
+        };
+        let labelling = Labelling {
+            schema: &schema,
+            scale: &scale,
+        };
+        let mut buf = Vec::new();
+        write_labelled_answers(&mut buf, &w, &answers, labelling).unwrap();
+        let text = String::from_utf8(buf.clone()).unwrap();
+        assert!(
+            text.starts_with(
+                "marginal,cell,answer,label,count\n\
+                 sex|age,0|0,0,\"sex=female|age=[-10,18)\",0\n\
+                 sex|age,0|1,0.015625,\"sex=female|age=[18,30)\",15.625\n"
+            ),
+            "{text}"
+        );
+        let mut rows = csv::ReaderBuilder::new().from_reader(buf.as_slice());
+        let rows: Vec<csv::StringRecord> = rows.records().map(|r| r.unwrap()).collect();
+        assert_eq!(&rows[1][3], "sex=female|age=[18,30)");
+        assert_eq!(&rows[1][4], "15.625");
+        assert_eq!(&rows[7][3], "sex=male|age=[65,1e300]");
+        // escaped names and values: `|`, `=`, `\` with a backslash, `,` by CSV quoting
+        let last = &rows[rows.len() - 1];
+        assert_eq!(&last[0], "re\\|g=ion|flag");
+        assert_eq!(&last[3], "re\\|g\\=ion=other_1|flag=1");
+        assert_eq!(&rows[8][3], "re\\|g\\=ion=n\\=1|flag=0");
+        assert_eq!(&rows[12][3], "re\\|g\\=ion=a,b\\|c\\\\|flag=0");
+        for r in &rows {
+            let pairs = parse_cell_label(&r[3]).unwrap();
+            let back = cell_label(pairs.iter().map(|(n, v)| (n.as_str(), v.as_str())));
+            assert_eq!(back, &r[3]);
+            let count: f64 = r[4].parse().unwrap();
+            assert_eq!(count, r[2].parse::<f64>().unwrap() * 1000.0);
+        }
+        assert_eq!(
+            parse_cell_label("re\\|g\\=ion=a,b\\|c\\\\|flag=0").unwrap(),
+            vec![
+                ("re|g=ion".to_string(), "a,b|c\\".to_string()),
+                ("flag".to_string(), "0".to_string())
+            ]
+        );
+        // the labelled file reads back as the same workload and answers as the plain one
+        let (w2, back) = parse_answers(&buf, "l.csv", &d).unwrap();
+        assert_eq!(w2, w);
+        assert_eq!(back, answers);
+        let mut plain = Vec::new();
+        write_answers(&mut plain, &w, &answers).unwrap();
+        assert_eq!(parse_answers(&plain, "p.csv", &d).unwrap(), (w2, back));
+        // no total: an empty count column, still read
+        let none = CountScale {
+            total: None,
+            source: "none".into(),
+        };
+        let mut buf = Vec::new();
+        let labelling = Labelling {
+            schema: &schema,
+            scale: &none,
+        };
+        write_labelled_answers(&mut buf, &w, &answers, labelling).unwrap();
+        assert!(
+            String::from_utf8(buf.clone())
+                .unwrap()
+                .contains("sex=female|age=[18,30)\",\n")
+        );
+        assert_eq!(parse_answers(&buf, "n.csv", &d).unwrap().1, answers);
+        // a schema that does not fit the workload is an error, not a panic
+        let small = Schema::from_json_str(r#"{"sex": 3}"#, "s.json").unwrap();
+        let labelling = Labelling {
+            schema: &small,
+            scale: &none,
+        };
+        assert!(write_labelled_answers(Vec::new(), &w, &answers, labelling).is_err());
+    }
+
+    #[test]
+    fn malformed_labels_and_counts_name_the_line() {
+        let d = domain();
+        for (body, want) in [
+            (
+                "marginal,cell,answer,label,count\na,0,0.5,a=0,1\na,1,0.5,b=1,1\n",
+                "line 3",
+            ),
+            (
+                "marginal,cell,answer,label,count\na,0,0.5,a0,1\na,1,0.5,a=1,1\n",
+                "line 2",
+            ),
+            (
+                "marginal,cell,answer,label,count\na,0,0.5,a=0=1,1\n",
+                "not of the form",
+            ),
+            (
+                "marginal,cell,answer,label,count\na,0,0.5,a=0\\,1\n",
+                "not of the form",
+            ),
+            (
+                "marginal,cell,answer,label,count\na,0,0.5,a=0,x\n",
+                "count 'x'",
+            ),
+            (
+                "marginal,cell,answer,label,count\na,0,0.5,a=0,inf\n",
+                "finite",
+            ),
+            (
+                "marginal,cell,answer,label,count\na,0,0.5\n",
+                "expected 5 fields",
+            ),
+            (
+                "marginal,cell,answer,label\na,0,0.5,a=0\n",
+                "header must be",
+            ),
+        ] {
+            let e = parse_answers(body.as_bytes(), "t.csv", &d)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{body:?}: {e}");
+        }
+        // labels and counts that fit are read; the codes decide the cell
+        let ok = "marginal,cell,answer,label,count\na,0,0.25,a=x,\na,1,0.75,a=y,7.5\n";
+        assert_eq!(
+            parse_answers(ok.as_bytes(), "t.csv", &d).unwrap().1,
+            vec![0.25, 0.75]
+        );
+        assert_eq!(parse_cell_label("a=1|"), None);
+        assert_eq!(parse_cell_label(""), None);
+        assert_eq!(
+            parse_cell_label("=").unwrap(),
+            vec![(String::new(), String::new())]
+        );
     }
 
     #[test]

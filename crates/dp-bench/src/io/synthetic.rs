@@ -13,13 +13,33 @@
 //! # Values in the input's own form
 //!
 //! Every file written here ([`write_synthetic`], [`write_expanded`]) holds each record in
-//! the form of the data it came from, through the schema of the release
-//! ([`dp_queries::Schema::decode`]): a label attribute holds its label, a bins attribute the
-//! lower edge of the bin written with a decimal point or an exponent (`18.0`, `1e300`; it
-//! parses back to exactly that number, which is in the bin, the closed last one included),
-//! an `other` code the value `other` (or `other_1`, … when `other` is a label), and an
-//! attribute given by its size alone its integer code. Read back through the same schema,
-//! every field gives exactly the code it was written for.
+//! the form of the data it came from, through the schema of the release: a label attribute
+//! holds its label, an `other` code the value `other` (or `other_1`, … when `other` is a
+//! label), an attribute given by its size alone its integer code, and a bins attribute a
+//! number inside the bin, chosen as the caller says ([`BinValues`]):
+//!
+//! * **drawn uniformly within the bin** ([`BinValues::Uniform`]; what `dpqr release` and
+//!   `dpqr synthetic expand` write, issue #26): `lo + u·(hi − lo)` for `u` uniform on the
+//!   2⁵³ multiples of 2⁻⁵³ in `[0, 1)`, rounded to the nearest double — uniform on the bin
+//!   up to that rounding — from the release's own generator (the operating system's
+//!   entropy, or `--seed` for tests), a fresh draw for every written record or row. A draw
+//!   that would not read back as the same bin (rounding onto the upper edge of a half-open
+//!   bin) is redrawn, at most 64 times, then the lower edge is written. Choosing the value
+//!   is post-processing of the released records: it reads no data and costs no budget;
+//! * **the lower edge of the bin** ([`BinValues::LowerEdge`], [`dp_queries::Schema::decode`];
+//!   what dpqr wrote before, and what a caller that wants no randomness asks for).
+//!
+//! Either way the number is written in its shortest round-trip form with a decimal point or
+//! an exponent (`18.0`, `23.517…`, `1e300`): it parses back to exactly the number drawn, it
+//! is in the bin (the closed last one included), and it is never a bare integer.
+//!
+//! Every bin is bounded: the schema refuses edges that are not finite. A bin closed by a
+//! sentinel edge (`[65, 1e300]`) gets values drawn across all of it, up to about `1e300`:
+//! give such a column a real upper edge and an `other` bucket for the values beyond it. The
+//! `other` bucket of a bins attribute — values outside the edges, non-numbers, empty fields:
+//! the one unbounded "bin" — is written as the value `other` (or `other_1`, …), never as a
+//! number. Read back through the same schema, every field gives exactly the code it was
+//! written for.
 //!
 //! # Reading it back
 //!
@@ -60,12 +80,15 @@
 //! largest remainders `N·wᵢ/W − ⌊N·wᵢ/W⌋` (ties to the earlier record). Every count is then
 //! within one of `N·wᵢ/W`, and the counts sum to exactly `N`. [`write_expanded`] writes the
 //! result as a plain CSV (one row per unit of count, no weight column, values in the input's
-//! form as above) that every `dpqr` command reads as ordinary data through the same schema.
+//! form as above, a bin value drawn afresh for every row) that every `dpqr` command reads as
+//! ordinary data through the same schema. `dpqr release --rows N` writes such rows instead
+//! of the weighted records, and `dpqr synthetic expand` turns a weighted file into them.
 
 use crate::{BenchError, Result, quoted};
 use dp_core::Num;
 use dp_mechanisms::SyntheticData;
 use dp_queries::{Dataset, Domain, Encoding, Schema};
+use rand::CryptoRng;
 use std::io::Write;
 use std::path::Path;
 
@@ -107,19 +130,78 @@ fn schema_columns(domain: &Domain, schema: &Schema) -> Result<Vec<usize>> {
     Ok(columns)
 }
 
+/// How the value of a bins attribute is chosen inside its bin (module docs, "Values in the
+/// input's own form").
+pub enum BinValues<'r> {
+    /// The lower edge of the bin ([`Schema::decode`]): no randomness.
+    LowerEdge,
+    /// A number drawn uniformly within the bin from this generator (the release's own), a
+    /// fresh draw per written record or row.
+    Uniform(&'r mut dyn CryptoRng),
+}
+
+/// Most draws of a value within a bin before the lower edge is written instead.
+const MAX_BIN_DRAWS: usize = 64;
+
+/// A number uniform in `[0, 1)`: one of the 2⁵³ multiples of 2⁻⁵³, each equally likely.
+fn unit_uniform(rng: &mut dyn CryptoRng) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// A number drawn uniformly in `[lo, hi]` (finite, `lo < hi`), rounded to the nearest
+/// double; computed without overflow when `hi − lo` is beyond the largest double.
+fn uniform_between(lo: f64, hi: f64, rng: &mut dyn CryptoRng) -> f64 {
+    let u = unit_uniform(rng);
+    let width = hi - lo;
+    let v = if width.is_finite() {
+        lo + u * width
+    } else {
+        lo * (1.0 - u) + hi * u
+    };
+    v.clamp(lo, hi)
+}
+
+impl BinValues<'_> {
+    /// The raw field for code `code` of attribute `j` of `schema`; `None` when the code is
+    /// not below the attribute's size.
+    pub fn field(&mut self, schema: &Schema, j: usize, code: u32) -> Option<String> {
+        let lower = schema.decode(j, code)?;
+        let BinValues::Uniform(rng) = self else {
+            return Some(lower);
+        };
+        let Some(Encoding::Bins(edges)) = schema.attribute(j).map(|s| s.encoding()) else {
+            return Some(lower);
+        };
+        let i = code as usize;
+        if i + 1 >= edges.len() {
+            return Some(lower); // the other bucket
+        }
+        for _ in 0..MAX_BIN_DRAWS {
+            let v = uniform_between(edges[i], edges[i + 1], &mut **rng);
+            // the shortest round-trip form, with a decimal point or an exponent
+            let text = format!("{v:?}");
+            if schema.encode(j, &text) == Ok(Some(code)) {
+                return Some(text);
+            }
+        }
+        Some(lower)
+    }
+}
+
 /// Record `r` of `records` as raw fields through `schema` (`columns` from
-/// [`schema_columns`]), into `row`.
+/// [`schema_columns`]), into `row`, bin values chosen by `values`.
 fn decode_row(
     records: &Dataset,
     r: usize,
     schema: &Schema,
     columns: &[usize],
+    values: &mut BinValues<'_>,
     row: &mut Vec<String>,
 ) -> Result<()> {
     row.clear();
     for (a, &j) in columns.iter().enumerate() {
         let code = records.column(a)[r];
-        let field = schema.decode(j, code).ok_or_else(|| {
+        let field = values.field(schema, j, code).ok_or_else(|| {
             BenchError::Mismatch(format!(
                 "record {r}: code {code} of attribute {} has no value in the schema",
                 quoted(records.domain().names().nth(a).unwrap_or_default())
@@ -131,10 +213,16 @@ fn decode_row(
 }
 
 /// Write `synthetic` as CSV to `w`, each record in the form of the data it came from
-/// through `schema` (module docs; [`Schema::codes`] for integer codes throughout). The
-/// records' attributes are matched to the schema's by name, so records over some of its
-/// attributes (a release over the attributes its workload touches) are written too.
-pub fn write_synthetic<W: Write>(w: W, synthetic: &SyntheticData, schema: &Schema) -> Result<()> {
+/// through `schema`, bin values chosen by `values` (module docs; [`Schema::codes`] for
+/// integer codes throughout). The records' attributes are matched to the schema's by name,
+/// so records over some of its attributes (a release over the attributes its workload
+/// touches) are written too.
+pub fn write_synthetic<W: Write>(
+    w: W,
+    synthetic: &SyntheticData,
+    schema: &Schema,
+    values: &mut BinValues<'_>,
+) -> Result<()> {
     let records = &synthetic.records;
     if records.n() != synthetic.weights.len() {
         return Err(BenchError::Mismatch(format!(
@@ -155,7 +243,7 @@ pub fn write_synthetic<W: Write>(w: W, synthetic: &SyntheticData, schema: &Schem
         .map_err(io)?;
     let mut row: Vec<String> = Vec::with_capacity(domain.len() + 1);
     for (r, weight) in synthetic.weights.iter().enumerate() {
-        decode_row(records, r, schema, &columns, &mut row)?;
+        decode_row(records, r, schema, &columns, values, &mut row)?;
         row.push(Num(*weight).to_string());
         out.write_record(&row).map_err(io)?;
     }
@@ -166,9 +254,14 @@ pub fn write_synthetic<W: Write>(w: W, synthetic: &SyntheticData, schema: &Schem
 }
 
 /// Write `synthetic` through `schema` to a file, atomically
-/// ([`crate::io::output::write_atomically`]).
-pub fn write_synthetic_file(path: &Path, synthetic: &SyntheticData, schema: &Schema) -> Result<()> {
-    crate::io::output::write_atomically(path, |w| write_synthetic(w, synthetic, schema))
+/// ([`crate::io::output::write_atomically`]), bin values chosen by `values`.
+pub fn write_synthetic_file(
+    path: &Path,
+    synthetic: &SyntheticData,
+    schema: &Schema,
+    values: &mut BinValues<'_>,
+) -> Result<()> {
+    crate::io::output::write_atomically(path, |w| write_synthetic(w, synthetic, schema, values))
 }
 
 /// How the label and bins columns of a weighted file were read (module docs, "Reading it
@@ -574,13 +667,15 @@ pub fn expand_counts(weights: &[f64], total: u64) -> Result<Vec<u64>> {
 
 /// Write `records` as a plain CSV to `w`: the header (attribute names in domain order),
 /// then record `i` repeated `counts[i]` times, in record order, each in the form of the
-/// data it came from through `schema` (module docs). A label holding a line break is
-/// refused: the CSV loader reads no field across lines, so the file would not read back.
+/// data it came from through `schema`, bin values chosen by `values` afresh for every row
+/// (module docs). A label holding a line break is refused: the CSV loader reads no field
+/// across lines, so the file would not read back.
 pub fn write_expanded<W: Write>(
     w: W,
     records: &Dataset,
     counts: &[u64],
     schema: &Schema,
+    values: &mut BinValues<'_>,
 ) -> Result<()> {
     if counts.len() != records.n() {
         return Err(BenchError::Mismatch(format!(
@@ -598,11 +693,19 @@ pub fn write_expanded<W: Write>(
     let mut out = csv::Writer::from_writer(w);
     out.write_record(domain.names()).map_err(io)?;
     let mut row: Vec<String> = Vec::with_capacity(domain.len());
+    // rows of one record differ only where a bin value is drawn
+    let redraw = matches!(values, BinValues::Uniform(_))
+        && columns.iter().any(|&j| {
+            matches!(
+                schema.attribute(j).map(|s| s.encoding()),
+                Some(Encoding::Bins(_))
+            )
+        });
     for (r, &count) in counts.iter().enumerate() {
         if count == 0 {
             continue;
         }
-        decode_row(records, r, schema, &columns, &mut row)?;
+        decode_row(records, r, schema, &columns, values, &mut row)?;
         if let Some((a, field)) = row
             .iter()
             .enumerate()
@@ -615,7 +718,12 @@ pub fn write_expanded<W: Write>(
                 quoted(field)
             )));
         }
-        for _ in 0..count {
+        out.write_record(&row).map_err(io)?;
+        for _ in 1..count {
+            if redraw {
+                // a fresh value within each bin for every row
+                decode_row(records, r, schema, &columns, values, &mut row)?;
+            }
             out.write_record(&row).map_err(io)?;
         }
     }
@@ -645,7 +753,7 @@ mod tests {
             weights: vec![0.25, 0.75],
         };
         let mut buf = Vec::new();
-        write_synthetic(&mut buf, &s, &codes(&s)).unwrap();
+        write_synthetic(&mut buf, &s, &codes(&s), &mut BinValues::LowerEdge).unwrap();
         assert_eq!(
             String::from_utf8(buf).unwrap(),
             "a,b,weight\n0,2,0.25\n1,0,0.75\n"
@@ -655,7 +763,9 @@ mod tests {
             records: s.records.clone(),
             weights: vec![1.0],
         };
-        assert!(write_synthetic(Vec::new(), &bad, &codes(&bad)).is_err());
+        assert!(
+            write_synthetic(Vec::new(), &bad, &codes(&bad), &mut BinValues::LowerEdge).is_err()
+        );
     }
 
     #[test]
@@ -674,7 +784,7 @@ mod tests {
             weights: vec![1.0],
         };
         let mut buf = Vec::new();
-        write_synthetic(&mut buf, &s, &codes(&s)).unwrap();
+        write_synthetic(&mut buf, &s, &codes(&s), &mut BinValues::LowerEdge).unwrap();
         assert_eq!(
             String::from_utf8(buf).unwrap(),
             "weight,\"a,\"\"b\"\"\",weight_1,weight_2\n1,0,1,1\n"
@@ -736,7 +846,7 @@ mod tests {
             weights: vec![0.125, 0.5, 0.375],
         };
         let mut buf = Vec::new();
-        write_synthetic(&mut buf, &s, &codes(&s)).unwrap();
+        write_synthetic(&mut buf, &s, &codes(&s), &mut BinValues::LowerEdge).unwrap();
         let back = parse_weighted(&buf, "s.csv", &Schema::codes(d.clone()), None).unwrap();
         assert_eq!(back.records, records);
         assert_eq!(back.weights, s.weights);
@@ -813,7 +923,7 @@ mod tests {
         let schema = people();
         let s = every_code(&schema);
         let mut buf = Vec::new();
-        write_synthetic(&mut buf, &s, &schema).unwrap();
+        write_synthetic(&mut buf, &s, &schema, &mut BinValues::LowerEdge).unwrap();
         let text = String::from_utf8(buf.clone()).unwrap();
         assert_eq!(
             text,
@@ -825,7 +935,14 @@ mod tests {
         assert_eq!(back.records, s.records);
         // the expansion holds the same values, and the loader reads them as the same codes
         let mut rows = Vec::new();
-        write_expanded(&mut rows, &s.records, &[1, 2, 0, 1], &schema).unwrap();
+        write_expanded(
+            &mut rows,
+            &s.records,
+            &[1, 2, 0, 1],
+            &schema,
+            &mut BinValues::LowerEdge,
+        )
+        .unwrap();
         let rows = String::from_utf8(rows).unwrap();
         assert_eq!(
             rows,
@@ -843,16 +960,141 @@ mod tests {
         // records over some of the schema's attributes are matched by name
         let some = s.records.select_attributes(&["region", "sex"]).unwrap();
         let mut buf = Vec::new();
-        write_expanded(&mut buf, &some, &[1, 0, 0, 1], &schema).unwrap();
+        write_expanded(
+            &mut buf,
+            &some,
+            &[1, 0, 0, 1],
+            &schema,
+            &mut BinValues::LowerEdge,
+        )
+        .unwrap();
         assert_eq!(
             String::from_utf8(buf).unwrap(),
             "region,sex\nnorth,female\nother_1,male\n"
         );
         // a schema that does not fit the records is an error, not a panic
         let other = Schema::from_json_str(r#"{"sex": 3}"#, "o.json").unwrap();
-        assert!(write_expanded(Vec::new(), &some, &[1, 0, 0, 1], &other).is_err());
+        assert!(
+            write_expanded(
+                Vec::new(),
+                &some,
+                &[1, 0, 0, 1],
+                &other,
+                &mut BinValues::LowerEdge
+            )
+            .is_err()
+        );
         let small = Schema::from_json_str(r#"{"sex": 2, "region": 2}"#, "o.json").unwrap();
-        assert!(write_synthetic(Vec::new(), &every_code(&people()), &small).is_err());
+        assert!(
+            write_synthetic(
+                Vec::new(),
+                &every_code(&people()),
+                &small,
+                &mut BinValues::LowerEdge
+            )
+            .is_err()
+        );
+    }
+
+    /// The bin edges of attribute `a` of `schema`.
+    fn edges(schema: &Schema, a: usize) -> Vec<f64> {
+        match schema.attribute(a).unwrap().encoding() {
+            Encoding::Bins(e) => e.clone(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn values_drawn_within_bins_read_back_as_their_codes() {
+        // half-open bins, the closed last one, a bin one ulp wide, a bin wider than the
+        // largest double, a sentinel edge, and an other bucket
+        let tiny = 1.0f64.next_up();
+        let json = format!(
+            r#"{{"age": {{"bins": [-10, 18, 30, 65, 1e300]}},
+                "x": {{"bins": [1, {tiny:?}, 2]}},
+                "wide": {{"bins": [-1e308, 1e308]}},
+                "inc": {{"bins": [0, 0.5, 1], "other": true}},
+                "sex": {{"labels": ["f", "m"]}}}}"#
+        );
+        let schema = Schema::from_json_str(&json, "s.json").unwrap();
+        let s = every_code(&schema);
+        let mut rng = dp_core::seeded_rng(5);
+        let mut values = BinValues::Uniform(&mut rng);
+        // many rows per record: every row a fresh draw
+        let counts = vec![500u64; s.records.n()];
+        let mut rows = Vec::new();
+        write_expanded(&mut rows, &s.records, &counts, &schema, &mut values).unwrap();
+        let loaded =
+            Dataset::from_csv_reader_with_schema(rows.as_slice(), "r.csv", &schema).unwrap();
+        let text = String::from_utf8(rows).unwrap();
+        let fields: Vec<Vec<&str>> = text
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').collect())
+            .collect();
+        assert_eq!(fields.len(), 500 * s.records.n());
+        for a in 0..4 {
+            let e = edges(&schema, a);
+            let mut distinct = std::collections::HashSet::new();
+            for (row, f) in fields.iter().enumerate() {
+                let code = s.records.column(a)[row / 500];
+                // the loader reads every field back as the code it was drawn for
+                assert_eq!(loaded.column(a)[row], code, "{a} {}", f[a]);
+                if code as usize + 1 >= e.len() {
+                    assert_eq!(f[a], "other");
+                    continue;
+                }
+                // never a bare integer (so never read as an older file of codes)
+                assert!(f[a].contains(['.', 'e']), "{}", f[a]);
+                let v: f64 = f[a].parse().unwrap();
+                let (lo, hi) = (e[code as usize], e[code as usize + 1]);
+                let last = code as usize + 2 == e.len();
+                assert!(
+                    v >= lo && (v < hi || (last && v == hi)),
+                    "{v} in [{lo}, {hi}]"
+                );
+                distinct.insert(f[a].to_string());
+            }
+            // drawn, not the lower edge: the one-ulp bin holds a single double
+            if a != 1 {
+                assert!(distinct.len() > 100, "attribute {a}: {}", distinct.len());
+            }
+        }
+        // the weighted file too, read back by read_weighted as the same codes
+        let mut rng = dp_core::seeded_rng(6);
+        let mut buf = Vec::new();
+        write_synthetic(&mut buf, &s, &schema, &mut BinValues::Uniform(&mut rng)).unwrap();
+        let back = parse_weighted(&buf, "s.csv", &schema, None).unwrap();
+        assert_eq!(back.form, FileForm::Values);
+        assert_eq!(back.records, s.records);
+        // the same seed, the same file
+        let mut again = Vec::new();
+        let mut rng = dp_core::seeded_rng(6);
+        write_synthetic(&mut again, &s, &schema, &mut BinValues::Uniform(&mut rng)).unwrap();
+        assert_eq!(again, buf);
+    }
+
+    #[test]
+    fn draws_within_a_bin_are_uniform() {
+        // 20 000 draws in [0, 10): the mean is 5 with standard deviation
+        // 10/√12/√20000 ≈ 0.0204; 6 of those (0.122) fail with probability about 2e-9
+        let mut rng = dp_core::seeded_rng(9);
+        let draws: Vec<f64> = (0..20_000)
+            .map(|_| uniform_between(0.0, 10.0, &mut rng))
+            .collect();
+        let mean = draws.iter().sum::<f64>() / draws.len() as f64;
+        assert!((mean - 5.0).abs() < 0.122, "{mean}");
+        // and each tenth holds about a tenth (χ² with 9 degrees of freedom below 40:
+        // false alarm about 7e-6)
+        let mut cells = [0f64; 10];
+        for v in &draws {
+            cells[(*v as usize).min(9)] += 1.0;
+        }
+        let chi2: f64 = cells.iter().map(|c| (c - 2000.0).powi(2) / 2000.0).sum();
+        assert!(chi2 < 40.0, "{chi2} {cells:?}");
+        // no overflow across the whole range of doubles
+        let v = uniform_between(-f64::MAX, f64::MAX, &mut rng);
+        assert!(v.is_finite());
     }
 
     #[test]
@@ -860,7 +1102,13 @@ mod tests {
         let schema = people();
         let s = every_code(&schema);
         let mut buf = Vec::new();
-        write_synthetic(&mut buf, &s, &Schema::codes(schema.domain().clone())).unwrap();
+        write_synthetic(
+            &mut buf,
+            &s,
+            &Schema::codes(schema.domain().clone()),
+            &mut BinValues::LowerEdge,
+        )
+        .unwrap();
         let back = parse_weighted(&buf, "old.csv", &schema, None).unwrap();
         assert_eq!(back.records, s.records);
         assert_eq!(
@@ -911,7 +1159,7 @@ mod tests {
             Schema::from_json_str(r#"{"d": {"labels": ["2", "0", "1"]}}"#, "d.json").unwrap();
         let s = every_code(&schema);
         let mut buf = Vec::new();
-        write_synthetic(&mut buf, &s, &schema).unwrap();
+        write_synthetic(&mut buf, &s, &schema, &mut BinValues::LowerEdge).unwrap();
         assert_eq!(
             String::from_utf8(buf.clone()).unwrap(),
             "d,weight\n2,1\n0,1\n1,1\n"
@@ -927,9 +1175,15 @@ mod tests {
         // a label with a line break cannot be expanded into a file the loader reads
         let schema = Schema::from_json_str(r#"{"d": {"labels": ["a\nb"]}}"#, "d.json").unwrap();
         let records = Dataset::from_columns(schema.domain().clone(), vec![vec![0]]).unwrap();
-        let e = write_expanded(Vec::new(), &records, &[1], &schema)
-            .unwrap_err()
-            .to_string();
+        let e = write_expanded(
+            Vec::new(),
+            &records,
+            &[1],
+            &schema,
+            &mut BinValues::LowerEdge,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("line break"), "{e}");
     }
 
@@ -967,8 +1221,24 @@ mod tests {
         assert!(expand_counts(&[1.0, f64::NAN], 3).is_err());
         let records = Dataset::from_columns(ab(), vec![vec![0, 1], vec![2, 0]]).unwrap();
         let mut buf = Vec::new();
-        write_expanded(&mut buf, &records, &[2, 1], &Schema::codes(ab())).unwrap();
+        write_expanded(
+            &mut buf,
+            &records,
+            &[2, 1],
+            &Schema::codes(ab()),
+            &mut BinValues::LowerEdge,
+        )
+        .unwrap();
         assert_eq!(String::from_utf8(buf).unwrap(), "a,b\n0,2\n0,2\n1,0\n");
-        assert!(write_expanded(Vec::new(), &records, &[1], &Schema::codes(ab())).is_err());
+        assert!(
+            write_expanded(
+                Vec::new(),
+                &records,
+                &[1],
+                &Schema::codes(ab()),
+                &mut BinValues::LowerEdge
+            )
+            .is_err()
+        );
     }
 }

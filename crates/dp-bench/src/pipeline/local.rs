@@ -86,6 +86,14 @@ impl<'r> LocalPlan<'r> {
         if request.post != dp_mechanisms::PostProcessing::None {
             return Err(refuse(name, "--post (its answers are already projected)"));
         }
+        if request.outputs.answers_form == crate::io::answers::AnswersForm::Labelled {
+            // the labelled form's counts need a total; the local protocols' answers are
+            // estimates over clients, written as codes (issue #26 covers central releases)
+            return Err(refuse(
+                name,
+                "--answers-form labelled (its answers are written as codes)",
+            ));
+        }
         let given = request.settings.given();
         if !given.is_empty() {
             return Err(refuse(

@@ -17,7 +17,13 @@
 //!    mechanism draws its noise (a failure from here on is charged:
 //!    [`BenchError::ReleaseFailedAfterCharge`]);
 //! 5. **write** ([`Plan::write`]): the answers, the report and the synthetic records, each
-//!    to a temporary file first, renamed into place only when all are complete.
+//!    to a temporary file first, renamed into place only when all are complete. Over a
+//!    schema with labels or bins the answers are labelled, with counts beside the
+//!    proportions ([`crate::io::answers`], "Labelled answers"; issue #26), and the report
+//!    holds the schema and the total the counts were scaled by; the synthetic records hold
+//!    values in the input's form, a bin's value drawn within it from the release's own
+//!    generator ([`crate::io::synthetic::BinValues`]), as weighted records or — with
+//!    `--rows N` — `N` plain rows.
 //!
 //! [`release`] runs them all. The local-model mechanisms take the same stages without the
 //! ledger ([`LocalPlan`]). What the caller shows on the way (progress, warnings, the
@@ -37,16 +43,22 @@ pub use local::{LocalPlan, LocalReleased};
 pub use source::{DataSpec, PrivateInput, refuse_weighted};
 
 use crate::catalogue::{self, BuildOptions, MechanismSpec};
-use crate::io::answers::{write_answers, write_query_answers};
+use crate::io::answers::{
+    AnswersForm, CountScale, Labelling, write_answers, write_labelled_answers, write_query_answers,
+};
 use crate::io::ledger_file::{self, LockedLedger};
 use crate::io::output::{self, AtomicFile};
-use crate::io::synthetic::write_synthetic;
+use crate::io::synthetic::{
+    BinValues, MAX_EXPANDED_ROWS, expand_counts, write_expanded, write_synthetic,
+};
 use crate::registry::{BudgetArgs, check_budget_is_meaningful, delta_too_large};
 use crate::settings::Settings;
 use crate::{BenchError, Result, io_error, quoted};
 use dp_core::{Neighbouring, PrivacyLoss, ProgressSink, os_seeded_rng, seeded_rng};
 use dp_mechanisms::{Mechanism, PostProcessing, Release};
-use dp_queries::{AnyWorkload, MarginalWorkload, Schema, Workload};
+use dp_queries::{AnyWorkload, Encoding, MarginalWorkload, Schema, Workload};
+use rand::CryptoRng;
+use rand_chacha::ChaCha20Rng;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -63,6 +75,11 @@ pub struct ReleaseOutputs {
     pub report: Option<PathBuf>,
     /// The synthetic records CSV (`--synthetic-out`).
     pub synthetic: Option<PathBuf>,
+    /// `--rows N`: write the synthetic data as `N` plain rows (largest-remainder expansion
+    /// of the weights, `crate::io::synthetic::expand_counts`) instead of weighted records.
+    pub synthetic_rows: Option<u64>,
+    /// `--answers-form`: plain or labelled answers.
+    pub answers_form: AnswersForm,
 }
 
 impl ReleaseOutputs {
@@ -276,7 +293,8 @@ pub struct Plan<'r> {
     relation: Neighbouring,
     workload: AnyWorkload,
     mechanism: Box<dyn Mechanism<AnyWorkload>>,
-    synthetic_schema: Option<Schema>,
+    schema: Schema,
+    labelled: bool,
     source: SourceKind,
     attribute_names: Arc<OnceLock<Vec<String>>>,
 }
@@ -326,6 +344,8 @@ pub struct Released<'r> {
     pub release: Release,
     /// What is said of n: its value under replace-one, that it is private under add/remove.
     pub n_note: String,
+    /// What the counts of labelled answers were scaled by (`None`: plain answers).
+    pub count_scale: Option<CountScale>,
 }
 
 /// Run every stage of the release `request` (see the module documentation).
@@ -352,14 +372,21 @@ pub fn release<'r>(request: &'r ReleaseRequest, events: &dyn ReleaseEvents) -> R
     }
     let input = plan.count(events)?;
     let n = input.n();
-    let release = plan.run(ledger.as_mut(), input, events)?;
+    // the release's one generator: its noise, then the values drawn within bins of its
+    // synthetic records (post-processing)
+    let mut rng = plan.rng(events)?;
+    let release = plan.run(ledger.as_mut(), input, &mut rng, events)?;
     drop(ledger); // release the lock
-    plan.write(&release, n, events)?;
+    plan.write(&release, n, &mut rng, events)?;
     let n_note = plan.n_note(n);
+    let count_scale = plan
+        .labelled
+        .then(|| plan.count_scale(&release, plan.public_n(n)));
     Ok(Outcome::Released(Box::new(Released {
         plan,
         release,
         n_note,
+        count_scale,
     })))
 }
 
@@ -458,12 +485,35 @@ impl<'r> Plan<'r> {
                 mechanism.name()
             )));
         }
-        // the synthetic records are written through the schema, read (public) before the
-        // data
-        let synthetic_schema = match &request.outputs.synthetic {
-            Some(_) => Some(request.data.public_schema()?),
-            None => None,
+        // the answers are labelled and the synthetic records written through the schema,
+        // read (public) before the data
+        let schema = request.data.public_schema()?;
+        let outputs = &request.outputs;
+        let labelled = match &workload {
+            AnyWorkload::Marginals(_) => outputs.answers_form.labelled(&schema),
+            _ if outputs.answers_form == AnswersForm::Labelled => {
+                return Err(BenchError::Usage(format!(
+                    "--answers-form labelled names the cells of marginal tables; the workload \
+                     is of class {}: drop --answers-form",
+                    workload.class()
+                )));
+            }
+            _ => false,
         };
+        if let Some(rows) = outputs.synthetic_rows {
+            if outputs.synthetic.is_none() {
+                return Err(BenchError::Usage(
+                    "--rows N writes the synthetic data as N plain rows: give --synthetic-out \
+                     FILE too"
+                        .into(),
+                ));
+            }
+            if rows == 0 || rows > MAX_EXPANDED_ROWS {
+                return Err(BenchError::Usage(format!(
+                    "--rows must be from 1 to {MAX_EXPANDED_ROWS}, not {rows}"
+                )));
+            }
+        }
         let counting = &request.counting;
         let counts_suffice = mechanism.counts_suffice();
         if counting.stream && !counts_suffice {
@@ -510,7 +560,8 @@ impl<'r> Plan<'r> {
             relation,
             workload,
             mechanism,
-            synthetic_schema,
+            schema,
+            labelled,
             source,
             attribute_names,
         })
@@ -544,6 +595,71 @@ impl<'r> Plan<'r> {
     /// Where the private input will be counted.
     pub fn source(&self) -> SourceKind {
         self.source
+    }
+
+    /// The public schema the answers are labelled and the synthetic records written
+    /// through (`--domain`, or the bundled table's domain of integer codes).
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// Whether the answers are written in the labelled form (`crate::io::answers`).
+    pub fn labelled(&self) -> bool {
+        self.labelled
+    }
+
+    /// The release's generator: ChaCha20 seeded by the operating system's entropy, or by
+    /// `--seed` (testing only, with a warning). Its noise and the values drawn within bins
+    /// of its synthetic records come from it.
+    pub fn rng(&self, events: &dyn ReleaseEvents) -> Result<ChaCha20Rng> {
+        Ok(match self.request.seed {
+            Some(s) => {
+                events.warning(
+                    "WARNING: --seed fixes the noise: anyone who knows or guesses the seed can \
+                     regenerate the noise and recover the exact counts. Use it for tests and \
+                     reproducible experiments only, never for a release you publish. The seed \
+                     is not written to any output.",
+                );
+                seeded_rng(s)
+            }
+            None => os_seeded_rng()?,
+        })
+    }
+
+    /// What the counts of the labelled answers are scaled by (`crate::io::answers`,
+    /// "Labelled answers"): the public `n` under replace-one neighbours; under add/remove
+    /// the release's own estimate of the total from its noisy measurements
+    /// (`Diagnostics::estimated_total`), never the private `n`, which this function is not
+    /// given under add/remove.
+    pub fn count_scale(&self, release: &Release, public_n: Option<usize>) -> CountScale {
+        match (self.relation, public_n) {
+            (Neighbouring::ReplaceOne, Some(n)) => CountScale {
+                total: Some(n as f64),
+                source: format!(
+                    "counts = answer × n = {n}, the number of records (public under \
+                     replace-one neighbours)"
+                ),
+            },
+            _ => match release.diagnostics.estimated_total {
+                Some(t) => CountScale {
+                    total: Some(t),
+                    source: format!(
+                        "counts = answer × {}, the release's own estimate of the total from \
+                         its noisy measurements (post-processing; add/remove neighbours: the \
+                         private n is not used)",
+                        dp_core::Num(t)
+                    ),
+                },
+                None => CountScale {
+                    total: None,
+                    source: format!(
+                        "no counts: under add/remove neighbours n is private and {} states no \
+                         estimate of the total",
+                        self.mechanism.name()
+                    ),
+                },
+            },
+        }
     }
 
     /// The settings line of the release, e.g. "--rounds 20, --eta 0.4 (default)".
@@ -643,6 +759,7 @@ impl<'r> Plan<'r> {
         &self,
         ledger: Option<&mut OpenLedger>,
         input: PrivateInput,
+        rng: &mut dyn CryptoRng,
         events: &dyn ReleaseEvents,
     ) -> Result<Release> {
         let mech = self.mechanism.as_ref();
@@ -655,20 +772,8 @@ impl<'r> Plan<'r> {
             describe_workload(&self.workload),
             mech.name()
         ));
-        let mut rng = match self.request.seed {
-            Some(s) => {
-                events.warning(
-                    "WARNING: --seed fixes the noise: anyone who knows or guesses the seed can \
-                     regenerate the noise and recover the exact counts. Use it for tests and \
-                     reproducible experiments only, never for a release you publish. The seed \
-                     is not written to any output.",
-                );
-                seeded_rng(s)
-            }
-            None => os_seeded_rng()?,
-        };
         let Some(open) = ledger else {
-            return Ok(input.release(mech, &self.workload, &mut rng)?);
+            return Ok(input.release(mech, &self.workload, rng)?);
         };
         let certificate = mech.certificate();
         let (spend, relation) = (certificate.loss, certificate.neighbouring);
@@ -691,7 +796,7 @@ impl<'r> Plan<'r> {
         let release =
             ledger_file::release_charged_with(&mut open.ledger, &charge, &certificate, || {
                 charging.recorded();
-                input.release(mech, &self.workload, &mut rng)
+                input.release(mech, &self.workload, rng)
             })
             .map_err(|e| match e {
                 // the refusals come typed from the ledger (status 3); a failure after the
@@ -730,9 +835,53 @@ impl<'r> Plan<'r> {
                  guarantee protects which records are in the data, not how many)"
             ),
             Neighbouring::AddRemove => "n is private under add/remove neighbours: it is not \
-                 reported, and the answers are normalised by the mean noisy table total"
+                 reported, and the answers are normalised by the release's own estimate of \
+                 the total from its noisy measurements"
                 .to_string(),
         }
+    }
+
+    /// `n` if it is public (replace-one neighbours), `None` under add/remove.
+    fn public_n(&self, n: usize) -> Option<usize> {
+        (self.relation == Neighbouring::ReplaceOne).then_some(n)
+    }
+
+    /// How the synthetic output holds its values, for the report and the summary; `None`
+    /// without `--synthetic-out`.
+    pub fn synthetic_note(&self) -> Option<String> {
+        let outputs = &self.request.outputs;
+        outputs.synthetic.as_ref()?;
+        let form = match outputs.synthetic_rows {
+            Some(rows) => {
+                format!("{rows} plain rows (largest-remainder expansion of the released weights)")
+            }
+            None => "weighted records (last column: the weight)".to_string(),
+        };
+        let bins = (0..self.schema.domain().len()).any(|a| {
+            matches!(
+                self.schema.attribute(a).map(|s| s.encoding()),
+                Some(Encoding::Bins(_))
+            )
+        });
+        Some(if bins {
+            format!(
+                "{form}, values in the input's form: labels, `other` for an other bucket, and \
+                 for a binned attribute a number drawn uniformly within its bin from the \
+                 release's own generator ({}), a fresh draw per {}",
+                if self.request.seed.is_some() {
+                    "seeded by --seed"
+                } else {
+                    "operating-system entropy"
+                },
+                if outputs.synthetic_rows.is_some() {
+                    "row"
+                } else {
+                    "record"
+                }
+            )
+        } else {
+            format!("{form}, values in the input's form (labels, `other`, integer codes)")
+        })
     }
 
     /// The report's JSON text. `n` is written only under replace-one neighbours.
@@ -762,10 +911,38 @@ impl<'r> Plan<'r> {
                 "operating-system entropy"
             },
         });
-        if self.relation == Neighbouring::ReplaceOne
-            && let Some(r) = report.as_object_mut()
-        {
-            r.insert("n".into(), n.into());
+        if let Some(r) = report.as_object_mut() {
+            if self.relation == Neighbouring::ReplaceOne {
+                r.insert("n".into(), n.into());
+            }
+            // what the labels and the synthetic values mean, and what the counts are
+            // (issue #26)
+            r.insert(
+                "schema".into(),
+                crate::io::answers::schema_json(&self.schema),
+            );
+            r.insert(
+                "answers_form".into(),
+                if self.labelled {
+                    "labelled: marginal,cell,answer,label,count"
+                } else {
+                    "codes: marginal,cell,answer"
+                }
+                .into(),
+            );
+            if self.labelled {
+                let scale = self.count_scale(release, self.public_n(n));
+                r.insert(
+                    "counts".into(),
+                    serde_json::to_value(&scale).map_err(|source| BenchError::Encode {
+                        what: "report",
+                        source,
+                    })?,
+                );
+            }
+            if let Some(note) = self.synthetic_note() {
+                r.insert("synthetic_values".into(), note.into());
+            }
         }
         serde_json::to_string_pretty(&report).map_err(|source| BenchError::Encode {
             what: "report",
@@ -776,16 +953,21 @@ impl<'r> Plan<'r> {
     /// Stage 5: write the outputs of `release` (made from `n` records). Every output is
     /// written to a temporary file beside its target first and renamed into place only
     /// when all of them are complete: a failure leaves no output changed.
-    pub fn write(&self, release: &Release, n: usize, events: &dyn ReleaseEvents) -> Result<()> {
+    ///
+    /// `rng` is the release's generator: the values drawn within bins of the synthetic
+    /// records come from it (post-processing of the released records).
+    pub fn write(
+        &self,
+        release: &Release,
+        n: usize,
+        rng: &mut dyn CryptoRng,
+        events: &dyn ReleaseEvents,
+    ) -> Result<()> {
         let outputs = &self.request.outputs;
-        let synthetic = match (
-            &outputs.synthetic,
-            &release.synthetic,
-            &self.synthetic_schema,
-        ) {
-            (None, _, _) => None,
-            (Some(path), Some(synthetic), Some(schema)) => Some((path, synthetic, schema)),
-            (Some(_), _, _) => {
+        let synthetic = match (&outputs.synthetic, &release.synthetic) {
+            (None, _) => None,
+            (Some(path), Some(synthetic)) => Some((path, synthetic)),
+            (Some(_), _) => {
                 return Err(BenchError::Mismatch(format!(
                     "{} returned no synthetic data; nothing was written",
                     self.mechanism.name()
@@ -798,8 +980,18 @@ impl<'r> Plan<'r> {
         };
         events.stage("writing outputs");
         let mut files = Vec::with_capacity(3);
+        let scale = self.count_scale(release, self.public_n(n));
         let mut answers = events.create_output(&outputs.answers)?;
         output::write_maybe_compressed(&mut answers, |w| match &self.workload {
+            AnyWorkload::Marginals(m) if self.labelled => write_labelled_answers(
+                w,
+                m,
+                &release.answers,
+                Labelling {
+                    schema: &self.schema,
+                    scale: &scale,
+                },
+            ),
             AnyWorkload::Marginals(m) => write_answers(w, m, &release.answers),
             other => write_query_answers(w, other, &release.answers),
         })?;
@@ -807,9 +999,17 @@ impl<'r> Plan<'r> {
         if let Some((path, text)) = report {
             files.push(write_report(events, path, &text)?);
         }
-        if let Some((path, synthetic, schema)) = synthetic {
+        if let Some((path, synthetic)) = synthetic {
             let mut f = events.create_output(path)?;
-            output::write_maybe_compressed(&mut f, |w| write_synthetic(w, synthetic, schema))?;
+            let mut values = BinValues::Uniform(rng);
+            let schema = &self.schema;
+            output::write_maybe_compressed(&mut f, |w| match outputs.synthetic_rows {
+                Some(rows) => {
+                    let counts = expand_counts(&synthetic.weights, rows)?;
+                    write_expanded(w, &synthetic.records, &counts, schema, &mut values)
+                }
+                None => write_synthetic(w, synthetic, schema, &mut values),
+            })?;
             files.push(f);
         }
         // renamed into place: from here the release is complete

@@ -1128,6 +1128,8 @@ impl AdaptiveProjection {
         let diagnostics = Diagnostics {
             iterations: Some(round),
             notes,
+            // the estimate from the noisy 1-way tables (published: issue #26)
+            estimated_total: (rel == Neighbouring::AddRemove).then_some(total),
             ..Diagnostics::default()
         };
         let synthetic_n = total.round().clamp(1.0, 1e6) as usize;

@@ -529,6 +529,7 @@ impl Mechanism for ChainingMechanism {
                 // One noise description only when a single level is noisy.
                 noise: description.flatten(),
                 notes,
+                estimated_total: None,
             },
         })
     }

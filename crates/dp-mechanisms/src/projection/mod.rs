@@ -380,6 +380,7 @@ pub(crate) fn projection_release(
             frank_wolfe_gap: Some(fw.gap),
             noise: Some(noisy.description()),
             notes,
+            estimated_total: None,
         },
     }
 }

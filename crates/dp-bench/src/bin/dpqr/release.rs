@@ -3,6 +3,7 @@
 //! signal handling ([`CliEvents`]), and its outcome printed.
 
 use clap::{Args, ValueEnum};
+use dp_bench::io::answers::AnswersForm;
 use dp_bench::io::ledger_file;
 use dp_bench::io::output::{self, AtomicFile};
 use dp_bench::io::synthetic::weight_column;
@@ -30,6 +31,17 @@ use crate::spinner;
 pub(crate) enum PostArg {
     None,
     Simplex,
+}
+
+/// `--answers-form`.
+#[derive(Clone, Copy, ValueEnum)]
+pub(crate) enum AnswersFormArg {
+    /// Labelled when the --domain schema has labels or bins, codes otherwise.
+    Auto,
+    /// marginal,cell,answer.
+    Codes,
+    /// marginal,cell,answer,label,count (also over a domain of integer codes).
+    Labelled,
 }
 
 /// What a release outputs, for `dpqr release --help`.
@@ -89,19 +101,33 @@ pub(crate) struct ReleaseArgs {
     /// generator — always do that for real releases.
     #[arg(long, allow_negative_numbers = true)]
     pub(crate) seed: Option<u64>,
-    /// Output CSV: marginal,cell,answer.
+    /// Output CSV: marginal,cell,answer — and, labelled (a --domain schema with labels or
+    /// bins, or --answers-form labelled), label,count after them: each cell named through
+    /// the schema (`sex=male|age=[18,30)`) and the answer times the total (the public n
+    /// under replace-one neighbours; under add/remove the release's own noisy estimate of
+    /// the total, never the private n; the report says which).
     #[arg(long)]
     pub(crate) out: PathBuf,
+    /// The form of the answers of a marginal workload: labelled when the schema has labels
+    /// or bins (auto), or always one form.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub(crate) answers_form: AnswersFormArg,
     /// Also write the certificate and diagnostics as JSON here.
     #[arg(long)]
     pub(crate) report: Option<PathBuf>,
     /// Also write the released synthetic records (CSV: each record in the form of the data
-    /// the --domain schema reads — labels, a value of each bin, `other`, integer codes for
-    /// attributes given by a size — and, last, a weight column named `weight`, or
-    /// `weight_1`, … if an attribute is called `weight`) here; refused up front for
-    /// mechanisms that release no synthetic data.
+    /// the --domain schema reads — labels, a number drawn uniformly within each bin from
+    /// the release's own generator, `other`, integer codes for attributes given by a size —
+    /// and, last, a weight column named `weight`, or `weight_1`, … if an attribute is
+    /// called `weight`) here; refused up front for mechanisms that release no synthetic
+    /// data.
     #[arg(long)]
     pub(crate) synthetic_out: Option<PathBuf>,
+    /// With --synthetic-out: write N plain rows (the input's columns, no weight column; the
+    /// weights expanded by largest-remainder rounding, as `dpqr synthetic expand --total
+    /// N`; a bin value drawn afresh for every row) instead of the weighted records.
+    #[arg(long, value_name = "N", requires = "synthetic_out", allow_negative_numbers = true, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) rows: Option<u64>,
     /// No progress output.
     #[arg(long)]
     pub(crate) quiet: bool,
@@ -178,6 +204,12 @@ impl ReleaseArgs {
                 answers: self.out.clone(),
                 report: self.report.clone(),
                 synthetic: self.synthetic_out.clone(),
+                synthetic_rows: self.rows,
+                answers_form: match self.answers_form {
+                    AnswersFormArg::Auto => AnswersForm::Auto,
+                    AnswersFormArg::Codes => AnswersForm::Codes,
+                    AnswersFormArg::Labelled => AnswersForm::Labelled,
+                },
             },
             ledger: self.ledger.as_ref().map(|path| LedgerTarget {
                 path: path.clone(),
@@ -311,6 +343,7 @@ fn summary(released: &Released<'_>) {
         plan,
         release,
         n_note,
+        count_scale,
     } = released;
     let request = plan.request();
     outln!("privacy spent: {}", release.certificate.statement());
@@ -342,25 +375,49 @@ fn summary(released: &Released<'_>) {
     };
     let out = &request.outputs.answers;
     outln!(
-        "wrote {} answers ({}) to {}{}",
+        "wrote {} answers ({}) to {}{}{}",
         release.answers.len(),
         describe_workload(plan.workload()),
         out.display(),
-        size(out)
-    );
-    if let (Some(path), Some(synthetic)) = (&request.outputs.synthetic, &release.synthetic) {
-        let weight = weight_column(synthetic.records.domain());
-        let renamed = if weight == "weight" {
-            String::new()
+        size(out),
+        if plan.labelled() {
+            ", labelled through the schema, with counts"
         } else {
-            format!("; its weight column is called {weight} because an attribute is named weight")
-        };
-        outln!(
-            "wrote {} synthetic records to {}{}{renamed}",
-            synthetic.weights.len(),
-            path.display(),
-            size(path)
-        );
+            ""
+        }
+    );
+    if let Some(scale) = count_scale {
+        outln!("{}", scale.source);
+    }
+    if let (Some(path), Some(synthetic)) = (&request.outputs.synthetic, &release.synthetic) {
+        match request.outputs.synthetic_rows {
+            Some(rows) => outln!(
+                "wrote {rows} synthetic rows (from {} weighted records) to {}{}",
+                synthetic.weights.len(),
+                path.display(),
+                size(path)
+            ),
+            None => {
+                let weight = weight_column(synthetic.records.domain());
+                let renamed = if weight == "weight" {
+                    String::new()
+                } else {
+                    format!(
+                        "; its weight column is called {weight} because an attribute is named \
+                         weight"
+                    )
+                };
+                outln!(
+                    "wrote {} synthetic records to {}{}{renamed}",
+                    synthetic.weights.len(),
+                    path.display(),
+                    size(path)
+                );
+            }
+        }
+        if let Some(note) = plan.synthetic_note() {
+            outln!("synthetic values: {note}");
+        }
     }
 }
 

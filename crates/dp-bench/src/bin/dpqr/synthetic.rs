@@ -1,12 +1,15 @@
 //! `dpqr synthetic expand`: a weighted synthetic records file turned into plain rows
 //! (largest-remainder rounding, `dp_bench::io::synthetic::expand_counts`), written in the
 //! form of the data its `--domain` schema reads (`dp_bench::io::synthetic`, "Values in the
-//! input's own form").
+//! input's own form"): a binned attribute's value drawn uniformly within its bin, afresh
+//! for every row, from the operating system's entropy or `--seed` (issue #26).
 
 use clap::{Args, Subcommand};
 use dp_bench::Result;
 use dp_bench::io::output::{self, AtomicFile};
-use dp_bench::io::synthetic::{expand_counts, read_weighted, sniff_weighted, write_expanded};
+use dp_bench::io::synthetic::{
+    BinValues, expand_counts, read_weighted, sniff_weighted, write_expanded,
+};
 use dp_queries::Schema;
 use std::path::PathBuf;
 
@@ -39,6 +42,11 @@ pub(crate) struct ExpandArgs {
     /// writes.
     #[arg(long)]
     pub(crate) weights_column: Option<String>,
+    /// Seed of the values drawn within bins (ChaCha20), for reproducible files; without it
+    /// the operating system seeds the generator. The values are drawn from the released
+    /// records alone (post-processing): the seed reveals nothing about the data.
+    #[arg(long, allow_negative_numbers = true)]
+    pub(crate) seed: Option<u64>,
 }
 
 pub(crate) fn synthetic(command: &SyntheticCommand) -> Result<()> {
@@ -61,9 +69,19 @@ pub(crate) fn synthetic(command: &SyntheticCommand) -> Result<()> {
         errln!("{note}");
     }
     let counts = expand_counts(&weighted.weights, args.total)?;
+    let mut rng = match args.seed {
+        Some(seed) => dp_core::seeded_rng(seed),
+        None => dp_core::os_seeded_rng()?,
+    };
     let mut file = AtomicFile::create(&args.out)?;
     output::write_maybe_compressed(&mut file, |w| {
-        write_expanded(w, &weighted.records, &counts, &schema)
+        write_expanded(
+            w,
+            &weighted.records,
+            &counts,
+            &schema,
+            &mut BinValues::Uniform(&mut rng),
+        )
     })?;
     file.commit()?;
     let size = std::fs::metadata(&args.out).map_or(String::new(), |m| {
