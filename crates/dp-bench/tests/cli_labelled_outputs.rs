@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 mod common;
-use common::{fresh_dir, run, s, stdout, text};
+use common::{fresh_dir, largest_remainder, run, s, stdout, text};
 
 /// A schema like the Titanic table's, over raw values: labels, bins (the last closed),
 /// `other` buckets, an attribute of integer codes, and awkward characters in a label.
@@ -392,22 +392,6 @@ fn codes_of(header: &[String], rows: &[Vec<String>]) -> BTreeMap<Vec<u32>, u64> 
         *out.entry(codes).or_default() += 1;
     }
     out
-}
-
-/// Largest-remainder counts of `weights` summing to `total`, ties to the earlier record.
-fn largest_remainder(weights: &[f64], total: u64) -> Vec<u64> {
-    let sum: f64 = weights.iter().sum();
-    let quotas: Vec<f64> = weights.iter().map(|w| w / sum * total as f64).collect();
-    let mut counts: Vec<u64> = quotas.iter().map(|q| q.floor() as u64).collect();
-    let mut order: Vec<usize> = (0..weights.len()).filter(|&i| weights[i] > 0.0).collect();
-    order.sort_by(|&a, &b| {
-        (quotas[b] - quotas[b].floor()).total_cmp(&(quotas[a] - quotas[a].floor()))
-    });
-    let missing = total - counts.iter().sum::<u64>();
-    for &i in order.iter().take(missing as usize) {
-        counts[i] += 1;
-    }
-    counts
 }
 
 /// Every field of a synthetic file is in the input's form: a label (or `other`), a number

@@ -13,7 +13,7 @@ use std::path::Path;
 use serde_json::Value;
 
 mod common;
-use common::{fresh_dir, run, s, stderr, text};
+use common::{fresh_dir, largest_remainder, run, s, stderr, text};
 
 /// How the test itself reads one attribute of a schema (independently of dp-queries).
 enum Attr {
@@ -128,22 +128,6 @@ fn codes(
             schema[n].code(&row[j])
         })
         .collect()
-}
-
-/// Largest-remainder counts of `weights` summing to `total`, ties to the earlier record.
-fn largest_remainder(weights: &[f64], total: u64) -> Vec<u64> {
-    let sum: f64 = weights.iter().sum();
-    let quotas: Vec<f64> = weights.iter().map(|w| w / sum * total as f64).collect();
-    let mut counts: Vec<u64> = quotas.iter().map(|q| q.floor() as u64).collect();
-    let mut order: Vec<usize> = (0..weights.len()).filter(|&i| weights[i] > 0.0).collect();
-    order.sort_by(|&a, &b| {
-        (quotas[b] - quotas[b].floor()).total_cmp(&(quotas[a] - quotas[a].floor()))
-    });
-    let missing = total - counts.iter().sum::<u64>();
-    for &i in order.iter().take(missing as usize) {
-        counts[i] += 1;
-    }
-    counts
 }
 
 /// What a round trip produced, for further checks.

@@ -54,3 +54,21 @@ pub fn fresh_dir(prefix: &str, name: &str) -> PathBuf {
 pub fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
+
+/// Largest-remainder counts of `weights` summing to `total`, ties to the earlier record: the
+/// tests' own statement of Hamilton's method, against which `dpqr synthetic expand` and
+/// `dpqr release --rows` are checked.
+pub fn largest_remainder(weights: &[f64], total: u64) -> Vec<u64> {
+    let sum: f64 = weights.iter().sum();
+    let quotas: Vec<f64> = weights.iter().map(|w| w / sum * total as f64).collect();
+    let mut counts: Vec<u64> = quotas.iter().map(|q| q.floor() as u64).collect();
+    let mut order: Vec<usize> = (0..weights.len()).filter(|&i| weights[i] > 0.0).collect();
+    order.sort_by(|&a, &b| {
+        (quotas[b] - quotas[b].floor()).total_cmp(&(quotas[a] - quotas[a].floor()))
+    });
+    let missing = total - counts.iter().sum::<u64>();
+    for &i in order.iter().take(missing as usize) {
+        counts[i] += 1;
+    }
+    counts
+}
