@@ -254,7 +254,7 @@ pub enum QueryError {
         index: usize,
     },
     /// A query engine (DataFusion, Ballista) failed at a stage. The engine's own message is
-    /// withheld: it may quote the data (`crate::engine`, privacy at the engine boundary).
+    /// withheld: it may quote the data (`crate::io::engine`, privacy at the engine boundary).
     #[error(
         "{engine}: {stage} failed. The engine's own message is withheld because it may quote \
          the data; the native loader (without an engine) names the line and column of a bad \

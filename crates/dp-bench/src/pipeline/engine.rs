@@ -94,7 +94,7 @@ impl EngineChoice {
         workload: &AnyWorkload,
         allow_empty: bool,
     ) -> Result<(Vec<i64>, usize)> {
-        use dp_queries::engine::EngineSettings;
+        use dp_queries::io::engine::EngineSettings;
         let (Some(path), Some(domain)) = (&data.data, &data.domain) else {
             return Err(BenchError::Usage(
                 "give --data FILE.csv|FILE.parquet --domain FILE.json".into(),
@@ -113,11 +113,11 @@ impl EngineChoice {
             #[cfg(feature = "ballista")]
             Engine::Ballista => {
                 let url = self.ballista_url.as_deref().unwrap_or_default();
-                dp_queries::engine::ballista::count_ballista(
+                dp_queries::io::engine::ballista::count_ballista(
                     url, path, &schema, marginals, &settings,
                 )?
             }
-            _ => dp_queries::engine::count_datafusion(path, &schema, marginals, &settings)?,
+            _ => dp_queries::io::engine::count_datafusion(path, &schema, marginals, &settings)?,
         };
         if counted.rows == 0 && !allow_empty {
             return Err(dp_queries::QueryError::NoRecords {
