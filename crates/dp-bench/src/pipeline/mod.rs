@@ -702,12 +702,11 @@ impl<'r> Plan<'r> {
             / tables.len() as f64;
         (l1 > 2.0).then(|| {
             format!(
-                "WARNING: the noise alone puts each released table about {} from the truth in \
+                "WARNING: the noise alone puts each released table about {l1:.1} from the truth in \
                  ℓ1 on average, more than 2, the largest ℓ1 distance between two tables of \
                  proportions: any table of proportions, the uniform one included, would be \
                  closer. --post simplex projects each noisy table onto the proportions \
-                 (post-processing, no extra budget).",
-                dp_core::Num(significant(l1))
+                 (post-processing, no extra budget)."
             )
         })
     }
@@ -1087,13 +1086,4 @@ pub(crate) fn write_report(
         w.write_all(text.as_bytes()).map_err(io_error(path))
     })?;
     Ok(f)
-}
-
-/// `x` rounded to three significant digits, for messages.
-fn significant(x: f64) -> f64 {
-    if x == 0.0 || !x.is_finite() {
-        return x;
-    }
-    let scale = 10f64.powi(2 - x.abs().log10().floor() as i32);
-    (x * scale).round() / scale
 }
