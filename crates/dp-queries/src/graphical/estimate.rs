@@ -4,8 +4,8 @@
 use rand::{Rng, RngExt};
 
 use super::factor::{
-    DEFAULT_MAX_ELIMINATION_CELLS, LogFactor, RunMap, cells, elementwise, eliminate_within,
-    index_map, log_sum_exp, max_with, strides,
+    DEFAULT_MAX_ELIMINATION_CELLS, Factor, LogProbability, Probability, RunMap, cells, elementwise,
+    eliminate_within, index_map, log_sum_exp, max_with, strides,
 };
 use super::junction_tree::JunctionTree;
 use super::{FitReport, GraphicalModelSettings, NoisyMarginal, WarmStart};
@@ -134,8 +134,8 @@ fn safe_ln(s: f64) -> f64 {
 /// Hugin-style belief propagation in log space on the junction tree (McKenna et al. 2019,
 /// §4; Koller & Friedman 2009, §10.3): `ws.beta` ends as the calibrated, **unnormalised**
 /// log-beliefs of the cliques (subtract the returned `ln Z` to normalise). Used for the
-/// model's stored log-marginals (finite everywhere, so exact elimination can divide by
-/// separator marginals); the fit's inner loop uses [`calibrate_fast`].
+/// model's stored marginals ([`clique_marginals`], normalised in log space before the one
+/// exponential per cell); the fit's inner loop uses [`calibrate_fast`].
 fn calibrate(layout: &Layout, theta: &[f64], ws: &mut Workspace) -> f64 {
     let Workspace {
         beta,
@@ -188,6 +188,23 @@ fn calibrate(layout: &Layout, theta: &[f64], ws: &mut Workspace) -> f64 {
         }
     }
     log_z
+}
+
+/// The calibrated, normalised clique marginals of the model `θ`, flat as `theta`: their
+/// logarithms ln μ_C ([`calibrate`], in log space) and μ_C themselves (one exponential per
+/// cell; a cell below e^-745 is zero).
+fn clique_marginals(
+    layout: &Layout,
+    theta: &[f64],
+    ws: &mut Workspace,
+    par: Parallelism,
+) -> (Vec<f64>, Vec<f64>) {
+    let lz = calibrate(layout, theta, ws);
+    let mut log_mu = std::mem::take(&mut ws.beta);
+    elementwise(&mut log_mu, par, |_, v| *v -= lz);
+    let mut mu = log_mu.clone();
+    elementwise(&mut mu, par, |_, v| *v = v.exp());
+    (log_mu, mu)
 }
 
 /// Belief propagation for the fit's inner loop: the same schedule as [`calibrate`], but each
@@ -280,6 +297,8 @@ pub struct GraphicalModel {
     theta: Vec<f64>,
     /// Normalised log-marginals ln μ_C of the cliques, flat as `theta`.
     log_marginals: Vec<f64>,
+    /// The same as probabilities, `exp(ln μ_C)` (each clique's summing to 1).
+    marginals: Vec<f64>,
     total: f64,
     /// Largest elimination table of [`Self::marginal`] (settings of the fit).
     max_elimination_cells: f64,
@@ -581,12 +600,7 @@ impl GraphicalModel {
                 }
             }
         }
-        // Final beliefs, normalised.
-        let lz = calibrate(&layout, &theta, &mut ws);
-        let mut log_marginals = std::mem::take(&mut ws.beta);
-        for v in log_marginals.iter_mut() {
-            *v -= lz;
-        }
+        let (log_marginals, marginals) = clique_marginals(&layout, &theta, &mut ws, par);
         let chi_square = if sigma_min.is_finite() {
             let s = total / sigma_min;
             loss * s * s
@@ -612,6 +626,7 @@ impl GraphicalModel {
             layout,
             theta,
             log_marginals,
+            marginals,
             total,
             max_elimination_cells: settings.max_elimination_cells,
         };
@@ -673,16 +688,14 @@ impl GraphicalModel {
             theta.extend(t);
         }
         let mut ws = Workspace::new(&layout);
-        let lz = calibrate(&layout, &theta, &mut ws);
-        let mut log_marginals = ws.beta;
-        for v in log_marginals.iter_mut() {
-            *v -= lz;
-        }
+        let (log_marginals, marginals) =
+            clique_marginals(&layout, &theta, &mut ws, Parallelism::Rayon);
         Ok(GraphicalModel {
             domain: domain.clone(),
             layout,
             theta,
             log_marginals,
+            marginals,
             total,
             max_elimination_cells: DEFAULT_MAX_ELIMINATION_CELLS,
         })
@@ -709,44 +722,32 @@ impl GraphicalModel {
         let mut out;
         if let Some(c) = tree.smallest_containing(&sorted) {
             let map = index_map(&tree.cliques()[c], attrs, sizes);
-            let block = &self.log_marginals[self.layout.range(c)];
-            let m = block.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             out = vec![0.0; cells(attrs, sizes)];
-            for (&x, &j) in block.iter().zip(&map) {
-                out[j as usize] += (x - m).exp();
+            for (&p, &j) in self.marginals[self.layout.range(c)].iter().zip(&map) {
+                out[j as usize] += p;
             }
         } else {
+            // p(x_T) = Π_C μ_C / Π_S μ_S over the subtree, in probability space; in log space
+            // only when that flushes every cell to zero (an extreme model whose cliques
+            // disagree beyond 10⁻³⁰⁸)
             let keep = self.steiner(&sorted);
-            let mut factors = Vec::new();
-            for &c in &keep {
-                let cl = &tree.cliques()[c];
-                factors.push(LogFactor {
-                    vars: cl.clone(),
-                    table: self.log_marginals[self.layout.range(c)].to_vec(),
-                });
-                if let Some(p) = tree.parents()[c]
-                    && keep.contains(&p)
-                {
-                    let sep = tree.separator(c);
-                    let mut s = vec![0.0; self.layout.sep_cells[c]];
-                    let block = &self.log_marginals[self.layout.range(c)];
-                    let m = block.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                    for (&x, &j) in block.iter().zip(&self.layout.child_map[c]) {
-                        s[j as usize] += (x - m).exp();
-                    }
-                    factors.push(LogFactor {
-                        vars: sep,
-                        table: s.iter().map(|&v| -(m + safe_ln(v))).collect(),
-                    });
-                }
-            }
+            let limit = self.max_elimination_cells;
+            let factors = self.subtree_factors(&keep, false);
             let borrowed: Vec<_> = factors.iter().map(std::borrow::Cow::Borrowed).collect();
-            let f = eliminate_within(&borrowed, &sorted, sizes, self.max_elimination_cells)?;
-            let m = f.table.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let mut table =
+                eliminate_within::<Probability>(&borrowed, &sorted, sizes, limit)?.table;
+            let mass: f64 = table.iter().sum();
+            if !(mass.is_finite() && mass > 0.0) {
+                let factors = self.subtree_factors(&keep, true);
+                let borrowed: Vec<_> = factors.iter().map(std::borrow::Cow::Borrowed).collect();
+                table = eliminate_within::<LogProbability>(&borrowed, &sorted, sizes, limit)?.table;
+                let m = table.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                table.iter_mut().for_each(|x| *x = (*x - m).exp());
+            }
             let map = index_map(&sorted, attrs, sizes);
-            out = vec![0.0; f.table.len()];
-            for (&x, &j) in f.table.iter().zip(&map) {
-                out[j as usize] = (x - m).exp();
+            out = vec![0.0; table.len()];
+            for (&x, &j) in table.iter().zip(&map) {
+                out[j as usize] = x;
             }
         }
         let s: f64 = out.iter().sum();
@@ -754,6 +755,47 @@ impl GraphicalModel {
             *v /= s;
         }
         Ok(out)
+    }
+
+    /// The factors of `p(x_T) = Π_C μ_C / Π_S μ_S` on the subtree `keep` of the junction
+    /// tree: each clique's marginal and, for each clique whose parent is in `keep`, the
+    /// reciprocal of its separator marginal (0/0 = 0: a separator cell of probability 0 has
+    /// every clique cell above it at 0). As probabilities, or as logarithms when `log`.
+    fn subtree_factors(&self, keep: &[usize], log: bool) -> Vec<Factor> {
+        let tree = &self.layout.tree;
+        let mut factors = Vec::new();
+        for &c in keep {
+            let mu = &self.marginals[self.layout.range(c)];
+            let log_mu = &self.log_marginals[self.layout.range(c)];
+            factors.push(Factor {
+                vars: tree.cliques()[c].clone(),
+                table: if log { log_mu.to_vec() } else { mu.to_vec() },
+            });
+            if let Some(p) = tree.parents()[c]
+                && keep.contains(&p)
+            {
+                let mut s = vec![0.0; self.layout.sep_cells[c]];
+                let table = if log {
+                    let m = log_mu.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    for (&x, &j) in log_mu.iter().zip(&self.layout.child_map[c]) {
+                        s[j as usize] += (x - m).exp();
+                    }
+                    s.iter().map(|&v| -(m + safe_ln(v))).collect()
+                } else {
+                    for (&x, &j) in mu.iter().zip(&self.layout.child_map[c]) {
+                        s[j as usize] += x;
+                    }
+                    s.iter()
+                        .map(|&v| if v > 0.0 { 1.0 / v } else { 0.0 })
+                        .collect()
+                };
+                factors.push(Factor {
+                    vars: tree.separator(c),
+                    table,
+                });
+            }
+        }
+        factors
     }
 
     /// The smallest connected set of cliques covering `attrs` (sorted): one clique per
@@ -830,11 +872,10 @@ impl GraphicalModel {
             } else {
                 self.layout.child_map[c].clone()
             };
-            let block = &self.log_marginals[self.layout.range(c)];
-            let m = block.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let block = &self.marginals[self.layout.range(c)];
             let mut cum = vec![0.0; block.len()];
             for ((&x, &s), &r) in block.iter().zip(&sep_map).zip(&rest_map) {
-                cum[s as usize * r_cells + r as usize] = (x - m).exp();
+                cum[s as usize * r_cells + r as usize] = x;
             }
             for seg in cum.chunks_exact_mut(r_cells) {
                 let mut acc = 0.0;
