@@ -13,7 +13,7 @@ use arrow_array::{
 use arrow_schema::{DataType, Field, Schema as ArrowSchema};
 use dp_queries::{
     ConjunctionWorkload, Dataset, Domain, MarginalWorkload, Parallelism, ParquetCodesWriter,
-    QueryError, QueryKind, Schema, StreamSettings, Workload, count_csv_streaming,
+    QueryError, QueryKind, ReadOptions, Schema, StreamSettings, Workload, count_csv_streaming,
     count_parquet_streaming, is_parquet,
 };
 use rand::SeedableRng;
@@ -94,20 +94,47 @@ fn bundled_tables_load_and_stream_equal_to_csv() {
                 pool.install(|| {
                     for par in [Parallelism::None, Parallelism::Rayon] {
                         let s = settings(batch, par);
-                        let got = count_parquet_streaming(&path, &schema, &two, &s).unwrap();
+                        let got = count_parquet_streaming(
+                            &path,
+                            &schema,
+                            &ReadOptions::default(),
+                            &two,
+                            &s,
+                        )
+                        .unwrap();
                         assert_eq!(got.counts, expected_two, "{name} batch {batch} {threads}");
                         assert_eq!(got.rows, csv_data.n() as u64);
-                        let got = count_parquet_streaming(&path, &schema, &three, &s).unwrap();
+                        let got = count_parquet_streaming(
+                            &path,
+                            &schema,
+                            &ReadOptions::default(),
+                            &three,
+                            &s,
+                        )
+                        .unwrap();
                         assert_eq!(got.counts, expected_three);
-                        let got = count_parquet_streaming(&path, &schema, &conj, &s).unwrap();
+                        let got = count_parquet_streaming(
+                            &path,
+                            &schema,
+                            &ReadOptions::default(),
+                            &conj,
+                            &s,
+                        )
+                        .unwrap();
                         assert_eq!(got.counts, expected_conj);
                     }
                 });
             }
         }
         // a batch never spans two row groups: 5000-row groups in batches of 777
-        let got = count_parquet_streaming(&path, &schema, &two, &settings(777, Parallelism::Rayon))
-            .unwrap();
+        let got = count_parquet_streaming(
+            &path,
+            &schema,
+            &ReadOptions::default(),
+            &two,
+            &settings(777, Parallelism::Rayon),
+        )
+        .unwrap();
         let batches: usize = (0..csv_data.n())
             .step_by(5000)
             .map(|start| (csv_data.n() - start).min(5000).div_ceil(777))
@@ -125,6 +152,7 @@ fn bundled_tables_load_and_stream_equal_to_csv() {
                     count_parquet_streaming(
                         &single,
                         &schema,
+                        &ReadOptions::default(),
                         &three,
                         &settings(4096, Parallelism::Rayon),
                     )
@@ -139,6 +167,7 @@ fn bundled_tables_load_and_stream_equal_to_csv() {
             csv.as_slice(),
             "t.csv",
             &schema,
+            &ReadOptions::default(),
             &two,
             &settings(999, Parallelism::Rayon),
         )
@@ -209,7 +238,13 @@ fn load_error(path: &Path, schema: &Schema) -> QueryError {
                 .unwrap();
             let s = pool
                 .install(|| {
-                    count_parquet_streaming(path, schema, &w, &settings(batch, Parallelism::Rayon))
+                    count_parquet_streaming(
+                        path,
+                        schema,
+                        &ReadOptions::default(),
+                        &w,
+                        &settings(batch, Parallelism::Rayon),
+                    )
                 })
                 .unwrap_err();
             assert_eq!(

@@ -1,0 +1,96 @@
+//! How a data file is read beyond what its schema says: the CSV field delimiter and whether
+//! columns the schema does not name are ignored ([`ReadOptions`]). Every reader takes them —
+//! the CSV loaders, the streaming counter, the Parquet reader (extra columns only) and the
+//! NON-PRIVATE data check — so one file is read the same way by every command.
+
+use crate::error::{QueryError, Result};
+
+/// The reading options of a data file (module docs). The default — comma-separated, every
+/// column must be an attribute of the schema — is what the loaders always did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ReadOptions {
+    delimiter: u8,
+    ignore_extra_columns: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            delimiter: b',',
+            ignore_extra_columns: false,
+        }
+    }
+}
+
+impl ReadOptions {
+    /// Options with the field delimiter `delimiter` and, with `ignore_extra_columns`, the
+    /// columns that are not attributes of the schema skipped (their fields are not read,
+    /// not even checked as UTF-8) instead of refused with [`QueryError::ExtraColumn`].
+    ///
+    /// Errors: [`QueryError::BadOption`] when `delimiter` is not one printable ASCII
+    /// character or a tab, or is the quote `"` (which opens a quoted field).
+    pub fn new(delimiter: char, ignore_extra_columns: bool) -> Result<Self> {
+        let bad = |why: &str| QueryError::BadOption {
+            option: "delimiter".into(),
+            reason: format!("{delimiter:?} {why}"),
+        };
+        if !(delimiter == '\t' || delimiter.is_ascii_graphic() || delimiter == ' ') {
+            return Err(bad(
+                "is not one printable ASCII character or a tab (e.g. ',', ';', '|', '\\t')",
+            ));
+        }
+        if delimiter == '"' {
+            return Err(bad("opens a quoted field and cannot separate fields"));
+        }
+        Ok(ReadOptions {
+            // an ASCII character: one byte
+            delimiter: delimiter as u8,
+            ignore_extra_columns,
+        })
+    }
+
+    /// The byte between two fields of a line.
+    pub fn delimiter(&self) -> u8 {
+        self.delimiter
+    }
+
+    /// Whether columns the schema does not name are skipped.
+    pub fn ignores_extra_columns(&self) -> bool {
+        self.ignore_extra_columns
+    }
+
+    /// Whether these are the default options (comma, extra columns refused).
+    pub fn is_default(&self) -> bool {
+        *self == ReadOptions::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delimiters_are_single_printable_ascii_characters_or_a_tab() {
+        for (c, b) in [
+            (',', b','),
+            (';', b';'),
+            ('\t', b'\t'),
+            ('|', b'|'),
+            (' ', b' '),
+        ] {
+            assert_eq!(ReadOptions::new(c, false).unwrap().delimiter(), b);
+        }
+        for c in ['"', '\n', '\r', 'é', '\u{0}', '→'] {
+            match ReadOptions::new(c, true) {
+                Err(QueryError::BadOption { option, reason }) => {
+                    assert_eq!(option, "delimiter");
+                    assert!(reason.starts_with(&format!("{c:?}")), "{reason}");
+                }
+                other => panic!("{c:?}: {other:?}"),
+            }
+        }
+        assert!(ReadOptions::default().is_default());
+        assert!(!ReadOptions::new(',', true).unwrap().is_default());
+        assert!(ReadOptions::new(',', true).unwrap().ignores_extra_columns());
+    }
+}
