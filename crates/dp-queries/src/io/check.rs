@@ -466,3 +466,183 @@ fn trim_line_end(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     line.strip_suffix(b"\r").unwrap_or(line)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SCHEMA: &str = r#"{
+        "city": {"labels": ["London", "Paris", "Rome"], "missing": true, "other": true},
+        "age":  {"bins": [0, 18, 65, 120], "other": true},
+        "sex":  {"labels": ["f", "m"]},
+        "flag": 2
+    }"#;
+
+    /// A raw file: labels with spaces and in another case, a number in a label column,
+    /// empty cells, `abc` and out-of-range numbers in the binned column, an extra column.
+    const RAW: &str = "\
+name,city,age,sex,flag
+ann,London,30,f,0
+bob, London ,abc,m,1
+cy,london,17,f,0
+dee,,200,f,1
+eve,42,,m,0
+fay,Berlin, 64 ,x,1
+gus,London,NaN,,2
+";
+
+    fn check(csv: &str, options: &ReadOptions) -> Result<DataCheck> {
+        let schema = Schema::from_json_str(SCHEMA, "s.json").unwrap();
+        check_csv(
+            csv.as_bytes(),
+            "raw.csv",
+            &schema,
+            options,
+            &CheckSettings::default(),
+        )
+    }
+
+    fn kinds(c: &ColumnCheck) -> Vec<(FindingKind, u64)> {
+        c.kinds.iter().map(|(k, n)| (*k, *n)).collect()
+    }
+
+    #[test]
+    fn every_cell_is_counted_where_a_release_puts_it() {
+        let r = check(RAW, &ReadOptions::default()).unwrap();
+        assert_eq!(r.rows, 7);
+        assert_eq!(r.extra_columns, ["name"]);
+        assert!(!r.extra_columns_ignored);
+        assert!(!r.release_reads_all());
+        let [city, age, sex, flag] = &r.columns[..] else {
+            panic!("{r:?}")
+        };
+        // city: London (lines 2, 8), " London " (3), london (4), empty (5), 42 (6), Berlin (7)
+        assert_eq!(city.encoding, "labels");
+        assert_eq!((city.cells, city.in_schema, city.empty), (7, 2, 1));
+        assert_eq!(city.empty_goes_to, Destination::Missing);
+        assert_eq!((city.outside, city.near_misses), (4, 3));
+        assert_eq!((city.to_missing, city.to_other, city.refused), (1, 4, 0));
+        assert_eq!(
+            kinds(city),
+            [
+                (FindingKind::Empty, 1),
+                (FindingKind::Whitespace, 1),
+                (FindingKind::Case, 1),
+                (FindingKind::NumberInLabels, 1),
+                (FindingKind::UnknownLabel, 1),
+            ]
+        );
+        let first = &city.examples[0];
+        assert_eq!((first.line, first.value.as_str()), (3, " London "));
+        assert_eq!(first.kind, FindingKind::Whitespace);
+        assert_eq!(first.nearest.as_deref(), Some("London"));
+        assert_eq!(first.goes_to, Destination::Other);
+        assert_eq!(city.examples[1].nearest.as_deref(), Some("London"));
+        assert_eq!(city.examples[1].kind, FindingKind::Case);
+        assert_eq!(city.examples.len(), 3);
+        // age: 30, 17, " 64 " in the bins; abc, 200, NaN to other; the empty cell too (no
+        // missing code)
+        assert_eq!((age.in_schema, age.empty, age.outside), (3, 1, 3));
+        assert_eq!(age.empty_goes_to, Destination::Other);
+        assert_eq!((age.to_other, age.refused, age.near_misses), (4, 0, 2));
+        assert_eq!(
+            kinds(age),
+            [
+                (FindingKind::Empty, 1),
+                (FindingKind::NotANumber, 1),
+                (FindingKind::NotFinite, 1),
+                (FindingKind::OutsideBins, 1),
+            ]
+        );
+        // sex: x and an empty cell are refused (no missing, no other)
+        assert_eq!((sex.in_schema, sex.refused), (5, 2));
+        assert_eq!(sex.empty_goes_to, Destination::Refused);
+        // flag: the code 2 is refused
+        assert_eq!(kinds(flag), [(FindingKind::CodeOutOfRange, 1)]);
+        let (column, finding) = r.first_refused.as_ref().unwrap();
+        assert_eq!((column.as_str(), finding.line), ("sex", 7));
+        assert_eq!(finding.value, "x");
+    }
+
+    #[test]
+    fn the_delimiter_and_ignored_extra_columns_are_the_release_s() {
+        let options = ReadOptions::new(';', true).unwrap();
+        let csv = "city;name;age;sex;flag\n\"Rome;Italy\";x,y;5;f;1\nRome;z;5;m;0\n";
+        let r = check(csv, &options).unwrap();
+        assert_eq!(r.extra_columns, ["name"]);
+        assert!(r.extra_columns_ignored && r.release_reads_all());
+        assert_eq!(r.columns[0].in_schema, 1);
+        assert_eq!(r.columns[0].examples[0].value, "Rome;Italy");
+        assert_eq!(r.columns[0].examples[0].kind, FindingKind::UnknownLabel);
+        // the same file read as comma-separated has one column, and no schema column
+        assert!(matches!(
+            check(csv, &ReadOptions::default()),
+            Err(QueryError::MissingColumn { .. })
+        ));
+    }
+
+    #[test]
+    fn structural_problems_are_errors_with_the_line() {
+        let o = ReadOptions::default();
+        assert!(matches!(check("", &o), Err(QueryError::EmptyFile { .. })));
+        assert!(matches!(
+            check("city,age,sex,flag\n", &o),
+            Err(QueryError::NoRecords { .. })
+        ));
+        assert!(matches!(
+            check("city,age,sex\nRome,1,f\n", &o),
+            Err(QueryError::MissingColumn { column, .. }) if column == "flag"
+        ));
+        assert!(matches!(
+            check("city,age,sex,flag\nRome,1,f,0\nRome,1\n", &o),
+            Err(QueryError::RaggedRow { line: 3, .. })
+        ));
+        assert!(matches!(
+            check(
+                "city,age,sex,flag\n\nRome,1,\u{0}f,0\nR\u{fffd}me,1,f,0\n",
+                &o
+            )
+            .map(|r| r.rows),
+            Ok(2)
+        ));
+        let bytes = b"city,age,sex,flag\nRo\xffme,1,f,0\n";
+        let schema = Schema::from_json_str(SCHEMA, "s.json").unwrap();
+        assert!(matches!(
+            check_csv(&bytes[..], "b.csv", &schema, &o, &CheckSettings::default()),
+            Err(QueryError::NonUtf8 { line: 2, .. })
+        ));
+    }
+
+    #[test]
+    fn a_clean_file_reads_in_full_and_the_report_agrees_with_the_loader() {
+        let csv = "flag,sex,age,city\n0,f,0,Rome\n1,m,120,\n0,f,17.5,Paris\n";
+        let r = check(csv, &ReadOptions::default()).unwrap();
+        assert!(r.release_reads_all(), "{r:?}");
+        assert!(r.columns.iter().all(|c| c.refused == 0));
+        let schema = Schema::from_json_str(SCHEMA, "s.json").unwrap();
+        let d =
+            crate::Dataset::from_csv_reader_with_schema(csv.as_bytes(), "c.csv", &schema).unwrap();
+        // the loader's codes: missing (3) where the check counted one missing cell
+        assert_eq!(d.column(0), &[2, 3, 1]);
+        assert_eq!(r.columns[0].to_missing, 1);
+        // a file the check says is refused, the loader refuses at the same line and column
+        let e = crate::Dataset::from_csv_reader_with_schema(
+            RAW.replace("name,", "")
+                .replace("ann,", "")
+                .replace("bob,", "")
+                .replace("cy,", "")
+                .replace("dee,", "")
+                .replace("eve,", "")
+                .replace("fay,", "")
+                .replace("gus,", "")
+                .as_bytes(),
+            "raw.csv",
+            &schema,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(&e, QueryError::OutsideSchema { line: 7, column, .. } if column == "sex"),
+            "{e}"
+        );
+    }
+}

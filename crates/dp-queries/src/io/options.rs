@@ -93,4 +93,71 @@ mod tests {
         assert!(!ReadOptions::new(',', true).unwrap().is_default());
         assert!(ReadOptions::new(',', true).unwrap().ignores_extra_columns());
     }
+
+    /// The loaders and the streaming counter read a `;`-separated file with an extra
+    /// column alike, and refuse the extra column without the option.
+    #[test]
+    fn every_csv_reader_takes_the_delimiter_and_ignores_extra_columns_when_told() {
+        use crate::workload::MarginalWorkload;
+        use crate::{Dataset, Schema, StreamSettings, count_csv_streaming};
+        let schema = Schema::from_json_str(
+            r#"{"city": {"labels": ["a;b", "c"], "missing": true}, "n": 3}"#,
+            "s.json",
+        )
+        .unwrap();
+        // the extra column's fields are not read: not even its non-UTF-8 byte
+        let csv: &[u8] = b"name;city;n\nx,y;\"a;b\";2\n\"q\";c;0\n\xff;;1\n";
+        let options = ReadOptions::new(';', true).unwrap();
+        let d = Dataset::from_csv_reader_with_options(csv, "f.csv", &schema, &options).unwrap();
+        assert_eq!(d.column(0), &[0, 1, 2]);
+        assert_eq!(d.column(1), &[2, 0, 1]);
+        let w = MarginalWorkload::all_kway(schema.domain(), 2).unwrap();
+        let streamed = count_csv_streaming(
+            csv,
+            "f.csv",
+            &schema,
+            &options,
+            &w,
+            &StreamSettings::default(),
+        )
+        .unwrap();
+        let exact: Vec<i64> = w
+            .count_all(&d)
+            .unwrap()
+            .into_iter()
+            .map(|c| c as i64)
+            .collect();
+        assert_eq!(streamed.counts, exact);
+        assert_eq!(streamed.rows, 3);
+        // without ignoring: the extra column is refused, by name, with the way out
+        let strict = ReadOptions::new(';', false).unwrap();
+        for e in [
+            Dataset::from_csv_reader_with_options(csv, "f.csv", &schema, &strict).unwrap_err(),
+            count_csv_streaming(
+                csv,
+                "f.csv",
+                &schema,
+                &strict,
+                &w,
+                &StreamSettings::default(),
+            )
+            .unwrap_err(),
+        ] {
+            assert!(
+                matches!(&e, QueryError::ExtraColumn { column, .. } if column == "name"),
+                "{e}"
+            );
+            assert!(e.to_string().contains("--ignore-extra-columns"), "{e}");
+        }
+        // with commas, the header is one column named "name;city;n"
+        assert!(matches!(
+            Dataset::from_csv_reader_with_options(
+                csv,
+                "f.csv",
+                &schema,
+                &ReadOptions::new(',', true).unwrap()
+            ),
+            Err(QueryError::MissingColumn { .. })
+        ));
+    }
 }
