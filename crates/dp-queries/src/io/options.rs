@@ -49,6 +49,14 @@ impl ReadOptions {
         })
     }
 
+    /// These options with extra columns ignored (`true`) or refused (`false`).
+    pub fn ignoring_extra_columns(self, ignore: bool) -> Self {
+        ReadOptions {
+            ignore_extra_columns: ignore,
+            ..self
+        }
+    }
+
     /// The byte between two fields of a line.
     pub fn delimiter(&self) -> u8 {
         self.delimiter
@@ -92,6 +100,10 @@ mod tests {
         assert!(ReadOptions::default().is_default());
         assert!(!ReadOptions::new(',', true).unwrap().is_default());
         assert!(ReadOptions::new(',', true).unwrap().ignores_extra_columns());
+        let semi = ReadOptions::new(';', false)
+            .unwrap()
+            .ignoring_extra_columns(true);
+        assert_eq!(semi, ReadOptions::new(';', true).unwrap());
     }
 
     /// The loaders and the streaming counter read a `;`-separated file with an extra
