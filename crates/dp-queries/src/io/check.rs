@@ -81,8 +81,8 @@ impl FindingKind {
     pub fn describe(self) -> &'static str {
         match self {
             FindingKind::Empty => "empty cell",
-            FindingKind::Whitespace => "a label once the spaces around it are trimmed",
-            FindingKind::Case => "a label once case is ignored",
+            FindingKind::Whitespace => "a label with spaces around it",
+            FindingKind::Case => "a label in another case",
             FindingKind::NumberInLabels => "a number in a column of word labels",
             FindingKind::UnknownLabel => "not a label",
             FindingKind::NotANumber => "not a number (the column is binned)",

@@ -175,7 +175,7 @@ fn destination(d: Destination) -> &'static str {
 /// One example line of a column.
 fn example(f: &Finding) -> String {
     let nearest = match &f.nearest {
-        Some(label) => format!(" {}", quoted(label)),
+        Some(label) => format!(" (meant {}?)", quoted(label)),
         None => String::new(),
     };
     format!(
@@ -224,7 +224,7 @@ fn render_column(out: &mut String, c: &ColumnCheck) {
         let kinds: Vec<String> = c
             .kinds
             .iter()
-            .map(|(k, n)| format!("{n} {}", k.describe()))
+            .map(|(k, n)| format!("{}: {n}", k.describe()))
             .collect();
         let _ = writeln!(out, "    {}", kinds.join("; "));
     }
