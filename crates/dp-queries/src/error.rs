@@ -50,7 +50,11 @@ pub enum QueryError {
         column: String,
     },
     /// The CSV header has a column that the domain does not declare.
-    #[error("{file}: line 1: column '{column}' is not an attribute of the domain")]
+    #[error(
+        "{file}: line 1: column '{column}' is not an attribute of the domain (columns outside \
+         the schema are refused unless the reader is told to ignore them: dpqr's \
+         --ignore-extra-columns)"
+    )]
     ExtraColumn {
         /// The file.
         file: String,
@@ -276,6 +280,15 @@ pub enum QueryError {
         column: String,
         /// What is wrong, without the value.
         problem: String,
+    },
+    /// An option of a reader is invalid (e.g. a CSV delimiter that is no single ASCII
+    /// character).
+    #[error("invalid {option}: {reason}")]
+    BadOption {
+        /// The option.
+        option: String,
+        /// What is wrong with it.
+        reason: String,
     },
     /// A query engine cannot count this input (a labelled schema, a file format it does not
     /// read, a workload that is not marginals).

@@ -32,6 +32,8 @@
 //! |---|---|
 //! | [`io::format`] | data files by path and the one format dispatch — CSV, gzip-compressed CSV or Parquet ([`is_parquet`], [`open_csv`], [`FileFormat`]) — with the loaders and counter that choose by it: [`Dataset::load_csv`], [`Dataset::load_file`], [`count_file_streaming`] |
 //! | [`io::csv`] | the validating CSV readers ([`Dataset::from_csv_reader`], …) and their accepted format; [`Dataset::write_csv`] |
+//! | [`io::options`] | [`ReadOptions`]: the CSV delimiter and whether columns outside the schema are ignored |
+//! | [`io::check`] | **NON-PRIVATE** [`io::check_csv`]: the data check before a release (empty cells, values going to `other`, near-misses of labels and bins, per column) |
 //! | [`io::stream`] | [`count_csv_streaming`]: a workload's exact counts over a CSV file in one pass, in bounded memory, batches decoded and counted in parallel, equal to the in-memory counts |
 //! | `io::parquet` (cargo feature `parquet`, off by default) | Parquet input: `Dataset::from_parquet`, `count_parquet_streaming` (row groups in parallel), `ParquetCodesWriter` |
 //! | `io::engine` (features `datafusion`, `ballista`) | a marginal workload's exact counts as one DataFusion query over CSV / Parquet, in process or on a Ballista cluster; engine errors mapped to fixed messages |
@@ -68,7 +70,7 @@ pub use graphical::{
 };
 pub use implicit::{MarginalRecordOracle, OracleStrategy, RecordOracleSettings};
 pub use io::{
-    FileFormat, IN_MEMORY, StreamSettings, StreamedCounts, count_csv_streaming,
+    FileFormat, IN_MEMORY, ReadOptions, StreamSettings, StreamedCounts, count_csv_streaming,
     count_file_streaming, is_parquet, open_csv,
 };
 #[cfg(feature = "parquet")]

@@ -15,11 +15,22 @@
 //!   increasing (at least two). Numbers are read after trimming surrounding spaces, in the
 //!   usual decimal or scientific notation (`3`, `-2.5`, `1e3`);
 //!
-//! and a labels or bins entry may add `"other": true`: one more code, the last
-//! (`size - 1`), collects every value outside the schema — an unknown label, a number
-//! outside `[e0, ek]`, a non-number in a bins column, `NaN`, and empty fields. Without
-//! `other`, such a value is an error naming the file, line and column
-//! ([`QueryError::OutsideSchema`]).
+//! and a labels or bins entry may add
+//!
+//! * `"missing": true`: one more code for **empty cells** — a field that is empty or holds
+//!   only whitespace (and is not itself a label), or a null in a Parquet file — named
+//!   `missing` in labelled outputs ([`AttributeSchema::missing_name`]) and written back as
+//!   an empty field;
+//! * `"other": true`: one more code, always the last (`size - 1`), that collects every
+//!   value outside the schema — an unknown label, a number outside `[e0, ek]`, a
+//!   non-number in a bins column, `NaN` — and the empty cells too when the attribute
+//!   declares no `missing` code.
+//!
+//! **Code order**: the declared values (labels or bins) `0..k`, then `missing` (code `k`,
+//! when declared), then `other` (the last code). Without `other`, a value outside the
+//! schema is an error naming the file, line and column ([`QueryError::OutsideSchema`]);
+//! without `missing` and `other`, so is an empty cell. `dpqr schema check` (NON-PRIVATE,
+//! `io::check`) reports, per column, how many values would go to each of these codes.
 //!
 //! Example (`people-schema.json`):
 //!
@@ -27,12 +38,13 @@
 //! {
 //!   "sex":    {"labels": ["female", "male"]},
 //!   "age":    {"bins": [0, 18, 30, 50, 65, 120]},
-//!   "region": {"labels": ["north", "south"], "other": true},
+//!   "region": {"labels": ["north", "south"], "missing": true, "other": true},
 //!   "flag":   2
 //! }
 //! ```
 //!
-//! gives the domain `sex: 2, age: 5, region: 3, flag: 2`.
+//! gives the domain `sex: 2, age: 5, region: 4, flag: 2` (`region`: `north` 0, `south` 1,
+//! `missing` 2, `other` 3).
 //!
 //! **The schema is public.** It is part of what a release discloses (the answers are laid
 //! out over it) and it must be fixed without looking at the private data: nothing in dpqr
@@ -62,10 +74,12 @@ pub enum Encoding {
     Bins(Vec<f64>),
 }
 
-/// The encoding of one attribute: its [`Encoding`] and whether it has an `other` bucket.
+/// The encoding of one attribute: its [`Encoding`] and whether it has a `missing` code and
+/// an `other` bucket.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AttributeSchema {
     encoding: Encoding,
+    missing: bool,
     other: bool,
     lookup: HashMap<String, u32>,
 }
@@ -81,8 +95,28 @@ impl AttributeSchema {
         self.other
     }
 
-    /// The number of codes the schema's own values take (without the `other` bucket), or
-    /// `None` for [`Encoding::Codes`].
+    /// Whether empty cells have their own code (`"missing": true`), right after the
+    /// declared values.
+    pub fn has_missing(&self) -> bool {
+        self.missing
+    }
+
+    /// The code of empty cells: the `missing` code when declared, else the `other` bucket
+    /// when declared, else `None` (an empty cell is then an error).
+    pub fn empty_code(&self) -> Option<u32> {
+        // `missing` is code k; without it, `other` is
+        let k = self.declared()?;
+        (self.missing || self.other).then_some(k)
+    }
+
+    /// The `other` bucket's code (the last), or `None` without one.
+    pub fn other_code(&self) -> Option<u32> {
+        let k = self.declared()?;
+        self.other.then_some(k + u32::from(self.missing))
+    }
+
+    /// The number of codes the schema's own values take (without the `missing` and `other`
+    /// codes), or `None` for [`Encoding::Codes`].
     fn declared(&self) -> Option<u32> {
         match &self.encoding {
             Encoding::Codes => None,
@@ -91,19 +125,40 @@ impl AttributeSchema {
         }
     }
 
-    /// The human-readable name of code `code` (a label, a bin such as `[18, 30)`, `other`,
-    /// or the code itself for [`Encoding::Codes`]).
+    /// The human-readable name of code `code` (a label, a bin such as `[18, 30)`, the
+    /// [`missing_name`](Self::missing_name), `other`, or the code itself for
+    /// [`Encoding::Codes`]).
     pub fn describe_code(&self, code: u32) -> String {
         let i = code as usize;
         match &self.encoding {
-            Encoding::Codes => code.to_string(),
-            Encoding::Labels(l) => l.get(i).cloned().unwrap_or_else(|| "other".into()),
+            Encoding::Codes => return code.to_string(),
+            Encoding::Labels(l) if i < l.len() => return l[i].clone(),
             Encoding::Bins(e) if i + 1 < e.len() => {
                 let close = if i + 2 == e.len() { ']' } else { ')' };
-                format!("[{}, {}{close}", e[i], e[i + 1])
+                return format!("[{}, {}{close}", e[i], e[i + 1]);
             }
-            Encoding::Bins(_) => "other".into(),
+            _ => {}
         }
+        if self.missing && Some(code) == self.declared() {
+            return self.missing_name().unwrap_or_default();
+        }
+        "other".into()
+    }
+
+    /// The name of the `missing` code in labelled outputs (answers' `label` column, the
+    /// report): `missing`, or — when that is one of the labels — the first of `missing_1`,
+    /// `missing_2`, … that is not. `None` when the attribute has no `missing` code. (In
+    /// synthetic files the `missing` code is written as an empty field, which reads back as
+    /// that code.)
+    pub fn missing_name(&self) -> Option<String> {
+        if !self.missing {
+            return None;
+        }
+        let taken = |v: &str| self.lookup.contains_key(v);
+        if !taken("missing") {
+            return Some("missing".into());
+        }
+        (1u64..).map(|i| format!("missing_{i}")).find(|v| !taken(v))
     }
 
     /// The field dpqr writes for the `other` bucket of this attribute: `other`, or — when
@@ -134,10 +189,12 @@ impl AttributeSchema {
     ///   bin is half-open or the closed last one), written in Rust's shortest round-trip
     ///   form with a decimal point or an exponent (`18.0`, `-2.5`, `1e300`): it parses back
     ///   to exactly the same number, and it is never a bare integer such as `18`;
+    /// * the `missing` code: the empty field (a CSV writer quotes it, `""`, when it is a
+    ///   record's only field, so that the line is not blank);
     /// * the `other` code: [`AttributeSchema::other_value`].
     ///
-    /// `None` when `code` is neither a value of the schema nor its `other` bucket (and never
-    /// for [`Encoding::Codes`], which knows no size).
+    /// `None` when `code` is neither a value of the schema nor its `missing` or `other` code
+    /// (and never for [`Encoding::Codes`], which knows no size).
     fn value_of(&self, code: u32) -> Option<String> {
         let i = code as usize;
         let value = match &self.encoding {
@@ -147,7 +204,8 @@ impl AttributeSchema {
         };
         match value {
             Some(v) => Some(v),
-            None if Some(code) == self.declared() => self.other_value(),
+            None if self.missing && Some(code) == self.declared() => Some(String::new()),
+            None if Some(code) == self.other_code() => self.other_value(),
             None => None,
         }
     }
@@ -159,15 +217,21 @@ impl AttributeSchema {
             Encoding::Codes => return Err("internal: codes are not encoded".into()),
             Encoding::Labels(labels) => match self.lookup.get(value) {
                 Some(&c) => Ok(c),
-                None if value.is_empty() => Err("the field is empty".to_string()),
+                None if is_blank(value) => Err(String::new()),
                 None => Err(format!("it is not one of the {} labels", labels.len())),
             },
             Encoding::Bins(edges) => bin_of(edges, value),
         };
         match found {
             Ok(c) => Ok(c),
-            // the other bucket is the last code
-            Err(_) if self.other => Ok(self.declared().unwrap_or(0)),
+            Err(_) if is_blank(value) => self.empty_code().ok_or_else(|| {
+                "the field is empty (the schema declares neither \"missing\": true, which \
+                 gives empty cells their own code, nor an \"other\" bucket for this attribute)"
+                    .to_string()
+            }),
+            Err(_) if self.other => self
+                .other_code()
+                .ok_or_else(|| "internal: no other code".to_string()),
             Err(why) => Err(format!(
                 "{why} (the schema declares no \"other\" bucket for this attribute)"
             )),
@@ -175,8 +239,13 @@ impl AttributeSchema {
     }
 }
 
+/// Whether a raw field is an empty cell: empty, or whitespace only.
+pub(crate) fn is_blank(value: &str) -> bool {
+    value.trim().is_empty()
+}
+
 /// The bin of `value` among `edges`: half-open bins, the last one closed.
-fn bin_of(edges: &[f64], value: &str) -> std::result::Result<u32, String> {
+pub(crate) fn bin_of(edges: &[f64], value: &str) -> std::result::Result<u32, String> {
     let text = value.trim();
     if text.is_empty() {
         return Err("the field is empty".into());
@@ -218,6 +287,8 @@ struct AttrSpec {
     labels: Option<Vec<String>>,
     bins: Option<Vec<f64>>,
     #[serde(default)]
+    missing: bool,
+    #[serde(default)]
     other: bool,
 }
 
@@ -247,6 +318,7 @@ impl Schema {
         let attributes = (0..domain.len())
             .map(|_| AttributeSchema {
                 encoding: Encoding::Codes,
+                missing: false,
                 other: false,
                 lookup: HashMap::new(),
             })
@@ -261,8 +333,8 @@ impl Schema {
     /// key, a label that is not a string, an edge that is not a number);
     /// [`QueryError::BadDomain`] (the reason names `file` and the attribute) for a size of
     /// 0 or above `u32::MAX`, a duplicate or empty attribute name, no attributes, an
-    /// attribute object with none or several of `size`/`labels`/`bins`, `other` on a
-    /// `size` attribute, empty or repeated labels, fewer than two edges, or edges that are
+    /// attribute object with none or several of `size`/`labels`/`bins`, `other` or
+    /// `missing` on a `size` attribute, empty or repeated labels, fewer than two edges, or edges that are
     /// not finite and strictly increasing.
     pub fn from_json_str(json: &str, file: &str) -> Result<Self> {
         let bad_json = |message: String| QueryError::BadJson {
@@ -282,6 +354,7 @@ impl Schema {
                         size: Some(size),
                         labels: None,
                         bins: None,
+                        missing: false,
                         other: false,
                     },
                     None => {
@@ -310,6 +383,15 @@ impl Schema {
                                 .into(),
                         ));
                     }
+                    if spec.missing {
+                        return Err(bad(
+                            &name,
+                            "\"missing\" needs \"labels\" or \"bins\" (a column of integer \
+                             codes has no empty cells: give the empty cells a code of their own \
+                             in the data, or describe the column by labels)"
+                                .into(),
+                        ));
+                    }
                     (Encoding::Codes, size)
                 }
                 (None, Some(labels), None) => {
@@ -329,7 +411,7 @@ impl Schema {
                     ));
                 }
             };
-            let size = size + u64::from(spec.other);
+            let size = size + u64::from(spec.missing) + u64::from(spec.other);
             let size = u32::try_from(size)
                 .map_err(|_| bad(&name, format!("size {size} > {}", u32::MAX)))?;
             let lookup = match &attribute {
@@ -343,6 +425,7 @@ impl Schema {
             attrs.push((name, size));
             attributes.push(AttributeSchema {
                 encoding: attribute,
+                missing: spec.missing,
                 other: spec.other,
                 lookup,
             });
@@ -396,7 +479,8 @@ impl Schema {
     /// of [`Schema::encode`] on the attribute's codes: `encode(a, decode(a, c)) == c` for
     /// every code `c` below the attribute's size. A label attribute gives its label, a bins
     /// attribute the lower edge of the bin (`18.0`: a decimal point or an exponent always,
-    /// parsed back exactly), the `other` code [`AttributeSchema::other_value`], and an
+    /// parsed back exactly), the `missing` code the empty field, the `other` code
+    /// [`AttributeSchema::other_value`], and an
     /// attribute of integer codes the code in decimal digits. dpqr's synthetic files write
     /// this for every code except a bin's, whose value they draw uniformly within the bin
     /// (`dp_bench::io::synthetic::BinValues`, issue #26); the lower edge is the
@@ -445,7 +529,9 @@ fn check_labels(labels: &[String]) -> std::result::Result<(), String> {
     let mut seen = std::collections::HashSet::with_capacity(labels.len());
     for l in labels {
         if l.is_empty() {
-            return Err("a label is empty (empty fields go to the \"other\" bucket)".into());
+            return Err("a label is empty (give empty cells their own code with \
+                        \"missing\": true instead)"
+                .into());
         }
         if !seen.insert(l.as_str()) {
             return Err(format!("label '{l}' appears twice"));
@@ -507,6 +593,9 @@ pub struct DraftSettings {
     pub max_labels: usize,
     /// Number of equal-width bins of a binned column.
     pub bins: usize,
+    /// The byte between fields (`b','` by default; `dp_queries::io::ReadOptions` validates
+    /// the delimiters dpqr accepts).
+    pub delimiter: u8,
 }
 
 impl Default for DraftSettings {
@@ -514,6 +603,7 @@ impl Default for DraftSettings {
         DraftSettings {
             max_labels: 20,
             bins: 10,
+            delimiter: b',',
         }
     }
 }
@@ -529,7 +619,8 @@ impl Default for DraftSettings {
 /// (`settings.bins` equal-width bins from its minimum to its maximum); otherwise its
 /// distinct values become labels (numbers in numeric order, other labels in text order),
 /// at most `settings.max_labels` of the most frequent ones. An `other` bucket is added when
-/// labels were dropped or the column has empty fields.
+/// labels were dropped, and a `missing` code when the column has empty cells (empty or
+/// whitespace-only fields). Fields are separated by `settings.delimiter`.
 ///
 /// Errors: the CSV errors of the loader (empty file, no records, ragged rows, non-UTF-8
 /// text) naming the file and line; [`QueryError::BadWorkload`] never.
@@ -539,6 +630,7 @@ pub fn draft_schema<Rd: Read>(reader: Rd, file: &str, settings: DraftSettings) -
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
+        .delimiter(settings.delimiter)
         .from_reader(reader);
     let mut records = rdr.byte_records();
     let csv_err = |e: csv::Error| {
@@ -601,10 +693,10 @@ pub fn draft_schema<Rd: Read>(reader: Rd, file: &str, settings: DraftSettings) -
     }
     let mut out = String::from("{\n");
     for (j, (name, values)) in names.iter().zip(&counts).enumerate() {
-        let has_empty = values.contains_key("");
+        let has_empty = values.keys().any(|v| is_blank(v));
         let present: Vec<(&String, u64)> = values
             .iter()
-            .filter(|(v, _)| !v.is_empty())
+            .filter(|(v, _)| !is_blank(v))
             .map(|(v, &c)| (v, c))
             .collect();
         let numbers: Option<Vec<f64>> = present
@@ -621,7 +713,7 @@ pub fn draft_schema<Rd: Read>(reader: Rd, file: &str, settings: DraftSettings) -
                 format!(
                     "{{\"bins\": [{}]{}}}",
                     edges.join(", "),
-                    if has_empty { ", \"other\": true" } else { "" }
+                    if has_empty { ", \"missing\": true" } else { "" }
                 )
             }
             None => {
@@ -640,17 +732,14 @@ pub fn draft_schema<Rd: Read>(reader: Rd, file: &str, settings: DraftSettings) -
                 }
                 let labels: Vec<String> = kept.iter().map(|(v, _)| json_string(v)).collect();
                 if labels.is_empty() {
-                    // only empty fields: one "other" bucket needs one label beside it
-                    "{\"labels\": [\"(none)\"], \"other\": true}".to_string()
+                    // only empty cells: the missing code needs one label beside it
+                    "{\"labels\": [\"(none)\"], \"missing\": true}".to_string()
                 } else {
                     format!(
-                        "{{\"labels\": [{}]{}}}",
+                        "{{\"labels\": [{}]{}{}}}",
                         labels.join(", "),
-                        if dropped || has_empty {
-                            ", \"other\": true"
-                        } else {
-                            ""
-                        }
+                        if has_empty { ", \"missing\": true" } else { "" },
+                        if dropped { ", \"other\": true" } else { "" }
                     )
                 }
             }
@@ -947,9 +1036,10 @@ mod tests {
         assert_eq!(s.decode(d.len(), 0), None);
     }
 
-    /// `field` as one CSV field (quoted when it holds a comma or a quote).
+    /// `field` as one CSV field (quoted when it holds a comma or a quote, or is empty: a
+    /// record of one empty field would otherwise be a blank line).
     fn csv_field(field: &str) -> String {
-        if field.contains([',', '"']) {
+        if field.is_empty() || field.contains([',', '"']) {
             format!("\"{}\"", field.replace('"', "\"\""))
         } else {
             field.to_string()
@@ -967,6 +1057,9 @@ mod tests {
             r#"{"n": {"bins": [-1e308, -2.5, -0.0, 5e-324, 0.1, 0.30000000000000004, 1e300], "other": true}}"#,
             r#"{"m": {"bins": [-1.7976931348623157e308, 1.7976931348623157e308]}, "c": 5}"#,
             r#"{"i": {"bins": [0, 1, 2, 3]}, "j": {"bins": [100, 1e16, 1e17, 1.5e17]}}"#,
+            // missing codes, alone and before other, on labels and bins; one column alone
+            r#"{"k": {"labels": ["missing", "x"], "missing": true, "other": true}, "l": {"bins": [0, 1], "missing": true}}"#,
+            r#"{"m": {"labels": ["a"], "missing": true}}"#,
         ] {
             let s = Schema::from_json_str(json, "s.json").unwrap_or_else(|e| panic!("{json}: {e}"));
             assert_decode_inverts_encode(&s);
@@ -1043,6 +1136,112 @@ mod tests {
         }
     }
 
+    const MISSING: &str = r#"{
+        "city": {"labels": ["London", "Paris"], "missing": true, "other": true},
+        "age": {"bins": [0, 50, 100], "missing": true},
+        "kind": {"labels": ["missing", "a"], "missing": true}
+    }"#;
+
+    #[test]
+    fn empty_cells_get_their_own_missing_code_before_other() {
+        let s = Schema::from_json_str(MISSING, "m.json").unwrap();
+        // declared values, then missing, then other
+        assert_eq!(s.domain().sizes(), &[4, 3, 3]);
+        let city = s.attribute(0).unwrap();
+        assert!(city.has_missing() && city.has_other());
+        assert_eq!((city.empty_code(), city.other_code()), (Some(2), Some(3)));
+        let age = s.attribute(1).unwrap();
+        assert_eq!((age.empty_code(), age.other_code()), (Some(2), None));
+        let csv = "city,age,kind\nLondon,20,a\n,,\n  ,\t,missing\nRome,100,\n\"\",50,a\n";
+        let d = Dataset::from_csv_reader_with_schema(csv.as_bytes(), "m.csv", &s).unwrap();
+        assert_eq!(d.column(0), &[0, 2, 2, 3, 2]);
+        assert_eq!(d.column(1), &[0, 2, 2, 1, 1]);
+        // the label "missing" is a label, not an empty cell
+        assert_eq!(d.column(2), &[1, 2, 0, 2, 1]);
+        // names: the missing code is `missing`, or `missing_1` when that is a label
+        assert_eq!(city.describe_code(2), "missing");
+        assert_eq!(city.describe_code(3), "other");
+        assert_eq!(age.describe_code(2), "missing");
+        assert_eq!(s.attribute(2).unwrap().describe_code(2), "missing_1");
+        assert_eq!(s.attribute(2).unwrap().describe_code(0), "missing");
+        assert_eq!(
+            s.attribute(2).unwrap().missing_name().as_deref(),
+            Some("missing_1")
+        );
+        assert_eq!(city.missing_name().as_deref(), Some("missing"));
+        assert_eq!(schema().attribute(2).unwrap().missing_name(), None);
+        // written back as an empty field, read back as the missing code
+        assert_eq!(s.decode(0, 2).as_deref(), Some(""));
+        assert_eq!(s.decode(0, 3).as_deref(), Some("other"));
+        assert_eq!(s.decode(1, 2).as_deref(), Some(""));
+        assert_eq!(s.decode(1, 3), None);
+        assert_eq!(s.encode(1, ""), Ok(Some(2)));
+        // missing is no other bucket: a value outside the bins is still refused
+        let e = Dataset::from_csv_reader_with_schema(
+            "city,age,kind\nLondon,abc,a\n".as_bytes(),
+            "m.csv",
+            &s,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("line 2") && e.contains("'age'") && e.contains("not a number"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn empty_cells_without_missing_or_other_say_how_to_declare_them() {
+        let s = Schema::from_json_str(r#"{"c": {"labels": ["x"]}, "b": {"bins": [0, 1]}}"#, "e")
+            .unwrap();
+        for csv in ["c,b\n,0\n", "c,b\n  ,0\n", "c,b\nx,\n"] {
+            match Dataset::from_csv_reader_with_schema(csv.as_bytes(), "e.csv", &s) {
+                Err(QueryError::OutsideSchema { line, reason, .. }) => {
+                    assert_eq!(line, 2);
+                    assert!(
+                        reason.contains("empty") && reason.contains("\"missing\": true"),
+                        "{reason}"
+                    );
+                }
+                other => panic!("{csv:?}: {other:?}"),
+            }
+        }
+        match Schema::from_json_str(r#"{"a": {"size": 3, "missing": true}}"#, "f.json") {
+            Err(QueryError::BadDomain { reason }) => {
+                assert!(reason.contains("\"missing\" needs"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+        match Schema::from_json_str(r#"{"a": {"labels": ["x"], "missing": 1}}"#, "f.json") {
+            Err(QueryError::BadJson { message, .. }) => assert!(message.contains("'a'")),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn drafts_use_the_delimiter_and_give_empty_cells_a_missing_code() {
+        let settings = DraftSettings {
+            max_labels: 3,
+            bins: 2,
+            delimiter: b';',
+        };
+        let draft = draft_schema("a;b\nx;1,5\n;2\ny;\n".as_bytes(), "d.csv", settings).unwrap();
+        let s = Schema::from_json_str(&draft, "draft").unwrap();
+        assert_eq!(s.domain().names().collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(
+            s.attribute(0).unwrap().encoding(),
+            &Encoding::Labels(vec!["x".into(), "y".into()])
+        );
+        assert!(s.attribute(0).unwrap().has_missing());
+        assert!(!s.attribute(0).unwrap().has_other());
+        // "1,5" is one field (not a number): labels, with a missing code
+        assert_eq!(
+            s.attribute(1).unwrap().encoding(),
+            &Encoding::Labels(vec!["1,5".into(), "2".into()])
+        );
+        assert!(s.attribute(1).unwrap().has_missing());
+    }
+
     #[test]
     fn drafts_load_back_and_use_labels_bins_and_other() {
         let mut csv = String::from("name,score,colour\n");
@@ -1058,6 +1257,7 @@ mod tests {
         let settings = DraftSettings {
             max_labels: 5,
             bins: 4,
+            ..DraftSettings::default()
         };
         let draft = draft_schema(csv.as_bytes(), "d.csv", settings).unwrap();
         let s = Schema::from_json_str(&draft, "draft").unwrap();
@@ -1069,8 +1269,9 @@ mod tests {
             s.attribute(1).unwrap().encoding(),
             &Encoding::Bins(vec![0.0, 14.5, 29.0, 43.5, 58.0])
         );
-        // empty fields give an other bucket
-        assert!(s.attribute(2).unwrap().has_other());
+        // empty fields give a missing code, not an other bucket
+        assert!(s.attribute(2).unwrap().has_missing());
+        assert!(!s.attribute(2).unwrap().has_other());
         assert_eq!(s.domain().sizes(), &[3, 4, 4]);
         // the data it was drafted from loads through it
         let d = Dataset::from_csv_reader_with_schema(csv.as_bytes(), "d.csv", &s).unwrap();
@@ -1079,6 +1280,7 @@ mod tests {
         let few = DraftSettings {
             max_labels: 2,
             bins: 4,
+            ..DraftSettings::default()
         };
         let draft = draft_schema("c\nb\na\nb\nc\nb\nz\nz\n".as_bytes(), "d.csv", few).unwrap();
         let s = Schema::from_json_str(&draft, "draft").unwrap();

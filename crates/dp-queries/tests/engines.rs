@@ -42,7 +42,15 @@ fn scratch(ext: &str) -> PathBuf {
 
 fn native(path: &Path, schema: &Schema, w: &MarginalWorkload) -> StreamedCounts {
     let f = std::io::BufReader::new(std::fs::File::open(path).unwrap());
-    count_csv_streaming(f, "t.csv", schema, w, &StreamSettings::default()).unwrap()
+    count_csv_streaming(
+        f,
+        "t.csv",
+        schema,
+        &dp_queries::ReadOptions::default(),
+        w,
+        &StreamSettings::default(),
+    )
+    .unwrap()
 }
 
 /// Writes the records of the CSV at `csv` to a Parquet file with narrow unsigned integer

@@ -97,7 +97,7 @@ proptest! {
     #[test]
     fn schema_loader_and_draft_never_panic(bytes in csvish()) {
         let schema = Schema::from_json_str(
-            r#"{"a": {"labels": ["0", "a", "\""]}, "b": {"bins": [-1, 0, 299], "other": true}, "c": 300}"#,
+            r#"{"a": {"labels": ["0", "a", "\""], "missing": true}, "b": {"bins": [-1, 0, 299], "other": true}, "c": 300}"#,
             "s.json",
         )
         .unwrap();
@@ -105,7 +105,17 @@ proptest! {
             prop_assert_eq!(d.domain(), schema.domain());
             prop_assert!(d.n() >= 1);
         }
-        let settings = DraftSettings { max_labels: 2, bins: 3 };
+        for delimiter in [',', ';'] {
+            let options = dp_queries::ReadOptions::new(delimiter, delimiter == ';').unwrap();
+            let _ = dp_queries::io::check_csv(
+                &bytes[..],
+                "f.csv",
+                &schema,
+                &options,
+                &dp_queries::io::CheckSettings::default(),
+            );
+        }
+        let settings = DraftSettings { max_labels: 2, bins: 3, ..DraftSettings::default() };
         if let Ok(draft) = draft_schema(&bytes[..], "f.csv", settings) {
             // a draft is a valid schema unless the header repeats a name or is empty
             let _ = Schema::from_json_str(&draft, "draft");

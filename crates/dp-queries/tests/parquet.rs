@@ -13,7 +13,7 @@ use arrow_array::{
 use arrow_schema::{DataType, Field, Schema as ArrowSchema};
 use dp_queries::{
     ConjunctionWorkload, Dataset, Domain, MarginalWorkload, Parallelism, ParquetCodesWriter,
-    QueryError, QueryKind, Schema, StreamSettings, Workload, count_csv_streaming,
+    QueryError, QueryKind, ReadOptions, Schema, StreamSettings, Workload, count_csv_streaming,
     count_parquet_streaming, is_parquet,
 };
 use rand::SeedableRng;
@@ -94,20 +94,47 @@ fn bundled_tables_load_and_stream_equal_to_csv() {
                 pool.install(|| {
                     for par in [Parallelism::None, Parallelism::Rayon] {
                         let s = settings(batch, par);
-                        let got = count_parquet_streaming(&path, &schema, &two, &s).unwrap();
+                        let got = count_parquet_streaming(
+                            &path,
+                            &schema,
+                            &ReadOptions::default(),
+                            &two,
+                            &s,
+                        )
+                        .unwrap();
                         assert_eq!(got.counts, expected_two, "{name} batch {batch} {threads}");
                         assert_eq!(got.rows, csv_data.n() as u64);
-                        let got = count_parquet_streaming(&path, &schema, &three, &s).unwrap();
+                        let got = count_parquet_streaming(
+                            &path,
+                            &schema,
+                            &ReadOptions::default(),
+                            &three,
+                            &s,
+                        )
+                        .unwrap();
                         assert_eq!(got.counts, expected_three);
-                        let got = count_parquet_streaming(&path, &schema, &conj, &s).unwrap();
+                        let got = count_parquet_streaming(
+                            &path,
+                            &schema,
+                            &ReadOptions::default(),
+                            &conj,
+                            &s,
+                        )
+                        .unwrap();
                         assert_eq!(got.counts, expected_conj);
                     }
                 });
             }
         }
         // a batch never spans two row groups: 5000-row groups in batches of 777
-        let got = count_parquet_streaming(&path, &schema, &two, &settings(777, Parallelism::Rayon))
-            .unwrap();
+        let got = count_parquet_streaming(
+            &path,
+            &schema,
+            &ReadOptions::default(),
+            &two,
+            &settings(777, Parallelism::Rayon),
+        )
+        .unwrap();
         let batches: usize = (0..csv_data.n())
             .step_by(5000)
             .map(|start| (csv_data.n() - start).min(5000).div_ceil(777))
@@ -125,6 +152,7 @@ fn bundled_tables_load_and_stream_equal_to_csv() {
                     count_parquet_streaming(
                         &single,
                         &schema,
+                        &ReadOptions::default(),
                         &three,
                         &settings(4096, Parallelism::Rayon),
                     )
@@ -139,6 +167,7 @@ fn bundled_tables_load_and_stream_equal_to_csv() {
             csv.as_slice(),
             "t.csv",
             &schema,
+            &ReadOptions::default(),
             &two,
             &settings(999, Parallelism::Rayon),
         )
@@ -209,7 +238,13 @@ fn load_error(path: &Path, schema: &Schema) -> QueryError {
                 .unwrap();
             let s = pool
                 .install(|| {
-                    count_parquet_streaming(path, schema, &w, &settings(batch, Parallelism::Rayon))
+                    count_parquet_streaming(
+                        path,
+                        schema,
+                        &ReadOptions::default(),
+                        &w,
+                        &settings(batch, Parallelism::Rayon),
+                    )
                 })
                 .unwrap_err();
             assert_eq!(
@@ -448,5 +483,70 @@ fn a_parquet_file_is_recognised_by_its_magic_bytes() {
     std::fs::write(&csv, "a,b\n1,2\n").unwrap();
     assert!(!is_parquet(&csv));
     assert_eq!(Dataset::load_file(&csv, &dom).unwrap().n(), 1);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A null is an empty cell: with `"missing": true` it goes to the missing code (as an empty
+/// CSV field does), separate from `other`; an extra column — of any type, nulls included —
+/// is refused unless the options ignore it, and then the file reads as the CSV does.
+#[test]
+fn nulls_go_to_the_missing_code_and_extra_columns_are_ignored_when_told() {
+    let dir = temp_dir("missing");
+    let json = r#"{"region": {"labels": ["north", "south"], "missing": true, "other": true},
+                   "age": {"bins": [0, 18, 120], "missing": true}}"#;
+    let schema = Schema::from_json_str(json, "s.json").unwrap();
+    let region = [Some("south"), None, Some("east"), Some(""), Some("north")];
+    let age = [Some(3.0), Some(40.0), None, Some(18.0), None];
+    let b = batch(vec![
+        (
+            "name",
+            Arc::new(StringArray::from(vec![
+                None,
+                Some("a"),
+                None,
+                Some("b"),
+                None,
+            ])) as ArrayRef,
+        ),
+        ("age", Arc::new(Float64Array::from(age.to_vec()))),
+        ("region", Arc::new(StringArray::from(region.to_vec()))),
+    ]);
+    let path = dir.join("people.parquet");
+    write_batches(&path, &[b], 2);
+    let ignore = ReadOptions::new(',', true).unwrap();
+    let from_parquet = Dataset::load_file_with(&path, &schema, &ignore, false).unwrap();
+    // region: north 0, south 1, missing 2, other 3; age: two bins, missing 2
+    assert_eq!(from_parquet.column(0), [1, 2, 3, 2, 0]);
+    assert_eq!(from_parquet.column(1), [0, 1, 2, 1, 2]);
+    let mut csv = String::from("name,age,region\n");
+    for i in 0..5 {
+        let a = age[i].map(|v| v.to_string()).unwrap_or_default();
+        csv.push_str(&format!("n,{a},{}\n", region[i].unwrap_or("")));
+    }
+    let from_csv =
+        Dataset::from_csv_reader_with_options(csv.as_bytes(), "p.csv", &schema, &ignore).unwrap();
+    assert_eq!(from_parquet, from_csv);
+    let w = MarginalWorkload::all_kway(schema.domain(), 2).unwrap();
+    let streamed = count_parquet_streaming(
+        &path,
+        &schema,
+        &ignore,
+        &w,
+        &settings(1, Parallelism::Rayon),
+    )
+    .unwrap();
+    let exact: Vec<i64> = w
+        .count_all(&from_parquet)
+        .unwrap()
+        .into_iter()
+        .map(|c| c as i64)
+        .collect();
+    assert_eq!(streamed.counts, exact);
+    // without the option: refused by name
+    let e = load_error(&path, &schema).to_string();
+    assert!(
+        e.contains("column 'name': not an attribute of the domain"),
+        "{e}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

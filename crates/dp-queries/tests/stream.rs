@@ -45,6 +45,7 @@ fn stream<W: Workload>(
         text.as_bytes(),
         "t.csv",
         &Schema::codes(domain()),
+        &dp_queries::ReadOptions::default(),
         w,
         &StreamSettings {
             batch_rows: batch,

@@ -306,6 +306,7 @@ fn stream(
         return Ok(dp_queries::count_parquet_streaming(
             path,
             schema,
+            &dp_queries::ReadOptions::default(),
             w,
             &StreamSettings::default(),
         )?);
@@ -315,6 +316,7 @@ fn stream(
         std::io::BufReader::with_capacity(1 << 20, f),
         &path.display().to_string(),
         schema,
+        &dp_queries::ReadOptions::default(),
         w,
         &StreamSettings::default(),
     )?)

@@ -103,6 +103,7 @@ pub fn ballista_loopback(
         b.csv,
         dataset,
         &schema,
+        &dp_queries::ReadOptions::default(),
         &workload,
         &StreamSettings::default(),
     )?;

@@ -22,7 +22,9 @@
 //! * `label` names the cell through the schema: `name=value` per attribute of the table,
 //!   joined by `|` in the order of `cell` — e.g. `class=3rd|age=[18,30)`. A label attribute
 //!   gives its label, a bins attribute its interval (`[lo,hi)`, the closed last bin
-//!   `[lo,hi]`, edges in their shortest exact decimal form, [`Num`]), the `other` bucket the
+//!   `[lo,hi]`, edges in their shortest exact decimal form, [`Num`]), the `missing` code
+//!   `missing` (or `missing_1`, … when `missing` is a label:
+//!   `dp_queries::AttributeSchema::missing_name`), the `other` bucket the
 //!   value dpqr writes for it in synthetic files (`other`, or `other_1`, … when `other` is a
 //!   label: `dp_queries::AttributeSchema::other_value`), an attribute of integer codes its
 //!   code. Inside a name or a value, `\`, `|` and `=` are written `\\`, `\|` and `\=`,
@@ -147,7 +149,11 @@ pub fn code_name(schema: &Schema, a: usize, code: u32) -> Option<String> {
             let close = if i + 2 == edges.len() { ']' } else { ')' };
             Some(format!("[{},{}{close}", Num(edges[i]), Num(edges[i + 1])))
         }
-        // the one code past the schema's own values: its other bucket
+        // past the schema's own values: the missing code (first, when declared), then
+        // the other bucket
+        _ if attribute.has_missing() && attribute.empty_code() == Some(code) => {
+            attribute.missing_name()
+        }
         _ => attribute.other_value(),
     }
 }
@@ -178,9 +184,11 @@ impl AnswersForm {
 /// The schema as the release report states it (issue #26): one object per attribute, in
 /// domain order, with its `name`, its `size` (number of codes) and its `encoding` —
 /// `"codes"`, `"labels"` (with `labels`, label `i` is code `i`) or `"bins"` (with `bins`,
-/// the edges: half-open bins, the last closed) — and, for an attribute with an `other`
-/// bucket, `other`: the value that names it in labels and synthetic files (its code is the
-/// last, `size − 1`).
+/// the edges: half-open bins, the last closed) — and, for an attribute with a `missing`
+/// code, `missing`: its name in labels (its code follows the declared values; synthetic
+/// files write it as an empty field), and for an attribute with an `other` bucket, `other`:
+/// the value that names it in labels and synthetic files (its code is the last,
+/// `size − 1`).
 pub fn schema_json(schema: &Schema) -> serde_json::Value {
     let domain = schema.domain();
     let attributes: Vec<serde_json::Value> = domain
@@ -200,6 +208,9 @@ pub fn schema_json(schema: &Schema) -> serde_json::Value {
                     o["bins"] = edges.clone().into();
                 }
                 _ => o["encoding"] = "codes".into(),
+            }
+            if let Some(missing) = attribute.and_then(|s| s.missing_name()) {
+                o["missing"] = missing.into();
             }
             if let Some(other) = attribute.and_then(|s| s.other_value()) {
                 o["other"] = other.into();
@@ -708,6 +719,32 @@ mod tests {
         "re|g=ion": {"labels": ["n=1", "other", "a,b|c\\"], "other": true},
         "flag": 2
     }"#;
+
+    #[test]
+    fn the_missing_code_is_named_missing_and_stated_in_the_report_schema() {
+        let schema = Schema::from_json_str(
+            r#"{"c": {"labels": ["x", "missing"], "missing": true, "other": true},
+                "b": {"bins": [0, 1], "missing": true}}"#,
+            "m.json",
+        )
+        .unwrap();
+        let names: Vec<Option<String>> = (0..5).map(|c| code_name(&schema, 0, c)).collect();
+        let want = [
+            Some("x"),
+            Some("missing"),
+            Some("missing_1"),
+            Some("other"),
+            None,
+        ];
+        assert_eq!(names, want.map(|n| n.map(str::to_string)));
+        assert_eq!(code_name(&schema, 1, 1).as_deref(), Some("missing"));
+        assert_eq!(code_name(&schema, 1, 2), None);
+        let json = schema_json(&schema);
+        assert_eq!(json[0]["missing"], "missing_1");
+        assert_eq!(json[0]["other"], "other");
+        assert_eq!(json[1]["missing"], "missing");
+        assert!(json[1].get("other").is_none());
+    }
 
     #[test]
     fn labelled_answers_by_hand_and_read_back() {

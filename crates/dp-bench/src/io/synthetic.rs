@@ -14,8 +14,8 @@
 //!
 //! Every file written here ([`write_synthetic`], [`write_expanded`]) holds each record in
 //! the form of the data it came from, through the schema of the release: a label attribute
-//! holds its label, an `other` code the value `other` (or `other_1`, … when `other` is a
-//! label), an attribute given by its size alone its integer code, and a bins attribute a
+//! holds its label, a `missing` code an empty field, an `other` code the value `other` (or
+//! `other_1`, … when `other` is a label), an attribute given by its size alone its integer code, and a bins attribute a
 //! number inside the bin, chosen as the caller says ([`BinValues`]):
 //!
 //! * **drawn uniformly within the bin** ([`BinValues::Uniform`]; what `dpqr release` and

@@ -68,6 +68,13 @@ impl EngineChoice {
                  --engine native"
             )));
         }
+        if !data.read.is_default() {
+            return Err(BenchError::Usage(
+                "an engine reads comma-separated files holding exactly the domain's columns: \
+                 drop --delimiter and --ignore-extra-columns, or use --engine native"
+                    .into(),
+            ));
+        }
         if data.attributes.is_some() {
             return Err(BenchError::Usage(
                 "an engine reads files holding exactly the domain's columns: drop --attributes"

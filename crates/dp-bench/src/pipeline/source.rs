@@ -5,9 +5,9 @@
 //! a query engine ([`super::engine`]).
 
 use crate::io::datasets;
-use crate::io::synthetic::sniff_weighted;
+use crate::io::synthetic::{sniff_weighted, weighted_header};
 use crate::{BenchError, Result, io_error, quoted};
-use dp_queries::{AnyWorkload, Dataset, Domain, QueryError, Schema, StreamSettings};
+use dp_queries::{AnyWorkload, Dataset, Domain, QueryError, ReadOptions, Schema, StreamSettings};
 use std::path::{Path, PathBuf};
 
 /// The data of a release or an evaluation, as the flags give it: `data` with `domain` (a
@@ -24,6 +24,9 @@ pub struct DataSpec {
     pub dataset: Option<String>,
     /// `--attributes`: keep only these attributes, in this order.
     pub attributes: Option<Vec<String>>,
+    /// `--delimiter`, `--ignore-extra-columns`: how `data` is read (the default: commas,
+    /// every column an attribute of the schema).
+    pub read: ReadOptions,
 }
 
 /// The error for data flags that name no data.
@@ -144,7 +147,10 @@ impl DataSpec {
             (Some(path), Some(dom), None) => {
                 let schema = Schema::from_json_file(dom)?;
                 let label = path.display().to_string();
-                match dp_queries::count_file_streaming(path, &schema, workload, settings) {
+                self.refuse_weighted_when_ignoring(path, schema.domain())?;
+                match dp_queries::count_file_streaming(
+                    path, &schema, &self.read, workload, settings,
+                ) {
                     Ok(counted) => (counted, label),
                     // weighted records files are CSV (`dpqr release --synthetic-out`)
                     Err(e @ QueryError::ExtraColumn { .. }) if !dp_queries::is_parquet(path) => {
@@ -159,7 +165,14 @@ impl DataSpec {
                     Schema::from_json_str(b.domain_json, &format!("{}-domain.json", b.name))?;
                 let label = format!("{}.csv (bundled)", b.name);
                 (
-                    dp_queries::count_csv_streaming(b.csv, &label, &schema, workload, settings)?,
+                    dp_queries::count_csv_streaming(
+                        b.csv,
+                        &label,
+                        &schema,
+                        &ReadOptions::default(),
+                        workload,
+                        settings,
+                    )?,
                     label,
                 )
             }
@@ -184,16 +197,12 @@ impl DataSpec {
         self.check_attributes()?;
         let data = match (&self.data, &self.domain, &self.dataset) {
             (Some(csv), Some(dom), None) => {
-                let loaded = if allow_empty {
-                    Dataset::load_file_allowing_empty(csv, dom)
-                } else {
-                    Dataset::load_file(csv, dom)
-                };
-                match loaded {
+                let schema = Schema::from_json_file(dom)?;
+                self.refuse_weighted_when_ignoring(csv, schema.domain())?;
+                match Dataset::load_file_with(csv, &schema, &self.read, allow_empty) {
                     Ok(data) => data,
                     Err(e @ QueryError::ExtraColumn { .. }) => {
-                        let domain = Domain::from_json_file(dom)?;
-                        return Err(explain_extra_column(e, csv, &domain));
+                        return Err(explain_extra_column(e, csv, schema.domain()));
                     }
                     Err(e) => return Err(e.into()),
                 }
@@ -204,6 +213,44 @@ impl DataSpec {
         match self.attribute_names() {
             None => Ok(data),
             Some(names) => Ok(data.select_attributes(&names)?),
+        }
+    }
+}
+
+impl DataSpec {
+    /// With `--ignore-extra-columns`, the refusal of a weighted records file (its weight
+    /// column would otherwise be ignored as an extra column, and its weighted rows read as
+    /// one per person): the same refusal as without the option ([`refuse_weighted`]).
+    fn refuse_weighted_when_ignoring(&self, path: &Path, domain: &Domain) -> Result<()> {
+        if !self.read.ignores_extra_columns() || dp_queries::is_parquet(path) {
+            return Ok(());
+        }
+        // the header only (the file may be large and is read again by the release)
+        use std::io::BufRead;
+        let mut reader = dp_queries::open_csv(path)?;
+        let mut line = Vec::new();
+        while line.iter().all(u8::is_ascii_whitespace) {
+            line.clear();
+            if reader
+                .read_until(b'\n', &mut line)
+                .map_err(io_error(path))?
+                == 0
+            {
+                return Ok(()); // no header: the loader says so
+            }
+        }
+        let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&line);
+        let header = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .delimiter(self.read.delimiter())
+            .from_reader(line)
+            .records()
+            .next()
+            .and_then(|r| r.ok())
+            .map(|r| r.iter().map(str::to_string).collect::<Vec<_>>());
+        match header.and_then(|h| weighted_header(&h, domain, None)) {
+            Some(weight) => Err(refuse_weighted(path, &weight)),
+            None => Ok(()),
         }
     }
 }

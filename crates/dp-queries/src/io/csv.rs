@@ -7,7 +7,10 @@
 //!
 //! * One header line of attribute names, matched to the domain **by name** (the column
 //!   order of the file is free). Every domain attribute must appear exactly once and no
-//!   other column may appear. A UTF-8 byte-order mark before the header is ignored.
+//!   other column may appear — unless the [`ReadOptions`] ignore extra columns: then their
+//!   fields are skipped unread (the header names must still be UTF-8 and distinct). A UTF-8
+//!   byte-order mark before the header is ignored.
+//! * Fields are separated by commas, or by the [`ReadOptions`] delimiter (`;`, a tab, …).
 //! * Then one record per line. A field of an attribute whose schema gives labels or bins
 //!   ([`crate::schema`]) is a raw value, encoded through the schema (a value outside it is
 //!   [`QueryError::OutsideSchema`] unless the attribute declares an `other` bucket). Every
@@ -19,12 +22,14 @@
 //! * Line endings `\n` and `\r\n` are accepted (a lone `\r` is not a line end); a trailing
 //!   newline and blank lines are ignored (blank lines still count for line numbers).
 //! * Quoting: a field starting with `"` runs to the closing `"` (`""` is an escaped quote);
+//!   a quoted delimiter is part of the field;
 //!   quoted fields cannot span lines. The whole input is read into memory first.
 //! * Errors name the file, the 1-based physical line where the record starts (header =
 //!   line 1 when the file does not start with blank lines) and the column name. Within a
 //!   record, the field count is checked first ([`QueryError::RaggedRow`]), then the fields
 //!   left to right ([`QueryError::NonUtf8`], [`QueryError::NotInteger`],
-//!   [`QueryError::OutOfDomain`], [`QueryError::OutsideSchema`]). Header checks run in the order: UTF-8, duplicate,
+//!   [`QueryError::OutOfDomain`], [`QueryError::OutsideSchema`]). Header checks run in the
+//!   order: UTF-8, duplicate,
 //!   extra column (first in file order), missing column (first in domain order).
 //! * No input panics the loader (a property test feeds it random bytes).
 
@@ -36,6 +41,8 @@ use crate::domain::Domain;
 use crate::error::{QueryError, Result};
 use crate::schema::Schema;
 
+use super::options::ReadOptions;
+
 /// Label used in errors for data that does not come from a named file.
 pub const IN_MEMORY: &str = "<memory>";
 
@@ -43,7 +50,13 @@ impl Dataset {
     /// Parses CSV from `reader` (read fully into memory first); `file` labels error
     /// messages. See the module docs for the accepted format.
     pub fn from_csv_reader<Rd: Read>(reader: Rd, file: &str, domain: Domain) -> Result<Self> {
-        Self::read_csv(reader, file, &Schema::codes(domain), false)
+        Self::read_csv(
+            reader,
+            file,
+            &Schema::codes(domain),
+            &ReadOptions::default(),
+            false,
+        )
     }
 
     /// Parses CSV of raw values from `reader`, encoded through `schema` (labels, bins or
@@ -54,7 +67,18 @@ impl Dataset {
         file: &str,
         schema: &Schema,
     ) -> Result<Self> {
-        Self::read_csv(reader, file, schema, false)
+        Self::read_csv(reader, file, schema, &ReadOptions::default(), false)
+    }
+
+    /// [`Dataset::from_csv_reader_with_schema`] with the delimiter and the treatment of
+    /// extra columns given by `options`.
+    pub fn from_csv_reader_with_options<Rd: Read>(
+        reader: Rd,
+        file: &str,
+        schema: &Schema,
+        options: &ReadOptions,
+    ) -> Result<Self> {
+        Self::read_csv(reader, file, schema, options, false)
     }
 
     /// The CSV reader of every loader (module docs); `allow_empty` as in
@@ -63,6 +87,7 @@ impl Dataset {
         mut reader: Rd,
         file: &str,
         schema: &Schema,
+        options: &ReadOptions,
         allow_empty: bool,
     ) -> Result<Self> {
         let domain = schema.domain().clone();
@@ -82,7 +107,7 @@ impl Dataset {
         let Some((header_line, header)) = lines.next() else {
             return Err(QueryError::EmptyFile { file: file.into() });
         };
-        let decoder = CsvDecoder::new(header, header_line, file, schema)?;
+        let decoder = CsvDecoder::new(header, header_line, file, schema, options)?;
         let mut columns: Vec<Vec<u32>> = vec![Vec::new(); domain.len()];
         let mut fields: Vec<Cow<'_, [u8]>> = Vec::new();
         for (line, text) in lines {
@@ -130,9 +155,11 @@ pub(crate) struct CsvDecoder<'s> {
     file: String,
     schema: &'s Schema,
     names: Vec<String>,
-    col_to_attr: Vec<usize>,
+    /// The attribute of each file column; `None` for an extra column that is ignored.
+    col_to_attr: Vec<Option<usize>>,
     sizes: Vec<u32>,
     codes_only: bool,
+    delimiter: u8,
 }
 
 impl<'s> CsvDecoder<'s> {
@@ -142,10 +169,11 @@ impl<'s> CsvDecoder<'s> {
         header_line: u64,
         file: &str,
         schema: &'s Schema,
+        options: &ReadOptions,
     ) -> Result<Self> {
         let domain = schema.domain();
         let mut fields: Vec<Cow<'_, [u8]>> = Vec::new();
-        split_fields(header, &mut fields);
+        split_fields(header, options.delimiter(), &mut fields);
         let mut names: Vec<String> = Vec::with_capacity(fields.len());
         for raw in &fields {
             let name = std::str::from_utf8(raw).map_err(|_| QueryError::NonUtf8 {
@@ -162,11 +190,16 @@ impl<'s> CsvDecoder<'s> {
         }
         let mut col_to_attr = Vec::with_capacity(names.len());
         for name in &names {
-            let a = domain.index_of(name).map_err(|_| QueryError::ExtraColumn {
-                file: file.into(),
-                column: name.clone(),
-            })?;
-            col_to_attr.push(a);
+            match domain.index_of(name) {
+                Ok(a) => col_to_attr.push(Some(a)),
+                Err(_) if options.ignores_extra_columns() => col_to_attr.push(None),
+                Err(_) => {
+                    return Err(QueryError::ExtraColumn {
+                        file: file.into(),
+                        column: name.clone(),
+                    });
+                }
+            }
         }
         for name in domain.names() {
             if !names.iter().any(|n| n == name) {
@@ -183,7 +216,23 @@ impl<'s> CsvDecoder<'s> {
             col_to_attr,
             sizes: domain.sizes().to_vec(),
             codes_only: schema.is_codes_only(),
+            delimiter: options.delimiter(),
         })
+    }
+
+    /// The file's column names, in file order.
+    pub(crate) fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The attribute of each file column (`None`: an ignored extra column).
+    pub(crate) fn columns(&self) -> &[Option<usize>] {
+        &self.col_to_attr
+    }
+
+    /// Splits one record's line into its fields by the file's delimiter.
+    pub(crate) fn split<'a>(&self, text: &'a [u8], fields: &mut Vec<Cow<'a, [u8]>>) {
+        split_fields(text, self.delimiter, fields);
     }
 
     /// Decodes one record (`line` its 1-based line) and appends its codes to `columns`
@@ -197,7 +246,7 @@ impl<'s> CsvDecoder<'s> {
         columns: &mut [Vec<u32>],
     ) -> Result<()> {
         let file = self.file.as_str();
-        split_fields(text, fields);
+        split_fields(text, self.delimiter, fields);
         let width = self.col_to_attr.len();
         if fields.len() != width {
             return Err(QueryError::RaggedRow {
@@ -208,7 +257,9 @@ impl<'s> CsvDecoder<'s> {
             });
         }
         for (j, field) in fields.iter().enumerate() {
-            let a = self.col_to_attr[j];
+            let Some(a) = self.col_to_attr[j] else {
+                continue; // an ignored extra column
+            };
             let size = self.sizes[a];
             if !self.codes_only {
                 let value = std::str::from_utf8(field).map_err(|_| QueryError::NonUtf8 {
@@ -284,13 +335,13 @@ fn field_error(
     }
 }
 
-/// Splits one line (without its terminator) into comma-separated fields.
+/// Splits one line (without its terminator) into fields separated by `delimiter`.
 ///
 /// A field that starts with `"` is quoted: it runs to the next `"` not followed by another
 /// `"` (a doubled `""` stands for one `"`); bytes after the closing quote up to the next
-/// comma are kept verbatim; an unterminated quote runs to the end of the line. Quoted
+/// delimiter are kept verbatim; an unterminated quote runs to the end of the line. Quoted
 /// fields cannot span lines.
-fn split_fields<'a>(line: &'a [u8], out: &mut Vec<Cow<'a, [u8]>>) {
+fn split_fields<'a>(line: &'a [u8], delimiter: u8, out: &mut Vec<Cow<'a, [u8]>>) {
     out.clear();
     let mut i = 0;
     loop {
@@ -315,17 +366,23 @@ fn split_fields<'a>(line: &'a [u8], out: &mut Vec<Cow<'a, [u8]>>) {
                 }
             }
             let rest = line.get(i..).unwrap_or(&[]);
-            let end = rest.iter().position(|&b| b == b',').unwrap_or(rest.len());
+            let end = rest
+                .iter()
+                .position(|&b| b == delimiter)
+                .unwrap_or(rest.len());
             buf.extend_from_slice(&rest[..end]);
             out.push(Cow::Owned(buf));
             i += end;
         } else {
             let rest = line.get(i..).unwrap_or(&[]);
-            let end = rest.iter().position(|&b| b == b',').unwrap_or(rest.len());
+            let end = rest
+                .iter()
+                .position(|&b| b == delimiter)
+                .unwrap_or(rest.len());
             out.push(Cow::Borrowed(&rest[..end]));
             i += end;
         }
-        // Now at a comma or at the end of the line.
+        // Now at a delimiter or at the end of the line.
         if i >= line.len() {
             return;
         }

@@ -11,6 +11,7 @@
 use std::io::{BufRead, Read};
 use std::path::Path;
 
+use super::options::ReadOptions;
 use super::stream::{StreamSettings, StreamedCounts, count_csv_streaming};
 use crate::dataset::Dataset;
 use crate::error::{QueryError, Result};
@@ -110,9 +111,19 @@ impl Dataset {
     /// [`Dataset::load_file`].
     fn load_csv_file(csv_path: &Path, domain_path: &Path, allow_empty: bool) -> Result<Self> {
         let schema = Schema::from_json_file(domain_path)?;
+        Self::load_csv_with(csv_path, &schema, &ReadOptions::default(), allow_empty)
+    }
+
+    /// The CSV loader of every path-based loader, over a schema already read.
+    fn load_csv_with(
+        csv_path: &Path,
+        schema: &Schema,
+        options: &ReadOptions,
+        allow_empty: bool,
+    ) -> Result<Self> {
         let reader = open_csv(csv_path)?;
         let label = csv_path.display().to_string();
-        Self::read_csv(reader, &label, &schema, allow_empty).map_err(|e| match e {
+        Self::read_csv(reader, &label, schema, options, allow_empty).map_err(|e| match e {
             QueryError::Io { source, .. } => QueryError::Io {
                 path: csv_path.to_path_buf(),
                 source,
@@ -138,11 +149,37 @@ impl Dataset {
     }
 
     fn load_any(path: &Path, domain_path: &Path, allow_empty: bool) -> Result<Self> {
-        if !is_parquet(path) {
-            return Self::load_csv_file(path, domain_path, allow_empty);
-        }
         let schema = Schema::from_json_file(domain_path)?;
-        Self::from_parquet(path, &schema, allow_empty)
+        Self::load_file_with(path, &schema, &ReadOptions::default(), allow_empty)
+    }
+
+    /// Loads `path` through `schema` as [`Dataset::load_file`] does (Parquet by
+    /// [`is_parquet`], else CSV, gzip-compressed or not), read as `options` say: the CSV
+    /// delimiter, and whether columns outside the schema are ignored (CSV and Parquet). With
+    /// `allow_empty` a file with no records is the empty dataset.
+    ///
+    /// Errors: those of the CSV or Parquet loader; [`QueryError::ParquetUnsupported`] for a
+    /// Parquet file in a build without the feature.
+    pub fn load_file_with(
+        path: &Path,
+        schema: &Schema,
+        options: &ReadOptions,
+        allow_empty: bool,
+    ) -> Result<Self> {
+        if !is_parquet(path) {
+            return Self::load_csv_with(path, schema, options, allow_empty);
+        }
+        #[cfg(feature = "parquet")]
+        {
+            super::parquet::load_parquet(path, schema, options, allow_empty)
+        }
+        #[cfg(not(feature = "parquet"))]
+        {
+            let _ = (schema, options, allow_empty);
+            Err(QueryError::ParquetUnsupported {
+                file: path.display().to_string(),
+            })
+        }
     }
 
     /// Loads the Parquet file `path` against `schema` (`io/parquet.rs` (module docs): columns
@@ -155,7 +192,7 @@ impl Dataset {
     pub fn from_parquet(path: &Path, schema: &Schema, allow_empty: bool) -> Result<Self> {
         #[cfg(feature = "parquet")]
         {
-            super::parquet::load_parquet(path, schema, allow_empty)
+            super::parquet::load_parquet(path, schema, &ReadOptions::default(), allow_empty)
         }
         #[cfg(not(feature = "parquet"))]
         {
@@ -170,7 +207,8 @@ impl Dataset {
 /// Counts `workload` over the file `path` in one streaming pass, in bounded memory: a Parquet
 /// file ([`is_parquet`]) with `count_parquet_streaming` (cargo feature `parquet`), else a CSV
 /// file, gzip-compressed or not ([`open_csv`]), with [`count_csv_streaming`]; `schema` is the
-/// file's public schema and errors name the file as `path` is written. A file with no
+/// file's public schema, `options` the delimiter and the treatment of extra columns, and
+/// errors name the file as `path` is written. A file with no
 /// records gives zero counts and `rows = 0` (the caller decides whether that is an error).
 ///
 /// Errors: those of the streaming counter; [`QueryError::ParquetUnsupported`] for a Parquet
@@ -178,13 +216,16 @@ impl Dataset {
 pub fn count_file_streaming<W: Workload + ?Sized>(
     path: &Path,
     schema: &Schema,
+    options: &ReadOptions,
     workload: &W,
     settings: &StreamSettings,
 ) -> Result<StreamedCounts> {
     if is_parquet(path) {
         #[cfg(feature = "parquet")]
         {
-            return super::parquet::count_parquet_streaming(path, schema, workload, settings);
+            return super::parquet::count_parquet_streaming(
+                path, schema, options, workload, settings,
+            );
         }
         #[cfg(not(feature = "parquet"))]
         {
@@ -194,5 +235,5 @@ pub fn count_file_streaming<W: Workload + ?Sized>(
         }
     }
     let label = path.display().to_string();
-    count_csv_streaming(open_csv(path)?, &label, schema, workload, settings)
+    count_csv_streaming(open_csv(path)?, &label, schema, options, workload, settings)
 }

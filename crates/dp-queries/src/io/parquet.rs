@@ -5,7 +5,8 @@
 //!
 //! * The file's top-level columns are matched to the domain **by name**, as a CSV header is:
 //!   every attribute must have exactly one column and no other column may appear (the order
-//!   is free).
+//!   is free) — unless the [`ReadOptions`] ignore extra columns: then they are skipped
+//!   unread, whatever their type.
 //! * An attribute that holds integer codes (a plain size in the domain or schema file) must be
 //!   an **integer column** of any width, signed or unsigned (or dictionary-encoded integers),
 //!   holding codes in `0..size`. A text column for such an attribute is refused with a message
@@ -16,9 +17,9 @@
 //!   encoded through the schema exactly as the same value written in a CSV file would be (a
 //!   number as its shortest decimal text), so a Parquet file and the CSV file of the same
 //!   values give the same dataset and the same counts.
-//! * **Nulls**: a null in a code column, or in a labels/bins column without an `other`
-//!   bucket, is refused; with `other`, a null goes to the `other` code (as an empty CSV field
-//!   does).
+//! * **Nulls**: a null is an empty cell, as an empty CSV field is: in a labels/bins column it
+//!   goes to the `missing` code, or without one to the `other` bucket; in a code column, or
+//!   a column with neither, it is refused.
 //! * Errors name the file, the **row group and the row within it (both counted from 0, as
 //!   Parquet tools count them)** and the column ([`QueryError::ParquetValue`]); within a
 //!   batch the first bad row is reported, and in it the leftmost bad column in file order.
@@ -54,6 +55,7 @@ use parquet::arrow::arrow_reader::{
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 
+use super::options::ReadOptions;
 use super::stream::{
     BatchCounter, StreamSettings, StreamedCounts, check_settings, run_pipeline, worker_count,
 };
@@ -67,8 +69,13 @@ use crate::workload::Workload;
 /// Loads the Parquet file `path` against `schema` (module docs). With `allow_empty` a file
 /// with no rows gives the empty dataset (`n = 0`, for add/remove releases); without, it is
 /// [`QueryError::NoRecords`].
-pub(crate) fn load_parquet(path: &Path, schema: &Schema, allow_empty: bool) -> Result<Dataset> {
-    let plan = ParquetPlan::open(path, schema)?;
+pub(crate) fn load_parquet(
+    path: &Path,
+    schema: &Schema,
+    options: &ReadOptions,
+    allow_empty: bool,
+) -> Result<Dataset> {
+    let plan = ParquetPlan::open(path, schema, options)?;
     let mut sink = Collect(vec![Vec::new(); schema.domain().len()]);
     for g in 0..plan.num_row_groups() {
         plan.read_row_group(g, 1 << 16, &mut sink)?;
@@ -97,11 +104,12 @@ pub(crate) fn load_parquet(path: &Path, schema: &Schema, allow_empty: bool) -> R
 pub fn count_parquet_streaming<W: Workload + ?Sized>(
     path: &Path,
     schema: &Schema,
+    options: &ReadOptions,
     workload: &W,
     settings: &StreamSettings,
 ) -> Result<StreamedCounts> {
     check_settings(schema.domain(), workload, settings)?;
-    let plan = ParquetPlan::open(path, schema)?;
+    let plan = ParquetPlan::open(path, schema, options)?;
     let mut groups = 0..plan.num_row_groups();
     let produce = || Ok(groups.next());
     let process = |g: usize, counter: &mut BatchCounter<'_, W>| {
@@ -254,8 +262,10 @@ struct ColumnPlan {
     size: u32,
     /// Whether the attribute holds integer codes (else it is encoded through the schema).
     codes: bool,
-    /// Whether a null goes to the attribute's `other` code.
-    null_is_other: bool,
+    /// The column's index among the file's columns.
+    file_index: usize,
+    /// The code of a null (an empty cell: `missing`, else `other`), if any.
+    null_code: Option<u32>,
 }
 
 /// An opened Parquet file whose columns have been matched to the domain.
@@ -269,7 +279,7 @@ struct ParquetPlan<'s> {
 }
 
 impl<'s> ParquetPlan<'s> {
-    fn open(path: &Path, schema: &'s Schema) -> Result<Self> {
+    fn open(path: &Path, schema: &'s Schema, options: &ReadOptions) -> Result<Self> {
         let file_label = path.display().to_string();
         let f = File::open(path).map_err(|source| QueryError::Io {
             path: path.to_path_buf(),
@@ -299,13 +309,19 @@ impl<'s> ParquetPlan<'s> {
             }
         }
         let mut columns = Vec::with_capacity(fields.len());
-        for f in fields.iter() {
-            let attr = domain.index_of(f.name()).map_err(|_| {
-                column_error(
-                    f.name(),
-                    "not an attribute of the domain (every column of the file must be one)".into(),
-                )
-            })?;
+        for (file_index, f) in fields.iter().enumerate() {
+            let attr = match domain.index_of(f.name()) {
+                Ok(attr) => attr,
+                Err(_) if options.ignores_extra_columns() => continue,
+                Err(_) => {
+                    return Err(column_error(
+                        f.name(),
+                        "not an attribute of the domain (every column of the file must be \
+                         one, unless extra columns are ignored: dpqr's --ignore-extra-columns)"
+                            .into(),
+                    ));
+                }
+            };
             let attribute = schema.attribute(attr);
             let codes = attribute.is_none_or(|a| a.encoding() == &Encoding::Codes);
             columns.push(ColumnPlan {
@@ -313,7 +329,8 @@ impl<'s> ParquetPlan<'s> {
                 name: f.name().clone(),
                 size: domain.size(attr),
                 codes,
-                null_is_other: attribute.is_some_and(|a| a.has_other()),
+                file_index,
+                null_code: attribute.and_then(|a| a.empty_code()),
             });
         }
         for name in domain.names() {
@@ -324,8 +341,9 @@ impl<'s> ParquetPlan<'s> {
                 ));
             }
         }
-        for (f, c) in fields.iter().zip(&columns) {
-            check_type(f.data_type(), c).map_err(|reason| column_error(&c.name, reason))?;
+        for c in &columns {
+            check_type(fields[c.file_index].data_type(), c)
+                .map_err(|reason| column_error(&c.name, reason))?;
         }
         Ok(ParquetPlan {
             path: path.to_path_buf(),
@@ -363,7 +381,8 @@ impl<'s> ParquetPlan<'s> {
             let mut first: Option<(usize, usize, Problem)> = None;
             for (j, plan) in self.columns.iter().enumerate() {
                 let out = &mut columns[plan.attr];
-                if let Err((i, problem)) = decode_column(batch.column(j), plan, self.schema, out)
+                if let Err((i, problem)) =
+                    decode_column(batch.column(plan.file_index), plan, self.schema, out)
                     && first.as_ref().is_none_or(|(fi, _, _)| i < *fi)
                 {
                     first = Some((i, j, problem));
@@ -486,8 +505,8 @@ impl Problem {
     fn describe(&self, size: u32) -> String {
         match self {
             Problem::Null => "the value is missing (null), and the attribute has no code for a \
-                              missing value: fill it in, or give the attribute an \"other\" \
-                              bucket in the schema"
+                              missing value: fill it in, or give the attribute \"missing\": \
+                              true (or an \"other\" bucket) in the schema"
                 .into(),
             Problem::OutOfDomain(v) => format!("code {v} is outside 0..{size}"),
             Problem::OutsideSchema(v, reason) => {
@@ -579,11 +598,7 @@ where
 
 /// The code of a null, or [`Problem::Null`].
 fn null_code(plan: &ColumnPlan) -> std::result::Result<u32, Problem> {
-    if plan.null_is_other {
-        Ok(plan.size - 1)
-    } else {
-        Err(Problem::Null)
-    }
+    plan.null_code.ok_or(Problem::Null)
 }
 
 /// The code (or the problem) of every element of a plain (not dictionary) array whose type

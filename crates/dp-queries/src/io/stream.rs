@@ -38,6 +38,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, mpsc};
 
 use super::csv::CsvDecoder;
+use super::options::ReadOptions;
 use crate::dataset::Dataset;
 use crate::domain::Domain;
 use crate::error::{QueryError, Result};
@@ -76,8 +77,8 @@ pub struct StreamedCounts {
 }
 
 /// Counts `workload` over the CSV records of `reader` (module docs): the file's header is
-/// matched to `schema`'s domain by name and every record decoded as the loaders do; `file`
-/// labels errors. A file with a header and no records gives zero counts and `rows = 0` (the
+/// matched to `schema`'s domain by name and every record decoded as the loaders do, with
+/// the delimiter and extra columns as `options` say; `file` labels errors. A file with a header and no records gives zero counts and `rows = 0` (the
 /// caller decides whether that is an error).
 ///
 /// Errors: the loaders' errors (with the same file, line and column), the workload over
@@ -86,6 +87,7 @@ pub fn count_csv_streaming<R: BufRead, W: Workload + ?Sized>(
     mut reader: R,
     file: &str,
     schema: &Schema,
+    options: &ReadOptions,
     workload: &W,
     settings: &StreamSettings,
 ) -> Result<StreamedCounts> {
@@ -111,7 +113,7 @@ pub fn count_csv_streaming<R: BufRead, W: Workload + ?Sized>(
         }
         let text = trim_line_end(text);
         if !text.is_empty() {
-            break CsvDecoder::new(text, line_no, file, schema)?;
+            break CsvDecoder::new(text, line_no, file, schema, options)?;
         }
     };
     // a unit: the 1-based line of its first byte and whole lines holding `batch_rows` records

@@ -1,10 +1,11 @@
-//! The data flags every subcommand shares (`--data`/`--domain`, `--dataset`, `--attributes`).
+//! The data flags every subcommand shares (`--data`/`--domain`, `--dataset`, `--attributes`,
+//! `--delimiter`, `--ignore-extra-columns`).
 
 use clap::Args;
 use dp_bench::Result;
 use dp_bench::io::synthetic::{WeightedRecords, read_weighted, sniff_weighted};
 use dp_bench::pipeline::DataSpec;
-use dp_queries::{Dataset, Schema};
+use dp_queries::{Dataset, ReadOptions, Schema};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -25,6 +26,47 @@ pub(crate) struct DataArgs {
     /// workload is built, e.g. the adult7 subset of the projection bench.
     #[arg(long, value_delimiter = ',')]
     pub(crate) attributes: Option<Vec<String>>,
+    /// The character between the fields of the --data CSV: one ASCII character, e.g. ';',
+    /// '|', or 'tab' (default ',').
+    #[arg(long, requires = "data", value_parser = parse_delimiter)]
+    pub(crate) delimiter: Option<ReadOptions>,
+    /// Skip the columns of --data that the schema does not name (a column `name`, say)
+    /// instead of refusing the file. They are not read at all.
+    #[arg(long, requires = "data")]
+    pub(crate) ignore_extra_columns: bool,
+}
+
+/// `--delimiter`: one ASCII character (`tab` or `\\t` for a tab), as
+/// `dp_queries::ReadOptions` accepts it; the options it gives refuse extra columns (see
+/// [`read_options`]).
+pub(crate) fn parse_delimiter(text: &str) -> std::result::Result<ReadOptions, String> {
+    let c = match text {
+        "tab" | "\\t" => '\t',
+        _ => {
+            let mut chars = text.chars();
+            match (chars.next(), chars.next()) {
+                (Some(c), None) => c,
+                _ => {
+                    return Err(format!(
+                        "{} is not one character (give e.g. ';', '|' or 'tab')",
+                        dp_bench::quoted(text)
+                    ));
+                }
+            }
+        }
+    };
+    ReadOptions::new(c, false).map_err(|e| e.to_string())
+}
+
+/// The reading options of `--delimiter` (parsed by [`parse_delimiter`]; default a comma)
+/// and `--ignore-extra-columns`.
+pub(crate) fn read_options(
+    delimiter: Option<ReadOptions>,
+    ignore_extra_columns: bool,
+) -> ReadOptions {
+    delimiter
+        .unwrap_or_default()
+        .ignoring_extra_columns(ignore_extra_columns)
 }
 
 impl DataArgs {
@@ -35,6 +77,7 @@ impl DataArgs {
             domain: self.domain.clone(),
             dataset: self.dataset.clone(),
             attributes: self.attributes.clone(),
+            read: read_options(self.delimiter, self.ignore_extra_columns),
         }
     }
 

@@ -10,6 +10,7 @@
 //! dpqr eval --data adult.csv --domain adult-domain.json --synthetic syn.csv --workload all-2way
 //! dpqr synthetic expand --in syn.csv --domain dom.json --total 1000 --out rows.csv
 //! dpqr schema draft --data raw.csv > schema.json   # NON-PRIVATE: review before use
+//! dpqr schema check --data raw.csv --schema schema.json [--json]   # NON-PRIVATE data check
 //! dpqr ledger init FILE --epsilon 1 --delta 1e-9 [--neighbouring add-remove]
 //!                                                   # then: dpqr release ... --ledger FILE
 //! ```
@@ -60,7 +61,8 @@ Exit status:
   3    the --ledger refused the spend (over budget, or a kind of guarantee it cannot
        charge): nothing recorded, read or written.
   4    stdout could not be written (not a closed pipe) by a command whose result is what it
-       prints (mechanisms, datasets, eval, audit, ledger show, schema draft, --dry-run).
+       prints (mechanisms, datasets, eval, audit, ledger show, schema draft, schema
+       check, --dry-run). `schema check` exits 0 whenever the check ran, whatever it found.
   5    `dpqr release` failed after its spend was recorded in the --ledger: the spend stays;
        stderr says which outputs were written. Running it again spends again.
   130  interrupted by SIGINT (143: SIGTERM) before the release finished; stderr says whether
@@ -100,7 +102,8 @@ enum Command {
     /// Create or show a budget ledger (see `release --ledger`).
     #[command(subcommand)]
     Ledger(LedgerCommand),
-    /// Public schemas for raw CSV values (category labels, numeric bins).
+    /// Public schemas for raw CSV values (category labels, numeric bins): draft one, or
+    /// check a file against one (both NON-PRIVATE).
     #[command(subcommand)]
     Schema(SchemaCommand),
     /// Synthetic records files (`release --synthetic-out`): expand to plain integer rows.
