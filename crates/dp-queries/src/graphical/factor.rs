@@ -312,13 +312,15 @@ impl Semiring for LogProbability {
 /// The other variables are eliminated greedily by smallest table created (the min-weight
 /// rule of [`super::JunctionTree`]). The kept variables are never summed out, so every table
 /// built while eliminating a neighbour of one carries it; when the planned order would build
-/// a table above `limit`, the computation *conditions* on the largest kept variable `v` that
-/// some factor holds: for each value `x` of `v` it restricts every factor to `v = x` and
-/// eliminates to `keep \ {v}` (recursively, conditioning again if needed). Those results are
-/// the slices `v = x` of the table over `keep` (one unnormalised function, so they fit
-/// together with no rescaling): exact, at `|v|` times the work with tables `|v|` times
-/// smaller. Errors with [`QueryError::TooLarge`] when `keep` itself is above `limit`, or when
-/// nothing is left to condition on and a table would still be above it.
+/// a table above `limit`, the computation *conditions* on one variable `v`: for each value
+/// `x` of `v` it restricts every factor to `v = x` and eliminates the rest (recursively,
+/// conditioning again if needed). For a kept `v` the results are the slices `v = x` of the
+/// table over `keep`; for a summed-out `v` (typically a separator variable that every large
+/// table would carry) the table is their sum. Either is exact (one unnormalised function, so
+/// the parts fit together with no rescaling). `v` is the variable with the least total work,
+/// `|v|` times the entries the elimination after it visits, among those after which every
+/// table fits. Errors with [`QueryError::TooLarge`] only when `keep` itself is above
+/// `limit` (conditioning on every other variable always fits).
 pub(crate) fn eliminate_within<S: Semiring>(
     factors: &[Cow<'_, Factor>],
     keep: &[usize],
@@ -329,48 +331,95 @@ pub(crate) fn eliminate_within<S: Semiring>(
     if keep_cells > limit {
         return Err(too_large(keep_cells, limit));
     }
-    let mut scopes: Vec<Vec<usize>> = factors.iter().map(|f| f.vars.clone()).collect();
-    let mut widest = 0.0f64;
-    let mut plan = Vec::new();
-    while let Some((w, v, scope)) = next_elimination(&scopes, keep, sizes) {
-        widest = widest.max(w);
-        scopes.retain(|s| s.binary_search(&v).is_err());
-        let out_scope: Vec<usize> = scope.into_iter().filter(|&a| a != v).collect();
-        scopes.push(out_scope.clone());
-        plan.push((v, out_scope));
-    }
+    let scopes: Vec<Vec<usize>> = factors.iter().map(|f| f.vars.clone()).collect();
+    let (widest, _, plan) = plan_elimination(scopes.clone(), keep, sizes);
     if widest <= limit {
         return Ok(run_elimination::<S>(factors.to_vec(), &plan, keep, sizes));
     }
-    let held = |a: usize| factors.iter().any(|f| f.vars.binary_search(&a).is_ok());
-    let Some(p) = (0..keep.len())
-        .filter(|&p| held(keep[p]))
-        .max_by_key(|&p| sizes[keep[p]])
-    else {
+    // Condition on the variable whose values, one elimination each, cost least in all
+    // (|v| × that elimination's work), preferring one after which every table fits.
+    let mut held: Vec<usize> = scopes.iter().flatten().copied().collect();
+    held.sort_unstable();
+    held.dedup();
+    let mut best: Option<(bool, f64, usize)> = None;
+    for &v in &held {
+        let without: Vec<Vec<usize>> = scopes
+            .iter()
+            .map(|s| s.iter().copied().filter(|&a| a != v).collect())
+            .collect();
+        let rest: Vec<usize> = keep.iter().copied().filter(|&a| a != v).collect();
+        let (w, ops, _) = plan_elimination(without, &rest, sizes);
+        let key = (w > limit, f64::from(sizes[v]) * ops, v);
+        if best.is_none_or(|b| (key.0, key.1) < (b.0, b.1)) {
+            best = Some(key);
+        }
+    }
+    let Some((_, _, v)) = best else {
         return Err(too_large(widest, limit));
     };
-    let v = keep[p];
-    let rest: Vec<usize> = keep.iter().copied().filter(|&a| a != v).collect();
-    let slot = index_map(&rest, keep, sizes);
-    let v_stride = strides(keep, sizes)[p];
-    let mut table = vec![0.0f64; cells(keep, sizes)];
-    for x in 0..sizes[v] as usize {
-        let restricted: Vec<Cow<'_, Factor>> = factors
+    let restricted_to = |x: usize| -> Vec<Cow<'_, Factor>> {
+        factors
             .iter()
             .map(|f| match f.vars.binary_search(&v) {
                 Ok(q) => Cow::Owned(restrict(f, q, x, sizes)),
                 Err(_) => Cow::Borrowed(&**f),
             })
-            .collect();
-        let slice = eliminate_within::<S>(&restricted, &rest, sizes, limit)?;
-        for (&j, &val) in slot.iter().zip(&slice.table) {
-            table[j as usize + x * v_stride] = val;
+            .collect()
+    };
+    let mut table = vec![0.0f64; cells(keep, sizes)];
+    match keep.binary_search(&v) {
+        // a kept variable: each value gives the slice v = x of the table over `keep`
+        Ok(p) => {
+            let rest: Vec<usize> = keep.iter().copied().filter(|&a| a != v).collect();
+            let slot = index_map(&rest, keep, sizes);
+            let v_stride = strides(keep, sizes)[p];
+            for x in 0..sizes[v] as usize {
+                let slice = eliminate_within::<S>(&restricted_to(x), &rest, sizes, limit)?;
+                for (&j, &val) in slot.iter().zip(&slice.table) {
+                    table[j as usize + x * v_stride] = val;
+                }
+            }
+        }
+        // a summed-out variable: the table over `keep` is the sum over its values
+        Err(_) => {
+            for x in 0..sizes[v] as usize {
+                let part = eliminate_within::<S>(&restricted_to(x), keep, sizes, limit)?;
+                if x == 0 {
+                    table = part.table;
+                } else {
+                    for (t, &y) in table.iter_mut().zip(&part.table) {
+                        *t = S::sum(&[*t, y]);
+                    }
+                }
+            }
         }
     }
     Ok(Factor {
         vars: keep.to_vec(),
         table,
     })
+}
+
+/// The greedy elimination order of `scopes` down to `keep`: the widest table it builds, its
+/// work (entries visited, Σ table × eliminated variable's size) and the plan, one
+/// `(variable, scope of the table it leaves)` per step.
+fn plan_elimination(
+    mut scopes: Vec<Vec<usize>>,
+    keep: &[usize],
+    sizes: &[u32],
+) -> (f64, f64, Vec<(usize, Vec<usize>)>) {
+    let (mut widest, mut ops) = (0.0f64, 0.0f64);
+    let mut plan = Vec::new();
+    while let Some((w, v, scope)) = next_elimination(&scopes, keep, sizes) {
+        widest = widest.max(w);
+        ops += w;
+        scopes.retain(|s| s.binary_search(&v).is_err());
+        let out_scope: Vec<usize> = scope.into_iter().filter(|&a| a != v).collect();
+        scopes.push(out_scope.clone());
+        plan.push((v, out_scope));
+    }
+    ops += cells(keep, sizes) as f64;
+    (widest, ops, plan)
 }
 
 /// The variable (not in `keep`) whose elimination creates the smallest table, with that
@@ -653,8 +702,8 @@ mod tests {
     #[test]
     fn conditioned_elimination_is_exact() {
         // a cycle 0-1-2-3-4-0: the min-weight order for {0, 2} builds a 24-entry table
-        // (eliminating 1 last, over {0, 1, 2}); limit 12 forces conditioning on attribute 0
-        // (then the widest table has 8 entries), limit 6 on attribute 2 as well (then 6)
+        // (eliminating 1 last, over {0, 1, 2}); limits 12 and 6 force conditioning, once or
+        // twice, on kept or summed-out variables (the limit is never below the kept table)
         let sizes = [3u32, 4, 2, 3, 2];
         let scopes: [&[usize]; 5] = [&[0, 1], &[1, 2], &[2, 3], &[3, 4], &[0, 4]];
         let factors: Vec<Factor> = scopes
@@ -683,8 +732,8 @@ mod tests {
         let borrowed_logs: Vec<Cow<'_, Factor>> = logs.iter().map(Cow::Borrowed).collect();
         let cases: [(Vec<usize>, &[f64]); 4] = [
             (vec![0, 2], &[1e8, 12.0, 6.0]),
-            (vec![3], &[1e8, 12.0]),
-            (vec![1, 4], &[1e8, 12.0]),
+            (vec![3], &[1e8, 12.0, 4.0, 3.0]),
+            (vec![1, 4], &[1e8, 12.0, 8.0]),
             (vec![0, 1, 2, 3, 4], &[1e8]),
         ];
         for (keep, limits) in cases {
@@ -716,9 +765,19 @@ mod tests {
                 }
             }
         }
-        // nothing to condition on: summing the cycle out builds a 12-entry table at least
-        let err = eliminate_within::<Probability>(&borrowed, &[], &sizes, 6.0).unwrap_err();
-        assert!(matches!(err, QueryError::TooLarge { .. }), "{err}");
+        // summing the whole cycle out builds a 12-entry table at least: below that, the
+        // total mass comes from conditioning on summed-out variables (limit 6: one, limit 2:
+        // two or more)
+        let want: f64 = brute_force(&factors, &[], &sizes)[0];
+        for limit in [6.0, 2.0] {
+            let got = eliminate_within::<Probability>(&borrowed, &[], &sizes, limit).unwrap();
+            let log = eliminate_within::<LogProbability>(&borrowed_logs, &[], &sizes, limit);
+            assert!((got.table[0] - want).abs() <= 1e-12 * want, "{limit}");
+            assert!(
+                (log.unwrap().table[0].exp() - want).abs() <= 1e-12 * want,
+                "{limit}"
+            );
+        }
         // the kept table itself (12 entries) above the limit
         let err = eliminate_within::<Probability>(&borrowed, &[1, 3], &sizes, 6.0).unwrap_err();
         assert!(matches!(err, QueryError::TooLarge { .. }), "{err}");
