@@ -48,7 +48,8 @@ pub mod sensitivity;
 pub mod steps;
 
 pub use adaptive::{
-    AdaptiveProjection, AdaptiveProjectionParams, AdaptiveRound, EstimatorChoice, RoundCallback,
+    AdaptiveProjection, AdaptiveProjectionParams, AdaptiveRound, EstimatorChoice, NoiseSchedule,
+    RoundCallback, ScheduledMeasurement, ScheduledPhase, ScheduledRound,
 };
 pub use error::{MechanismError, Result};
 pub use exact_audit::{
