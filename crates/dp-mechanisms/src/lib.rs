@@ -65,7 +65,7 @@ pub use perturbation::{
     GaussianMechanism, GaussianNoise, GaussianParams, LaplaceMechanism, LaplaceNoise,
     LaplaceParams, PerturbationParams,
 };
-pub use postprocess::PostProcessing;
+pub use postprocess::{PostProcessed, PostProcessing};
 pub use projection::{
     ChainingMechanism, ChainingParams, CoarseProjectionMechanism, CoarseProjectionParams,
     ProjectionMechanism, ProjectionParams, ProjectionSettings, UniverseChoice,
