@@ -165,10 +165,10 @@ mod tests {
                 assert!(spec.accepts(*kind), "{kind:?}: {}", c.mechanism);
                 assert_eq!(spec.relations.len(), 2, "{}", c.mechanism);
                 assert!(spec.check_post(c.post).is_ok(), "{}", c.mechanism);
-                assert!(c.sentence().starts_with(&format!(
-                    "mechanism auto chose {} ",
-                    c.mechanism
-                )));
+                assert!(
+                    c.sentence()
+                        .starts_with(&format!("mechanism auto chose {} ", c.mechanism))
+                );
                 // simplex only on tables
                 assert_eq!(
                     c.post == PostProcessing::SimplexProjection,
@@ -178,7 +178,12 @@ mod tests {
         }
         let c = choose(QueryClass::Marginals, &budgets[0].0, PostProcessing::None).unwrap();
         assert_eq!(c.mechanism, "adaptive-projection");
-        let c = choose(QueryClass::Conjunctions, &budgets[1].0, PostProcessing::None).unwrap();
+        let c = choose(
+            QueryClass::Conjunctions,
+            &budgets[1].0,
+            PostProcessing::None,
+        )
+        .unwrap();
         assert_eq!(c.mechanism, "gaussian");
         assert!(
             choose(

@@ -21,8 +21,8 @@ use dp_mechanisms::{
     AdaptiveProjectionParams, AdaptiveRound, BoostingParams, BoostingSettings, ChainingParams,
     ChainingWorstCaseParams, CoarseProjectionParams, DualQuery, DualQueryParams, ForQueryClasses,
     GaussianMechanism, GaussianParams, IcParams, LaplaceMechanism, LaplaceParams, Mechanism,
-    MwemParams, OnWorkloadAttributes, OneHotEncoded, PostProcessed, PostProcessing, ProjectionParams,
-    ProjectionSettings, RelaxedProjectionParams, RelaxedSettings,
+    MwemParams, OnWorkloadAttributes, OneHotEncoded, PostProcessed, PostProcessing,
+    ProjectionParams, ProjectionSettings, RelaxedProjectionParams, RelaxedSettings,
 };
 use dp_queries::{AnyWorkload, QueryClass};
 

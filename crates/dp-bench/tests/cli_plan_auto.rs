@@ -117,13 +117,24 @@ fn dry_run_of_adaptive_projection_prints_the_documented_schedule_and_spends_noth
                 "σ =",
                 sigma(replace_one, 4.0 * rho_1),
             ),
-            ("cheap workload tables", "σ =", sigma(replace_one, 0.8 * rho / 3.0)),
-            ("checks of the other", "σ =", sigma(replace_one, 0.1 * rho / 3.0)),
+            (
+                "cheap workload tables",
+                "σ =",
+                sigma(replace_one, 0.8 * rho / 3.0),
+            ),
+            (
+                "checks of the other",
+                "σ =",
+                sigma(replace_one, 0.1 * rho / 3.0),
+            ),
             ("1-way tables", "ρ =", rho_1),
         ];
         for (line, key, want) in cases {
             let got = number_after(&out, line, key);
-            assert!(close(got, want), "{relation} {line}: {got} vs {want}\n{out}");
+            assert!(
+                close(got, want),
+                "{relation} {line}: {got} vs {want}\n{out}"
+            );
         }
         // the selection: the largest ε with ε²/8 ≤ (1 − α)ρ/T
         let eps = (8.0 * 0.1 * rho / 48.0_f64).sqrt();
@@ -201,7 +212,10 @@ fn dry_run_checks_the_data_file_and_its_header_by_names_only() {
     let o = plan(&short);
     assert!(!o.status.success(), "{}", text(&o));
     let t = text(&o);
-    assert!(t.contains("short.csv") && t.contains("missing") || t.contains("no column"), "{t}");
+    assert!(
+        t.contains("short.csv") && t.contains("no column 'c'"),
+        "{t}"
+    );
     // the right header over rows no release would accept: the dry run reads no value, so it
     // passes; the release itself refuses the rows
     let bad_rows = d.join("bad-rows.csv");
@@ -270,7 +284,11 @@ fn baselines_give_per_answer_error_with_assume_n() {
             "5",
         ],
     );
-    assert!(stdout(&o).contains("WARNING: the noise alone"), "{}", text(&o));
+    assert!(
+        stdout(&o).contains("WARNING: the noise alone"),
+        "{}",
+        text(&o)
+    );
     assert!(stdout(&o).contains("--post simplex"), "{}", text(&o));
 }
 
@@ -279,7 +297,11 @@ fn auto_chooses_from_public_inputs_and_says_why() {
     let d = fixture("auto");
     let data = d.join("d.csv");
     // marginal tables under ρ: adaptive-projection, in the plan
-    let o = release(&d, &data, &["--mechanism", "auto", "--rho", "0.5", "--dry-run"]);
+    let o = release(
+        &d,
+        &data,
+        &["--mechanism", "auto", "--rho", "0.5", "--dry-run"],
+    );
     let out = stdout(&o);
     assert!(o.status.success(), "{}", text(&o));
     assert!(
@@ -320,7 +342,11 @@ fn auto_chooses_from_public_inputs_and_says_why() {
             .starts_with("mechanism auto chose adaptive-projection because")
     );
     // marginal tables under pure ε: laplace with the simplex post-processing
-    let o = release(&d, &data, &["--mechanism", "auto", "--epsilon", "1", "--dry-run"]);
+    let o = release(
+        &d,
+        &data,
+        &["--mechanism", "auto", "--epsilon", "1", "--dry-run"],
+    );
     let out = stdout(&o);
     assert!(
         out.contains("mechanism auto chose laplace with --post simplex because"),
@@ -353,7 +379,15 @@ fn auto_chooses_from_public_inputs_and_says_why() {
     let o = release(
         &d,
         &data,
-        &["--mechanism", "auto", "--rho", "1", "--post", "simplex", "--dry-run"],
+        &[
+            "--mechanism",
+            "auto",
+            "--rho",
+            "1",
+            "--post",
+            "simplex",
+            "--dry-run",
+        ],
     );
     assert!(!o.status.success());
     assert!(text(&o).contains("--mechanism auto chooses the post-processing"));

@@ -125,7 +125,11 @@ impl crate::Mechanism for PostProcessed {
         self.inner.step_audited()
     }
 
-    fn check_inputs(&self, workload: &MarginalWorkload, public_n: Option<usize>) -> crate::Result<()> {
+    fn check_inputs(
+        &self,
+        workload: &MarginalWorkload,
+        public_n: Option<usize>,
+    ) -> crate::Result<()> {
         self.inner.check_inputs(workload, public_n)
     }
 

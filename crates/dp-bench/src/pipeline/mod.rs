@@ -1203,3 +1203,27 @@ pub fn distance_to_proportions(a: &[f64]) -> f64 {
     let positive: f64 = a.iter().map(|&x| x.max(0.0)).sum();
     negative + (positive - 1.0).abs()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::distance_to_proportions;
+
+    /// Hand values of the ℓ1 distance to the nearest table of proportions, each checked
+    /// against a table of proportions at that distance (the bound is attained).
+    #[test]
+    fn distance_to_proportions_by_hand() {
+        let l1 = |a: &[f64], u: &[f64]| a.iter().zip(u).map(|(x, y)| (x - y).abs()).sum::<f64>();
+        // already a table of proportions
+        assert_eq!(distance_to_proportions(&[0.25, 0.75]), 0.0);
+        // negatives raised to 0 (0.5), then the positives 1.5 scaled to 1 (0.5 more)
+        let a = [-0.5, 1.0, 0.5];
+        assert_eq!(distance_to_proportions(&a), 1.0);
+        assert_eq!(l1(&a, &[0.0, 2.0 / 3.0, 1.0 / 3.0]), 1.0);
+        // nothing positive: one cell set to 1
+        let a = [-3.0, 0.0];
+        assert_eq!(distance_to_proportions(&a), 4.0);
+        assert_eq!(l1(&a, &[0.0, 1.0]), 4.0);
+        // far above: the relaxed projection's case, many times the largest distance 2
+        assert!(distance_to_proportions(&[5.0, -4.0, 3.0]) > 2.0);
+    }
+}

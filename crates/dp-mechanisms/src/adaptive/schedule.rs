@@ -304,7 +304,10 @@ mod tests {
             assert_eq!(s.one_way.sigma2, sigma2(relation, rho_1));
             assert_eq!(s.round.measurement, s.one_way);
             assert_eq!(s.annealed_round.measurement.measure_rho, 4.0 * rho_1);
-            assert_eq!(s.annealed_round.measurement.sigma2, sigma2(relation, 4.0 * rho_1));
+            assert_eq!(
+                s.annealed_round.measurement.sigma2,
+                sigma2(relation, 4.0 * rho_1)
+            );
             // ε²/8 ≤ (1 − α)ρ/T, the largest such ε (within a few ulps)
             let eps = (8.0 * 0.1 * rho / 64.0).sqrt();
             assert!((s.round.select_epsilon - eps).abs() < 1e-12 * eps);
