@@ -11,6 +11,7 @@
 //! |---|---|
 //! | `src/bin/dpqr/` | the `dpqr` program: one file per subcommand (`release.rs` with its dry run, `eval.rs`, `audit.rs`, `mechanisms.rs`, `ledger.rs`, `schema.rs`), the shared data flags in `data.rs` |
 //! | [`pipeline`] | one release from a [`pipeline::ReleaseRequest`] (the arguments of `dpqr release` as plain data): validate every argument once → ledger check → count from the chosen source (memory, stream, engine) → charge and run → write the outputs |
+//! | [`auto`] | `--mechanism auto`: a mechanism and its post-processing chosen from public inputs (workload class, budget kind) by the rule of docs/auto.md |
 //! | [`catalogue`] | one entry per mechanism: description, guarantee, budgets, relations, limits, builder, audit settings |
 //! | [`registry`] | mechanisms by name (through the catalogue); command-line budget flags → privacy loss |
 //! | [`settings`] | mechanism settings given on the command line (`--rounds`, `--eta`, …): kinds, values, range checks |
@@ -25,6 +26,7 @@
 #![warn(missing_docs)]
 
 pub mod audit;
+pub mod auto;
 pub mod catalogue;
 pub mod error;
 pub mod experiments;

@@ -812,7 +812,8 @@ fn dry_run_plans_without_reading_spending_or_writing() {
 }
 
 /// `--post simplex` is refused, before any data is read, by every mechanism that would
-/// silently ignore it (all but the answer-perturbation baselines), and nothing is written.
+/// silently ignore it (all but the answer-perturbation baselines and the relaxed
+/// projection), and nothing is written.
 #[test]
 fn post_processing_is_refused_where_it_would_be_ignored() {
     let d = dir("post");

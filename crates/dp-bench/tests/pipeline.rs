@@ -228,9 +228,10 @@ fn a_dry_run_reads_no_data_and_records_nothing() {
     .unwrap();
     let before = read(&ledger);
     let mut req = request(&d, "laplace", epsilon(1.0));
-    // a file that the loader would refuse: a dry run never reads it (the ledger names it
-    // by its canonical path only)
-    std::fs::write(d.join("bad.csv"), "x,y\nnot,codes\n").unwrap();
+    // a file whose rows the loader would refuse: a dry run reads its header only (issue #26:
+    // the names must fit the schema) and never a value (the ledger names the file by its
+    // canonical path only)
+    std::fs::write(d.join("bad.csv"), "b,a\nnot,codes\n").unwrap();
     req.data = DataSpec {
         data: Some(d.join("bad.csv")),
         domain: Some(d.join("domain.json")),
@@ -256,6 +257,14 @@ fn a_dry_run_reads_no_data_and_records_nothing() {
     }
     assert_eq!(read(&ledger), before);
     assert!(!d.join("lib.csv").exists());
+    // a header that does not fit the schema is refused by the dry run, nothing recorded
+    std::fs::write(d.join("bad.csv"), "x,y\n0,1\n").unwrap();
+    let e = match pipeline::release(&req, &Silent) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("a header without the schema's columns passed the dry run"),
+    };
+    assert!(e.contains("bad.csv"), "{e}");
+    assert_eq!(read(&ledger), before);
 }
 
 #[test]

@@ -48,7 +48,8 @@ pub mod sensitivity;
 pub mod steps;
 
 pub use adaptive::{
-    AdaptiveProjection, AdaptiveProjectionParams, AdaptiveRound, EstimatorChoice, RoundCallback,
+    AdaptiveProjection, AdaptiveProjectionParams, AdaptiveRound, EstimatorChoice, NoiseSchedule,
+    RoundCallback, ScheduledMeasurement, ScheduledPhase, ScheduledRound,
 };
 pub use error::{MechanismError, Result};
 pub use exact_audit::{
@@ -64,7 +65,7 @@ pub use perturbation::{
     GaussianMechanism, GaussianNoise, GaussianParams, LaplaceMechanism, LaplaceNoise,
     LaplaceParams, PerturbationParams,
 };
-pub use postprocess::PostProcessing;
+pub use postprocess::{PostProcessed, PostProcessing};
 pub use projection::{
     ChainingMechanism, ChainingParams, CoarseProjectionMechanism, CoarseProjectionParams,
     ProjectionMechanism, ProjectionParams, ProjectionSettings, UniverseChoice,

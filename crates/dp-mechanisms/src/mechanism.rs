@@ -61,6 +61,15 @@ pub trait Mechanism<W: Workload = MarginalWorkload>: Send + Sync {
         None
     }
 
+    /// The noise schedule fixed before running, from public inputs only (the budget, the
+    /// parameters, `workload` over its domain), for mechanisms that plan their noise in
+    /// phases and rounds (adaptive projection: [`crate::NoiseSchedule`], issue #26 item 4);
+    /// `None` for the others and where the workload's calibration fails (then
+    /// [`Self::check_inputs`] says why).
+    fn noise_schedule(&self, _workload: &W) -> Option<crate::NoiseSchedule> {
+        None
+    }
+
     /// The error bound the mechanism's paper states before running, for `workload` on a
     /// table of `n` records (the bounds need n: public under replace-one, so a plan may
     /// assume one); `None` where no a-priori bound is implemented or its conditions fail.

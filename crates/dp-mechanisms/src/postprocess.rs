@@ -71,6 +71,94 @@ pub fn project_onto_simplex(v: &mut [f64]) {
     }
 }
 
+/// A marginal mechanism whose answers are post-processed by `post` before they are returned
+/// (e.g. the relaxed projection, whose answers need not be tables of proportions, with each
+/// table projected onto the simplex; issue #26 item 5). Post-processing sees only the
+/// released answers, so the guarantee is the inner mechanism's (Dwork–Roth Prop. 2.1); a
+/// note says what was applied. Every other property is the inner mechanism's, except the
+/// stated error bound, which is not carried over (it is stated for the unprocessed answers).
+pub struct PostProcessed {
+    inner: Box<dyn crate::Mechanism>,
+    post: PostProcessing,
+}
+
+impl PostProcessed {
+    /// `inner` with `post` applied to its answers.
+    pub fn new(inner: Box<dyn crate::Mechanism>, post: PostProcessing) -> Self {
+        PostProcessed { inner, post }
+    }
+
+    fn finish(&self, mut release: crate::Release, workload: &MarginalWorkload) -> crate::Release {
+        if self.post != PostProcessing::None {
+            apply(self.post, workload, &mut release.answers);
+            release
+                .diagnostics
+                .notes
+                .push(format!("post-processing: {} (no extra budget)", self.post));
+        }
+        release
+    }
+}
+
+impl crate::Mechanism for PostProcessed {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+
+    fn certificate(&self) -> crate::PrivacyCertificate {
+        self.inner.certificate()
+    }
+
+    fn produces_synthetic(&self) -> bool {
+        self.inner.produces_synthetic()
+    }
+
+    fn works_over_a_universe(&self) -> bool {
+        self.inner.works_over_a_universe()
+    }
+
+    fn noise_schedule(&self, workload: &MarginalWorkload) -> Option<crate::NoiseSchedule> {
+        self.inner.noise_schedule(workload)
+    }
+
+    fn step_audited(&self) -> Option<&dyn crate::StepAudited> {
+        self.inner.step_audited()
+    }
+
+    fn check_inputs(
+        &self,
+        workload: &MarginalWorkload,
+        public_n: Option<usize>,
+    ) -> crate::Result<()> {
+        self.inner.check_inputs(workload, public_n)
+    }
+
+    fn counts_suffice(&self) -> bool {
+        self.inner.counts_suffice()
+    }
+
+    fn release_counts(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn rand::CryptoRng,
+    ) -> crate::Result<crate::Release> {
+        let release = self.inner.release_counts(counts, n, workload, rng)?;
+        Ok(self.finish(release, workload))
+    }
+
+    fn release(
+        &self,
+        data: &dp_queries::Dataset,
+        workload: &MarginalWorkload,
+        rng: &mut dyn rand::CryptoRng,
+    ) -> crate::Result<crate::Release> {
+        let release = self.inner.release(data, workload, rng)?;
+        Ok(self.finish(release, workload))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

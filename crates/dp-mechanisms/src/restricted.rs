@@ -56,6 +56,17 @@ impl<W: Workload> Mechanism<W> for OnWorkloadAttributes<W> {
         self.inner.count_noise(workload)
     }
 
+    /// The inner mechanism's schedule for the workload over the touched attributes, as it
+    /// runs ([`Mechanism::release`] here).
+    fn noise_schedule(&self, workload: &W) -> Option<crate::NoiseSchedule> {
+        let touched = workload.touched_attributes();
+        if touched.len() == workload.domain().len() {
+            return self.inner.noise_schedule(workload);
+        }
+        self.inner
+            .noise_schedule(&workload.on_attributes(&touched).ok()?)
+    }
+
     fn counts_suffice(&self) -> bool {
         self.inner.counts_suffice()
     }
@@ -187,6 +198,12 @@ impl Mechanism<AnyWorkload> for ForQueryClasses {
         workload
             .as_marginals()
             .and_then(|w| self.inner.count_noise(w))
+    }
+
+    fn noise_schedule(&self, workload: &AnyWorkload) -> Option<crate::NoiseSchedule> {
+        workload
+            .as_marginals()
+            .and_then(|w| self.inner.noise_schedule(w))
     }
 
     fn stated_error_bound(&self, workload: &AnyWorkload, n: usize) -> Option<crate::ErrorBound> {

@@ -70,8 +70,8 @@ pub use graphical::{
 };
 pub use implicit::{MarginalRecordOracle, OracleStrategy, RecordOracleSettings};
 pub use io::{
-    FileFormat, IN_MEMORY, ReadOptions, StreamSettings, StreamedCounts, count_csv_streaming,
-    count_file_streaming, is_parquet, open_csv,
+    FileFormat, IN_MEMORY, ReadOptions, StreamSettings, StreamedCounts, check_file_header,
+    count_csv_streaming, count_file_streaming, is_parquet, open_csv,
 };
 #[cfg(feature = "parquet")]
 pub use io::{ParquetCodesWriter, count_parquet_streaming};

@@ -42,6 +42,7 @@ pub use engine::{Engine, EngineChoice};
 pub use local::{LocalPlan, LocalReleased};
 pub use source::{DataSpec, PrivateInput, refuse_weighted};
 
+use crate::auto::{self, AutoChoice};
 use crate::catalogue::{self, BuildOptions, MechanismSpec};
 use crate::io::answers::{
     AnswersForm, CountScale, Labelling, write_answers, write_labelled_answers, write_query_answers,
@@ -290,6 +291,8 @@ pub enum SourceKind {
 pub struct Plan<'r> {
     request: &'r ReleaseRequest,
     spec: &'static MechanismSpec,
+    post: PostProcessing,
+    auto: Option<AutoChoice>,
     relation: Neighbouring,
     workload: AnyWorkload,
     mechanism: Box<dyn Mechanism<AnyWorkload>>,
@@ -377,7 +380,13 @@ pub fn release<'r>(request: &'r ReleaseRequest, events: &dyn ReleaseEvents) -> R
     let mut rng = plan.rng(events)?;
     let mut release = plan.run(ledger.as_mut(), input, &mut rng, events)?;
     drop(ledger); // release the lock
-    if let Some(warning) = plan.noise_swamps_tables(&release) {
+    if let Some(choice) = &plan.auto {
+        release.diagnostics.notes.insert(0, choice.sentence());
+    }
+    let warning = plan
+        .noise_swamps_tables(&release)
+        .or_else(|| plan.answers_far_from_tables(&release));
+    if let Some(warning) = warning {
         events.warning(&warning);
         release.diagnostics.notes.push(warning);
     }
@@ -435,7 +444,24 @@ impl<'r> Plan<'r> {
     /// Stage 1: check every argument of `request` from public inputs, build the mechanism
     /// and choose the source. Reads no data and no ledger.
     pub fn validate(request: &'r ReleaseRequest, events: &dyn ReleaseEvents) -> Result<Self> {
-        let spec = catalogue::spec(&request.mechanism)?;
+        // `--mechanism auto`: chosen from the workload's class and the budget's kind, both
+        // public (crate::auto; docs/auto.md), before anything else is checked
+        let auto = if request.mechanism == auto::AUTO {
+            let workload = AnyWorkload::parse_spec(
+                &request.data.public_domain()?,
+                &request.workload,
+                request.workload_seed,
+            )?;
+            Some(auto::choose(
+                workload.class(),
+                &request.budget,
+                request.post,
+            )?)
+        } else {
+            None
+        };
+        let spec = catalogue::spec(auto.as_ref().map_or(&request.mechanism, |a| a.mechanism))?;
+        let post = auto.as_ref().map_or(request.post, |a| a.post);
         let settings = &request.settings;
         spec.check_settings(settings)?;
         request.data.check_attributes()?;
@@ -444,7 +470,7 @@ impl<'r> Plan<'r> {
             .neighbouring
             .unwrap_or_else(|| spec.default_relation());
         spec.check_relation(relation)?;
-        spec.check_post(request.post)?;
+        spec.check_post(post)?;
         check_budget_is_meaningful(&budget)?;
         if relation == Neighbouring::AddRemove {
             // n is private: the fixed public bound, before the data is read
@@ -481,7 +507,7 @@ impl<'r> Plan<'r> {
         };
         // a marginal mechanism that enumerates a universe runs over the attributes the
         // workload touches (dp_mechanisms::OnWorkloadAttributes; the guarantee is unchanged)
-        let mechanism = spec.assemble_any(budget, relation, request.post, &options)?;
+        let mechanism = spec.assemble_any(budget, relation, post, &options)?;
         if request.outputs.synthetic.is_some() && !mechanism.produces_synthetic() {
             return Err(BenchError::Usage(format!(
                 "{} releases answers only, no synthetic data: drop --synthetic-out or choose \
@@ -558,9 +584,15 @@ impl<'r> Plan<'r> {
         let inputs = request.inputs();
         let inputs: Vec<(&str, &Path)> = inputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
         output::check_outputs(&request.outputs.list(), &inputs)?;
+        if request.dry_run {
+            // the data file exists and its header fits the schema: names only, no value read
+            request.data.check_header()?;
+        }
         Ok(Plan {
             request,
             spec,
+            post,
+            auto,
             relation,
             workload,
             mechanism,
@@ -579,6 +611,16 @@ impl<'r> Plan<'r> {
     /// The catalogue entry.
     pub fn spec(&self) -> &'static MechanismSpec {
         self.spec
+    }
+
+    /// The post-processing applied: `--post`, or the one `--mechanism auto` chose.
+    pub fn post(&self) -> PostProcessing {
+        self.post
+    }
+
+    /// What `--mechanism auto` chose and why (`None`: the mechanism was named).
+    pub fn auto_choice(&self) -> Option<&AutoChoice> {
+        self.auto.as_ref()
     }
 
     /// The neighbouring relation of the guarantee.
@@ -678,35 +720,53 @@ impl<'r> Plan<'r> {
     /// A function of the public workload, the noise's public parameters and the total the
     /// release published (its own noisy total under add/remove): no private input.
     pub fn noise_swamps_tables(&self, release: &Release) -> Option<String> {
-        if self.request.post != PostProcessing::None {
+        if self.post != PostProcessing::None {
             return None;
         }
         let AnyWorkload::Marginals(m) = &self.workload else {
             return None;
         };
         let noise = release.diagnostics.noise.as_ref()?;
-        let ratio = match noise.distribution {
-            dp_mechanisms::NoiseDistribution::DiscreteGaussian => {
-                (2.0 / std::f64::consts::PI).sqrt()
-            }
-            dp_mechanisms::NoiseDistribution::DiscreteLaplace => std::f64::consts::FRAC_1_SQRT_2,
-        };
-        let tables = m.marginals();
-        if tables.is_empty() || !(noise.answer_std.is_finite() && noise.answer_std > 0.0) {
+        let l1 = expected_table_l1(m, noise.answer_std, noise.distribution)?;
+        (l1 > 2.0).then(|| swamped_warning(l1))
+    }
+
+    /// A warning when the released tables are, on average, farther in ℓ1 than 2 from
+    /// *every* table of proportions — hence from the truth by more than any table of
+    /// proportions, the uniform one included, could be (issue #26, item 5: `relaxed-projection`
+    /// on adult all 2-way has mean table ℓ1 21.2, the uniform table 1.53). For any mechanism
+    /// whose answers need not be tables of proportions, without post-processing. A table's
+    /// ℓ1 distance to the proportions is exactly `Σ max(−a, 0) + |Σ max(a, 0) − 1|` over its
+    /// answers `a` ([`distance_to_proportions`]), a lower bound on its ℓ1 error. A function
+    /// of the released answers and the public workload only.
+    pub fn answers_far_from_tables(&self, release: &Release) -> Option<String> {
+        if self.post != PostProcessing::None {
             return None;
         }
-        let l1 = tables
-            .iter()
-            .map(|t| t.num_cells() as f64 * ratio * noise.answer_std)
+        let AnyWorkload::Marginals(m) = &self.workload else {
+            return None;
+        };
+        if m.is_empty() || release.answers.len() != m.num_queries() {
+            return None;
+        }
+        let distance = (0..m.len())
+            .map(|j| distance_to_proportions(&release.answers[m.offset(j)..m.offset(j + 1)]))
             .sum::<f64>()
-            / tables.len() as f64;
-        (l1 > 2.0).then(|| {
+            / m.len() as f64;
+        (distance > 2.0).then(|| {
             format!(
-                "WARNING: the noise alone puts each released table about {l1:.1} from the truth in \
-                 ℓ1 on average, more than 2, the largest ℓ1 distance between two tables of \
-                 proportions: any table of proportions, the uniform one included, would be \
-                 closer. --post simplex projects each noisy table onto the proportions \
-                 (post-processing, no extra budget)."
+                "WARNING: the released tables are on average {distance:.1} in ℓ1 from the \
+                 nearest table of proportions, so at least that far from the truth: more \
+                 than 2, the largest ℓ1 distance between two tables of proportions, so any \
+                 table of proportions, the uniform one included, would be closer. {}",
+                if self.spec.post_processing {
+                    "--post simplex projects each released table onto the proportions \
+                     (post-processing, no extra budget); `dpqr mechanisms` says where each \
+                     mechanism is the wrong choice."
+                } else {
+                    "This mechanism does not offer --post simplex: see `dpqr mechanisms` \
+                     for where each mechanism is the wrong choice, or --mechanism auto."
+                }
             )
         })
     }
@@ -992,6 +1052,10 @@ impl<'r> Plan<'r> {
             if let Some(note) = self.synthetic_note() {
                 r.insert("synthetic_values".into(), note.into());
             }
+            if let Some(choice) = &self.auto {
+                // the rule's choice and its reason (public inputs only: docs/auto.md)
+                r.insert("mechanism_auto".into(), choice.sentence().into());
+            }
         }
         serde_json::to_string_pretty(&report).map_err(|source| BenchError::Encode {
             what: "report",
@@ -1086,4 +1150,80 @@ pub(crate) fn write_report(
         w.write_all(text.as_bytes()).map_err(io_error(path))
     })?;
     Ok(f)
+}
+
+/// The expected ℓ1 norm of the noise on a table of the marginal workload `m`, averaged over
+/// its tables: `c·E|Z|`, `c` a table's cells and `E|Z|` the expected absolute noise of one
+/// answer of standard deviation `answer_std` — `√(2/π)·sd` for Gaussian noise, `sd/√2` for
+/// Laplace noise (the continuous distributions' ratios; close for the discrete ones at the
+/// scales where the warning fires). `None` for an empty workload or a non-positive or
+/// non-finite `answer_std`. Public: the workload and the noise's public parameters.
+pub fn expected_table_l1(
+    m: &MarginalWorkload,
+    answer_std: f64,
+    distribution: dp_mechanisms::NoiseDistribution,
+) -> Option<f64> {
+    let ratio = match distribution {
+        dp_mechanisms::NoiseDistribution::DiscreteGaussian => (2.0 / std::f64::consts::PI).sqrt(),
+        dp_mechanisms::NoiseDistribution::DiscreteLaplace => std::f64::consts::FRAC_1_SQRT_2,
+    };
+    let tables = m.marginals();
+    if tables.is_empty() || !(answer_std.is_finite() && answer_std > 0.0) {
+        return None;
+    }
+    Some(
+        tables
+            .iter()
+            .map(|t| t.num_cells() as f64 * ratio * answer_std)
+            .sum::<f64>()
+            / tables.len() as f64,
+    )
+}
+
+/// The warning of a release (or a plan) whose noise alone puts each table about `l1` from
+/// the truth in ℓ1, more than 2 ([`Plan::noise_swamps_tables`]).
+pub fn swamped_warning(l1: f64) -> String {
+    format!(
+        "WARNING: the noise alone puts each released table about {l1:.1} from the truth in \
+         ℓ1 on average, more than 2, the largest ℓ1 distance between two tables of \
+         proportions: any table of proportions, the uniform one included, would be \
+         closer. --post simplex projects each noisy table onto the proportions \
+         (post-processing, no extra budget)."
+    )
+}
+
+/// The ℓ1 distance from the answers `a` of one table to the nearest table of proportions
+/// (cells ≥ 0 summing to 1): `N + |P − 1|`, `N` the sum of the negative parts and `P` of
+/// the positive ones. It is at most that (raise the negative cells to 0, then scale the
+/// positive ones to sum to 1, or set one cell to 1 when none is positive), and at least
+/// that: for any table of proportions `u`, `‖a − u‖₁ ≥ N + U + |P − (1 − U)| ≥ N + |P − 1|`
+/// with `U` the mass `u` puts on the negative cells.
+pub fn distance_to_proportions(a: &[f64]) -> f64 {
+    let negative: f64 = a.iter().map(|&x| (-x).max(0.0)).sum();
+    let positive: f64 = a.iter().map(|&x| x.max(0.0)).sum();
+    negative + (positive - 1.0).abs()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::distance_to_proportions;
+
+    /// Hand values of the ℓ1 distance to the nearest table of proportions, each checked
+    /// against a table of proportions at that distance (the bound is attained).
+    #[test]
+    fn distance_to_proportions_by_hand() {
+        let l1 = |a: &[f64], u: &[f64]| a.iter().zip(u).map(|(x, y)| (x - y).abs()).sum::<f64>();
+        // already a table of proportions
+        assert_eq!(distance_to_proportions(&[0.25, 0.75]), 0.0);
+        // negatives raised to 0 (0.5), then the positives 1.5 scaled to 1 (0.5 more)
+        let a = [-0.5, 1.0, 0.5];
+        assert_eq!(distance_to_proportions(&a), 1.0);
+        assert_eq!(l1(&a, &[0.0, 2.0 / 3.0, 1.0 / 3.0]), 1.0);
+        // nothing positive: one cell set to 1
+        let a = [-3.0, 0.0];
+        assert_eq!(distance_to_proportions(&a), 4.0);
+        assert_eq!(l1(&a, &[0.0, 1.0]), 4.0);
+        // far above: the relaxed projection's case, many times the largest distance 2
+        assert!(distance_to_proportions(&[5.0, -4.0, 3.0]) > 2.0);
+    }
 }

@@ -226,6 +226,18 @@ impl DataSpec {
             return Ok(());
         }
         // the header only (the file may be large and is read again by the release)
+        match self
+            .csv_header(path)?
+            .and_then(|h| weighted_header(&h, domain, None))
+        {
+            Some(weight) => Err(refuse_weighted(path, &weight)),
+            None => Ok(()),
+        }
+    }
+
+    /// The column names of the CSV `path` (its first non-blank line, split by the
+    /// `--delimiter`), `None` when it has none; nothing past the header is read.
+    fn csv_header(&self, path: &Path) -> Result<Option<Vec<String>>> {
         use std::io::BufRead;
         let mut reader = dp_queries::open_csv(path)?;
         let mut line = Vec::new();
@@ -236,21 +248,43 @@ impl DataSpec {
                 .map_err(io_error(path))?
                 == 0
             {
-                return Ok(()); // no header: the loader says so
+                return Ok(None); // no header: the loader says so
             }
         }
         let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&line);
-        let header = csv::ReaderBuilder::new()
+        Ok(csv::ReaderBuilder::new()
             .has_headers(false)
             .delimiter(self.read.delimiter())
             .from_reader(line)
             .records()
             .next()
             .and_then(|r| r.ok())
-            .map(|r| r.iter().map(str::to_string).collect::<Vec<_>>());
-        match header.and_then(|h| weighted_header(&h, domain, None)) {
-            Some(weight) => Err(refuse_weighted(path, &weight)),
-            None => Ok(()),
+            .map(|r| r.iter().map(str::to_string).collect::<Vec<_>>()))
+    }
+
+    /// The dry run's check of `--data` (issue #26 item 4): the file exists and its header
+    /// fits the `--domain` schema as the release's loader would check it (names, and for
+    /// Parquet the column types, from the footer) — **names only, no data value is read**
+    /// ([`dp_queries::check_file_header`]). A weighted records file is refused as the
+    /// release refuses it (by its header). A bundled table needs no check.
+    pub fn check_header(&self) -> Result<()> {
+        let Some(path) = &self.data else {
+            return Ok(());
+        };
+        let schema = self.full_schema()?;
+        self.refuse_weighted_when_ignoring(path, schema.domain())?;
+        match dp_queries::check_file_header(path, &schema, &self.read) {
+            Ok(()) => Ok(()),
+            Err(e @ QueryError::ExtraColumn { .. }) => {
+                match self
+                    .csv_header(path)?
+                    .and_then(|h| weighted_header(&h, schema.domain(), None))
+                {
+                    Some(weight) => Err(refuse_weighted(path, &weight)),
+                    None => Err(e.into()),
+                }
+            }
+            Err(e) => Err(e.into()),
         }
     }
 }

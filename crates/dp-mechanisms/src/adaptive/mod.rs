@@ -57,6 +57,7 @@ mod check;
 mod direct;
 pub mod estimator;
 pub mod round;
+mod schedule;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -74,6 +75,7 @@ use estimator::{
     GraphicalModelEstimator, IndependentEstimator, MarginalEstimator, MeasuredMarginal,
 };
 use round::{RoundCalibration, RoundScore};
+pub use schedule::{NoiseSchedule, ScheduledMeasurement, ScheduledPhase, ScheduledRound};
 
 /// Which estimate the rounds update ([`estimator`]).
 #[derive(Clone, Debug, PartialEq)]
@@ -1401,6 +1403,11 @@ impl Mechanism for AdaptiveProjection {
 
     fn check_inputs(&self, workload: &MarginalWorkload, _public_n: Option<usize>) -> Result<()> {
         self.opening(&candidates(workload)).map(drop)
+    }
+
+    /// [`AdaptiveProjection::schedule`]: the run's own opening, from public inputs.
+    fn noise_schedule(&self, workload: &MarginalWorkload) -> Option<NoiseSchedule> {
+        self.schedule(workload).ok()
     }
 
     fn certificate(&self) -> PrivacyCertificate {

@@ -204,6 +204,57 @@ impl Dataset {
     }
 }
 
+/// Checks the header of the data file `path` against `schema` as the loaders would, and
+/// reads nothing else: for a CSV (gzip-compressed or not) its first non-blank line, the
+/// column names, checked by the loaders' own header check ([`super::csv`] module docs: UTF-8,
+/// duplicate, extra column unless `options` ignore them, missing column); for a Parquet file
+/// ([`is_parquet`]) the column names and types in its footer. No record is read, so no data
+/// value is (a release's dry run calls this: `dpqr release --dry-run`, issue #26 item 4).
+///
+/// Errors: [`QueryError::Io`] naming the file when it cannot be opened or read,
+/// [`QueryError::EmptyFile`] when it has no header, the header errors of the loaders;
+/// [`QueryError::ParquetUnsupported`] for a Parquet file in a build without the feature.
+pub fn check_file_header(path: &Path, schema: &Schema, options: &ReadOptions) -> Result<()> {
+    if is_parquet(path) {
+        #[cfg(feature = "parquet")]
+        {
+            return super::parquet::check_parquet_columns(path, schema, options);
+        }
+        #[cfg(not(feature = "parquet"))]
+        {
+            return Err(QueryError::ParquetUnsupported {
+                file: path.display().to_string(),
+            });
+        }
+    }
+    let label = path.display().to_string();
+    let mut reader = open_csv(path)?;
+    let mut line = Vec::new();
+    let mut number = 0u64;
+    loop {
+        line.clear();
+        let read = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|source| QueryError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        if read == 0 {
+            return Err(QueryError::EmptyFile { file: label });
+        }
+        number += 1;
+        let mut text: &[u8] = &line;
+        if number == 1 {
+            text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
+        }
+        let text = text.strip_suffix(b"\n").unwrap_or(text);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        if !text.is_empty() {
+            return super::csv::CsvDecoder::new(text, number, &label, schema, options).map(drop);
+        }
+    }
+}
+
 /// Counts `workload` over the file `path` in one streaming pass, in bounded memory: a Parquet
 /// file ([`is_parquet`]) with `count_parquet_streaming` (cargo feature `parquet`), else a CSV
 /// file, gzip-compressed or not ([`open_csv`]), with [`count_csv_streaming`]; `schema` is the

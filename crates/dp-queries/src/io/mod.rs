@@ -33,6 +33,6 @@ pub use self::parquet::{ParquetCodesWriter, count_parquet_streaming};
 pub use check::{
     CheckSettings, ColumnCheck, DataCheck, Destination, Finding, FindingKind, check_csv,
 };
-pub use format::{FileFormat, count_file_streaming, is_parquet, open_csv};
+pub use format::{FileFormat, check_file_header, count_file_streaming, is_parquet, open_csv};
 pub use options::ReadOptions;
 pub use stream::{StreamSettings, StreamedCounts, count_csv_streaming};

@@ -66,6 +66,16 @@ use crate::schema::{Encoding, Schema};
 use crate::workload::Parallelism;
 use crate::workload::Workload;
 
+/// Checks the columns of the Parquet file `path` against `schema` from its footer alone
+/// (names and types, the loader's checks and errors); no row is read.
+pub(crate) fn check_parquet_columns(
+    path: &Path,
+    schema: &Schema,
+    options: &ReadOptions,
+) -> Result<()> {
+    ParquetPlan::open(path, schema, options).map(drop)
+}
+
 /// Loads the Parquet file `path` against `schema` (module docs). With `allow_empty` a file
 /// with no rows gives the empty dataset (`n = 0`, for add/remove releases); without, it is
 /// [`QueryError::NoRecords`].

@@ -26,6 +26,8 @@ pub(crate) fn mechanism_json(spec: &MechanismSpec) -> serde_json::Value {
         "synthetic_data": spec.synthetic,
         "counts_suffice": spec.counts_suffice,
         "universe": spec.universe,
+        "wrong_choice": spec.wrong_choice,
+        "post_processing": spec.post_processing,
         "settings": spec.settings.iter().map(|s| serde_json::json!({
             "flag": s.kind.flag(),
             "name": s.kind.key(),
@@ -51,6 +53,8 @@ fn local_json(spec: &LocalMechanismSpec) -> serde_json::Value {
         "synthetic_data": false,
         "counts_suffice": false,
         "universe": spec.universe,
+        "wrong_choice": spec.wrong_choice,
+        "post_processing": false,
         "settings": [],
     })
 }
@@ -117,6 +121,13 @@ pub(crate) fn mechanisms(json: bool) -> Result<()> {
             }
         );
         outln!("  domain:         {}", spec.universe);
+        outln!("  wrong choice when: {}", spec.wrong_choice);
+        if spec.post_processing {
+            outln!(
+                "  post:           --post simplex projects each table of its answers onto \
+                 the proportions (they need not be tables of proportions)"
+            );
+        }
         if spec.settings.is_empty() {
             outln!("  settings:       none");
         }
@@ -143,6 +154,7 @@ pub(crate) fn mechanisms(json: bool) -> Result<()> {
         );
         outln!("  synthetic data: no, answers only");
         outln!("  domain:         {}", spec.universe);
+        outln!("  wrong choice when: {}", spec.wrong_choice);
         outln!("  settings:       none");
     }
     let kinds: Vec<String> = BudgetKind::ALL
@@ -151,5 +163,13 @@ pub(crate) fn mechanisms(json: bool) -> Result<()> {
         .collect();
     outln!();
     outln!("Budget flags: {}.", kinds.join("; "));
+    outln!();
+    outln!(
+        "Not sure? `dpqr release --mechanism auto` chooses from the workload's class and the \
+         budget's kind alone (public inputs): adaptive-projection for marginal tables under \
+         --rho or --epsilon with --delta, laplace with --post simplex for marginal tables \
+         under --epsilon alone, gaussian (or laplace under --epsilon alone) for the other \
+         classes, and says why (the rule and its evidence: docs/auto.md)."
+    );
     Ok(())
 }

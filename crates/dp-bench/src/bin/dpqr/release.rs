@@ -14,7 +14,8 @@ use dp_bench::pipeline::{
 use dp_bench::registry::BudgetArgs;
 use dp_bench::{Result, quoted};
 use dp_core::{Neighbouring, Num, ProgressSink};
-use dp_mechanisms::{Mechanism, Normaliser, PostProcessing};
+use dp_mechanisms::noise_stats::CountNoise;
+use dp_mechanisms::{Mechanism, NoiseDistribution, NoiseSchedule, Normaliser, PostProcessing};
 use dp_queries::{AnyWorkload, Workload};
 use indicatif::ProgressBar;
 use std::path::{Path, PathBuf};
@@ -64,7 +65,10 @@ pub(crate) struct ReleaseArgs {
     /// Seed of random workloads (random-Kway:M); independent of --seed.
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub(crate) workload_seed: u64,
-    /// Mechanism (see `dpqr mechanisms`).
+    /// Mechanism (see `dpqr mechanisms`), or `auto`: chosen from public inputs alone — the
+    /// workload's class and the budget's kind — by the rule of docs/auto.md
+    /// (adaptive-projection for marginal tables under --rho or --epsilon with --delta); the
+    /// dry run, the summary and the report say what it chose and why.
     #[arg(long)]
     pub(crate) mechanism: String,
     /// ε > 0 (with --delta for the zCDP mechanisms).
@@ -91,7 +95,9 @@ pub(crate) struct ReleaseArgs {
     pub(crate) neighbouring: Option<NeighbouringArg>,
     #[command(flatten)]
     pub(crate) settings: SettingsArgs,
-    /// Post-processing: simplex projects each table onto the probability simplex.
+    /// Post-processing: simplex projects each table onto the probability simplex (the
+    /// mechanisms whose answers need not be tables of proportions: gaussian, laplace,
+    /// relaxed-projection; `dpqr mechanisms` says which).
     #[arg(long, value_enum, default_value = "none")]
     pub(crate) post: PostArg,
     /// TESTING ONLY: seed of the mechanism's randomness (ChaCha20). Anyone who learns the
@@ -453,6 +459,143 @@ fn stated_bound(assume_n: Option<u64>, workload: &AnyWorkload, mech: &dyn Mechan
     }
 }
 
+/// The dry run's per-answer error of an answer-perturbation baseline with `--assume-n N`
+/// (issue #26 item 4): the standard deviation of an answer, `sd/N` (under add/remove the
+/// answers are divided by the noisy total, about N), and on a marginal workload the expected
+/// ℓ1 error of a table from the noise alone, with the warning of a release
+/// (`Plan::noise_swamps_tables`) when it is above 2 and no post-processing is asked.
+fn baseline_per_answer(plan: &Plan<'_>, noise: CountNoise, assume_n: Option<u64>) {
+    let Some(n) = assume_n else {
+        outln!(
+            "per answer: give --assume-n N for the error of an answer and of a table for N \
+             records"
+        );
+        return;
+    };
+    let answer_std = noise.variance().sqrt() / n as f64;
+    outln!(
+        "per answer, for {n} records (--assume-n): standard deviation {answer_std:.4e}{}",
+        if plan.relation() == Neighbouring::AddRemove {
+            " (answers are divided by the noisy total, about n)"
+        } else {
+            ""
+        }
+    );
+    let AnyWorkload::Marginals(m) = plan.workload() else {
+        return;
+    };
+    let distribution = match noise {
+        CountNoise::DiscreteGaussian { .. } => NoiseDistribution::DiscreteGaussian,
+        CountNoise::DiscreteLaplace { .. } => NoiseDistribution::DiscreteLaplace,
+    };
+    if let Some(l1) = pipeline::expected_table_l1(m, answer_std, distribution) {
+        outln!(
+            "per table: expected ℓ1 error about {l1:.4} from the noise alone (mean over the \
+             workload's tables, before post-processing)"
+        );
+        if l1 > 2.0 && plan.post() == PostProcessing::None {
+            outln!("{}", pipeline::swamped_warning(l1));
+        }
+    }
+}
+
+/// The dry run's noise schedule of a mechanism that plans its noise in phases and rounds
+/// (adaptive-projection: `dp_mechanisms::NoiseSchedule`, computed by the mechanism from the
+/// same opening its run uses; issue #26 item 4), and the error it implies for a measured
+/// table: in counts, and as a share of the total with `--assume-n N` only (under add/remove
+/// the total is private, and estimated by the release from its noisy 1-way tables).
+fn print_schedule(s: &NoiseSchedule, workload: &AnyWorkload, assume_n: Option<u64>) {
+    outln!(
+        "noise schedule (from public inputs; docs/mechanisms/adaptive.md, \"The noise \
+         schedule\"): discrete Gaussian noise, σ per count, calibrated for {} neighbours; \
+         ρ = {:.6} in all",
+        s.neighbouring,
+        s.rho
+    );
+    outln!(
+        "  1-way tables: {} measurements (one per attribute the workload touches), ρ = {:.6} \
+         each, σ = {:.6}",
+        s.attributes,
+        s.one_way.measure_rho,
+        s.one_way.sigma()
+    );
+    outln!(
+        "  a round before annealing: measurement ρ = {:.6}, σ = {:.6}; selection ε = {:.6} \
+         (ρ {:.6})",
+        s.round.measurement.measure_rho,
+        s.round.measurement.sigma(),
+        s.round.select_epsilon,
+        s.round.select_rho
+    );
+    outln!(
+        "  a round after annealing (budgets ×4 when a measurement barely moved the estimate): \
+         measurement ρ = {:.6}, σ = {:.6}; selection ε = {:.6}",
+        s.annealed_round.measurement.measure_rho,
+        s.annealed_round.measurement.sigma(),
+        s.annealed_round.select_epsilon
+    );
+    if let Some(d) = &s.direct {
+        outln!(
+            "  cheap workload tables, measured once each after the 1-way tables (those whose \
+             noise is small against the noisy total; decided by the release): ρ = {:.6} each \
+             ({} of ρ over the {} tables of two or more attributes), σ = {:.6}",
+            d.measurement.measure_rho,
+            d.share,
+            d.tables,
+            d.measurement.sigma()
+        );
+    }
+    if let Some(c) = &s.check {
+        outln!(
+            "  checks of the other workload tables (made when they resolve the cells; decided \
+             by the release): ρ = {:.6} each, σ = {:.6}",
+            c.measurement.measure_rho,
+            c.measurement.sigma()
+        );
+    }
+    outln!(
+        "  rounds: T = {} nominal (--rounds per attribute × {} attributes); the budget allows \
+         at most {} rounds (no cheap table or check measured, no annealing), {} after the \
+         opening's largest spend, as few as {} if every round anneals",
+        s.nominal_rounds,
+        s.attributes,
+        s.rounds_at_most,
+        s.rounds_after_full_opening,
+        s.rounds_if_every_round_anneals
+    );
+    let Some(m) = workload.as_marginals() else {
+        return;
+    };
+    let tables = m.marginals();
+    if tables.is_empty() {
+        return;
+    }
+    let cells = tables.iter().map(|t| t.num_cells() as f64).sum::<f64>() / tables.len() as f64;
+    let before = s.round.measurement.expected_l1(cells);
+    let after = s.annealed_round.measurement.expected_l1(cells);
+    outln!(
+        "error of a measured table: a workload table of {cells:.1} cells (the mean) measured \
+         in a round has expected ℓ1 noise about {before:.2} counts before annealing, {after:.2} \
+         after (√(2/π)·σ·cells); the release's tables are fitted to all measurements, so this \
+         is the noise of one measurement, not a bound on the answers"
+    );
+    match assume_n {
+        Some(n) => outln!(
+            "  as a share of {n} records (--assume-n): {:.4} before annealing, {:.4} after",
+            before / n as f64,
+            after / n as f64
+        ),
+        None => outln!(
+            "  as a share of the total: give --assume-n N (the answers are proportions; {})",
+            if s.neighbouring == Neighbouring::AddRemove {
+                "under add/remove n is private and the release divides by its own noisy total"
+            } else {
+                "n is public under replace-one but a dry run does not read the data"
+            }
+        ),
+    }
+}
+
 /// `dpqr release --dry-run` (issue #11 §2, "Plan before spending"): what the release would
 /// do, from public inputs only — the domain (file or bundled), the workload, the
 /// parameters. Called after every argument and output check and the ledger's check.
@@ -463,6 +606,15 @@ fn dry_run(plan: &Plan<'_>, ledger_note: Option<String>) -> Result<()> {
     let domain = workload.domain();
     let certificate = mech.certificate();
     outln!("dry run: no data read, no budget recorded, no noise drawn, nothing written");
+    if let Some(choice) = plan.auto_choice() {
+        outln!("{}", choice.sentence());
+    }
+    if let Some(path) = &args.data.data {
+        outln!(
+            "data: {} exists and its header fits the schema (column names only; no value read)",
+            path.display()
+        );
+    }
     outln!("privacy: {}", certificate.statement());
     outln!("settings: {}", plan.settings_line());
     let touched = workload.touched_attributes();
@@ -520,14 +672,18 @@ fn dry_run(plan: &Plan<'_>, ledger_note: Option<String>) -> Result<()> {
         Err(e) => outln!("checks: the release would be REFUSED before anything is charged: {e}"),
     }
     let noise = mech.count_noise(workload);
-    match noise {
-        Some(n) => outln!(
-            "predicted error: every count gets independent noise of standard deviation {:.4} \
-             (exact); an answer's is that divided by n (replace-one) or by the noisy total \
-             (add/remove)",
-            n.variance().sqrt()
-        ),
-        None => stated_bound(args.assume_n, workload, mech),
+    match (noise, mech.noise_schedule(workload)) {
+        (Some(n), _) => {
+            outln!(
+                "predicted error: every count gets independent noise of standard deviation \
+                 {:.4} (exact); an answer's is that divided by n (replace-one) or by the noisy \
+                 total (add/remove)",
+                n.variance().sqrt()
+            );
+            baseline_per_answer(plan, n, args.assume_n);
+        }
+        (None, Some(schedule)) => print_schedule(&schedule, workload, args.assume_n),
+        (None, None) => stated_bound(args.assume_n, workload, mech),
     }
     let outs: Vec<String> = args
         .outputs
