@@ -6,14 +6,16 @@
 use clap::Args;
 use dp_bench::io::answers::{read_answers, read_query_answers};
 use dp_bench::io::output::read_maybe_compressed;
-use dp_bench::io::synthetic::{WeightedRecords, read_weighted, sniff_weighted};
+use dp_bench::io::synthetic::{FileForm, WeightedRecords, read_weighted, sniff_weighted};
 use dp_bench::scoring::{
     Prediction, TableError, absolute_errors, class_answers, table_errors, uniform_answers,
     uniform_class_answers, weighted_answers, zero_answers,
 };
 use dp_bench::{BenchError, Result, quoted};
 use dp_mechanisms::NoiseDescription;
-use dp_queries::{AnyWorkload, Domain, ErrorReport, MarginalWorkload, Workload};
+use dp_queries::{
+    AnyWorkload, Dataset, Domain, ErrorReport, MarginalWorkload, ReadOptions, Workload,
+};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -31,7 +33,9 @@ pub(crate) struct EvalArgs {
     )]
     pub(crate) answers: Option<PathBuf>,
     /// Score a synthetic records CSV (`dpqr release --synthetic-out`) instead: its weighted
-    /// answers to --workload are compared with the data's.
+    /// answers to --workload are compared with the data's. A file without a weight column
+    /// (`--synthetic-out FILE --rows N`, `dpqr synthetic expand`) is read as plain rows
+    /// through the schema, each of weight 1.
     #[arg(long, requires = "workload")]
     pub(crate) synthetic: Option<PathBuf>,
     /// The workload the synthetic records are scored on (with --synthetic): all-Kway |
@@ -130,6 +134,23 @@ fn read_synthetic(args: &EvalArgs, path: &Path, domain: &Domain) -> Result<Weigh
         )));
     }
     let weight = sniff_weighted(path, domain, args.weights_column.as_deref())?;
+    if weight.is_none() && args.weights_column.is_none() {
+        // plain rows (`--rows N`, `synthetic expand`): one record each, weight 1; the
+        // columns outside --attributes are skipped
+        let options = ReadOptions::default().ignoring_extra_columns(args.data.attributes.is_some());
+        let records = Dataset::load_file_with(path, &schema, &options, false)?;
+        errln!(
+            "{}: no weight column: read as {} plain rows, each of weight 1",
+            path.display(),
+            records.n()
+        );
+        let weights = vec![1.0; records.n()];
+        return Ok(WeightedRecords {
+            records,
+            weights,
+            form: FileForm::Values,
+        });
+    }
     let synthetic = read_weighted(
         path,
         &schema,
