@@ -446,3 +446,50 @@ fn a_weighted_file_is_refused_as_release_input_and_expands_to_rows() {
     assert!(std::fs::read_to_string(&syn).unwrap().contains("weight"));
     std::fs::remove_dir_all(&d).ok();
 }
+
+/// A synthetic file without a weight column (`release --rows N`, `synthetic expand`) is scored
+/// as plain rows of weight 1: exactly as the weighted file of the same records, each distinct
+/// record weighted by its share of the rows (3 of 6, 2 of 6, 1 of 6), and eval says how it
+/// read it.
+#[test]
+fn plain_rows_score_as_the_weighted_file_of_the_same_records() {
+    let d = dir("plain-rows");
+    let (data, domain) = (d.join("t.csv"), d.join("t.json"));
+    let (plain, weighted) = (d.join("plain.csv"), d.join("weighted.csv"));
+    std::fs::write(&plain, "a,b,c\n0,1,0\n2,0,1\n0,1,0\n1,1,1\n2,0,1\n0,1,0\n").unwrap();
+    std::fs::write(
+        &weighted,
+        format!(
+            "a,b,c,weight\n0,1,0,{}\n2,0,1,{}\n1,1,1,{}\n",
+            3.0 / 6.0,
+            2.0 / 6.0,
+            1.0 / 6.0
+        ),
+    )
+    .unwrap();
+    let score = |file: &PathBuf| {
+        let mut a = vec!["eval", "--json", "--data", s(&data), "--domain", s(&domain)];
+        a.extend_from_slice(&["--synthetic", s(file), "--workload", "all-2way"]);
+        let o = run(&a);
+        assert!(o.status.success(), "{}", text(&o));
+        (
+            serde_json::from_slice::<Value>(&o.stdout).unwrap(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let ((p, p_err), (w, w_err)) = (score(&plain), score(&weighted));
+    assert!(
+        p_err.contains("no weight column") && p_err.contains("6 plain rows"),
+        "{p_err}"
+    );
+    assert!(!w_err.contains("no weight column"), "{w_err}");
+    for key in ["max_abs", "mean_abs", "rmse", "mean_marginal_l1"] {
+        assert!(
+            (num(&p, key) - num(&w, key)).abs() < 1e-12,
+            "{key}: {p} vs {w}"
+        );
+    }
+    // the three records are far from the 60-row table: the scores are not trivially zero
+    assert!(num(&p, "max_abs") > 0.05, "{p}");
+    std::fs::remove_dir_all(&d).ok();
+}
