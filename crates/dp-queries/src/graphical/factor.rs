@@ -366,10 +366,11 @@ pub(crate) fn eliminate_within<S: Semiring>(
             })
             .collect()
     };
-    let mut table = vec![0.0f64; cells(keep, sizes)];
+    let mut table = Vec::new();
     match keep.binary_search(&v) {
         // a kept variable: each value gives the slice v = x of the table over `keep`
         Ok(p) => {
+            table = vec![0.0f64; cells(keep, sizes)];
             let rest: Vec<usize> = keep.iter().copied().filter(|&a| a != v).collect();
             let slot = index_map(&rest, keep, sizes);
             let v_stride = strides(keep, sizes)[p];
@@ -504,20 +505,21 @@ fn combine<S: Semiring>(
 ) -> Factor {
     // the stride in factor `f` of each attribute of `scope` (0 when `f` lacks it), then of
     // `sum_out`
-    let stride_in = |f: &Factor, a: usize| {
-        f.vars
+    let own: Vec<Vec<usize>> = factors.iter().map(|f| strides(&f.vars, sizes)).collect();
+    let stride_in = |k: usize, a: usize| {
+        factors[k]
+            .vars
             .iter()
             .position(|&b| b == a)
-            .map_or(0, |p| strides(&f.vars, sizes)[p])
+            .map_or(0, |p| own[k][p])
     };
-    let st: Vec<Vec<usize>> = factors
-        .iter()
-        .map(|f| scope.iter().map(|&a| stride_in(f, a)).collect())
+    let st: Vec<Vec<usize>> = (0..factors.len())
+        .map(|k| scope.iter().map(|&a| stride_in(k, a)).collect())
         .collect();
     let (inner, sv): (usize, Vec<usize>) = match sum_out {
         Some(v) => (
             sizes[v] as usize,
-            factors.iter().map(|f| stride_in(f, v)).collect(),
+            (0..factors.len()).map(|k| stride_in(k, v)).collect(),
         ),
         None => (1, vec![0; factors.len()]),
     };
