@@ -33,6 +33,7 @@ use serde::Serialize;
 
 use super::csv::CsvDecoder;
 use super::options::ReadOptions;
+use super::stream::trim_line_end;
 use crate::error::{QueryError, Result};
 use crate::schema::{AttributeSchema, Encoding, Schema, is_blank};
 
@@ -459,12 +460,6 @@ fn exact_label<'r>(rule: &ColumnRule<'r>, text: &str) -> Option<&'r str> {
             .map(String::as_str),
         _ => None,
     }
-}
-
-/// The line without its `\n` and one `\r` before it (the loaders' line ends).
-fn trim_line_end(line: &[u8]) -> &[u8] {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    line.strip_suffix(b"\r").unwrap_or(line)
 }
 
 #[cfg(test)]

@@ -348,8 +348,9 @@ where
     })
 }
 
-/// The line without its `\n` and one `\r` before it (the loaders' line ends).
-fn trim_line_end(line: &[u8]) -> &[u8] {
+/// The line without its `\n` and one `\r` before it (the loaders' line ends; also the data
+/// check's, `io/check.rs`).
+pub(crate) fn trim_line_end(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     line.strip_suffix(b"\r").unwrap_or(line)
 }
