@@ -7,7 +7,8 @@
 #                                                 one run (WORKLOAD: random-3way:64, all-2way,
 #                                                 data/workloads/adult_w64.json, ...)
 #   benches/peers/run.sh plan [N]                 the default plan (issue #24's priority order);
-#                                                 N: only its first N runs
+#                                                 N: only its first N runs; runs RESULTS holds
+#                                                 with status "ok" are skipped
 #
 # Environment: DPQR_PEERS_VENV (default $HOME/.cache/dpqr-peers/venv, outside the repo),
 # DPQR_BIN (default target/release/dpqr; built by you with `cargo build --release --bin dpqr`),
@@ -72,7 +73,8 @@ one() {
 }
 
 plan() {
-  # issue #24's priority order: MST everywhere; AIM at eps=1; eps=10 and 0.1; then all-2way
+  # issue #24's priority order: MST everywhere; AIM at eps=1; then the cheap tables' missing
+  # rows (titanic, nltcs: minutes each) before the long ones (acs, adult: 25-60 min each)
   local W64=data/workloads/adult_w64.json A2=data/workloads/adult_all2.json
   cat <<PLAN
 mst titanic random-3way:64 1 1 1
@@ -84,19 +86,46 @@ aim titanic random-3way:64 1 1 1
 aim nltcs random-3way:64 1 1 1
 aim acs random-3way:64 1 1 1
 aim adult $W64 1 1 1
-aim temporal-match2 random-3way:64 1 1 1
-aim adult $W64 1 10 1
-aim acs random-3way:64 1 10 1
-aim adult $W64 1 0.1 1
+aim titanic random-3way:64 1 10 1
+aim titanic random-3way:64 1 0.1 1
 aim titanic all-2way 1 1 1
+aim titanic all-2way 1 10 1
+aim titanic all-2way 1 0.1 1
+aim titanic random-3way:64 1 1 2
+aim titanic random-3way:64 1 1 3
 aim nltcs all-2way 1 1 1
+aim nltcs random-3way:64 1 10 1
+aim nltcs random-3way:64 1 0.1 1
+aim acs random-3way:64 1 10 1
+aim adult $W64 1 10 1
+aim adult $W64 1 0.1 1
 aim acs all-2way 1 1 1
 aim adult $A2 1 1 1
+aim temporal-match2 random-3way:64 1 1 1
 mst adult $W64 1 1 1
 mst adult $A2 1 1 1
 aim titanic random-3way:64 2 1 1
 aim nltcs random-3way:64 2 1 1
 PLAN
+}
+
+# true when RESULTS already holds a successful record of this run (`plan` skips it, so a plan
+# stopped part-way resumes where it stopped)
+recorded() {
+  local mech="$1" table="$2" workload="$3" wseed="$4" eps="$5" seed="$6"
+  [ -f "$RESULTS" ] || return 1
+  python3 - "$RESULTS" "$mech" "$table" "$workload" "$wseed" "$eps" "$seed" <<'PY'
+import json, sys
+path, mech, table, workload, wseed, eps, seed = sys.argv[1:]
+for line in open(path):
+    r = json.loads(line)
+    same_workload = r["workload"] == workload and (
+        not workload.startswith("random-") or r.get("workload_seed") == int(wseed))
+    if (r.get("status") == "ok" and same_workload and r["mechanism"] == mech
+            and r["table"] == table and r["epsilon"] == float(eps) and r["seed"] == int(seed)):
+        sys.exit(0)
+sys.exit(1)
+PY
 }
 
 cmd="${1:-plan}"
@@ -110,6 +139,9 @@ case "$cmd" in
     while read -r mech table workload wseed eps seed; do
       i=$((i + 1)); [ "$i" -le "$limit" ] || break
       if [ -e "$STOP" ]; then echo "run.sh: $STOP exists: stopping before run $i" >&2; break; fi
+      if recorded "$mech" "$table" "$workload" "$wseed" "$eps" "$seed"; then
+        echo "== run $i ($mech $table $workload $eps seed $seed): recorded already, skipped" >&2; continue
+      fi
       one "$table" "$workload" "$wseed" "$mech" "$eps" "$seed" </dev/null
     done < <(plan)
     ;;
