@@ -3,6 +3,7 @@
 
 use rand::{Rng, RngExt};
 
+use super::exp;
 use super::factor::{
     DEFAULT_MAX_ELIMINATION_CELLS, Factor, LogProbability, Probability, RunMap, cells, elementwise,
     eliminate_within, index_map, log_sum_exp, max_with, strides,
@@ -322,7 +323,7 @@ fn calibrate_fast(
     for &c in order.iter().rev() {
         let block = &mut beta[layout.range(c)];
         let m = max_with(block, par);
-        elementwise(block, par, |_, x| *x = (*x - m).exp());
+        elementwise(block, par, |_, x| *x = exp::exp(*x - m));
         let Some(p) = parents[c] else {
             root_scale = m;
             continue;

@@ -13,6 +13,7 @@
 //! See `docs/mechanisms/estimation.md`.
 
 mod estimate;
+mod exp;
 mod factor;
 mod junction_tree;
 
