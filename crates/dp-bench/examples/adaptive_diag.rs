@@ -7,7 +7,7 @@
 //! `cargo run --release -p dp-bench --example adaptive_diag -- [WORKLOAD.json] [EPSILON]
 //! [SEED] [MAX_ERROR_EVERY]` (defaults adult_w64.json, 1, 1 and the library's; add/remove, δ = 1e-9); the
 //! environment variables `MC`, `RI`, `FI` (default: the library's) set the model cap and the round / final
-//! mirror-descent steps, `CS` and `CK` set the check share γ and resolution κ, `BESIDE=1` turns on the measurements beside the model, `DATASET`
+//! mirror-descent steps, `CS` and `CK` set the check share γ and resolution κ, `ME` the max-error rounds' resolution κ_max (`inf` for none), `BESIDE=1` turns on the measurements beside the model, `DATASET`
 //! picks another bundled table (then the workload may also be `all-2way`,
 //! `random-3way:64` …, workload seed 0). Seeded noise: an experiment, not a release.
 use dp_core::{Neighbouring, PrivacyLoss};
@@ -63,6 +63,7 @@ fn main() {
         params.check_share,
     );
     let ck = params.check_resolution;
+    let me = params.max_error_resolution;
     let mech = params
         .estimator(EstimatorChoice::GraphicalModel {
             round_iterations: env("RI", ri as f64) as usize,
@@ -70,6 +71,7 @@ fn main() {
         })
         .neighbouring(Neighbouring::AddRemove)
         .max_error_every(every)
+        .max_error_resolution(env("ME", me))
         .measure_beside_model(env("BESIDE", 0.0) != 0.0)
         .direct(env("DS", ds), env("DT", dt))
         .check_share(env("CS", cs))

@@ -139,6 +139,14 @@ pub struct AdaptiveProjectionParams {
     /// error ([`round::max_error_score`]) instead of AIM's ℓ1 fit error; 0 never does
     /// (AIM's rule). Default 2.
     pub max_error_every: usize,
+    /// Max-error rounds are made only when a measurement at the first selection round's σ
+    /// resolves a cell error of this share of the noisy total on at least half of the
+    /// workload's tables of two or more attributes, `σ√(2 ln 2n_t)/T̂ ≤ κ_max` (`n_t` a
+    /// table's cells; [`round::max_error_resolves`]); otherwise every round is an ℓ1 (AIM)
+    /// round. Decided once, from public inputs and the noisy total. `f64::INFINITY` always
+    /// makes them (the rule before issue #24's across-table check). Default 0.05
+    /// (docs/mechanisms/adaptive.md, "Max-error rounds").
+    pub max_error_resolution: f64,
     /// Whether a workload table that cannot join the model (its clique would take the model
     /// beyond the size cap) may still be selected and measured **beside** it, its release
     /// then the measurement shrunk toward the model's marginal ([`beside`]); `false` is
@@ -184,6 +192,7 @@ impl std::fmt::Debug for AdaptiveProjectionParams {
             .field("max_model_cells", &self.max_model_cells)
             .field("max_elimination_cells", &self.max_elimination_cells)
             .field("max_error_every", &self.max_error_every)
+            .field("max_error_resolution", &self.max_error_resolution)
             .field("measure_beside_model", &self.measure_beside_model)
             .field("direct_share", &self.direct_share)
             .field("direct_noise_l1", &self.direct_noise_l1)
@@ -210,6 +219,7 @@ impl AdaptiveProjectionParams {
             max_model_cells: 1e6,
             max_elimination_cells: GraphicalModelSettings::default().max_elimination_cells,
             max_error_every: 2,
+            max_error_resolution: 0.05,
             measure_beside_model: false,
             direct_share: 0.8,
             direct_noise_l1: 0.5,
@@ -232,6 +242,12 @@ impl AdaptiveProjectionParams {
     /// Set [`Self::max_error_every`].
     pub fn max_error_every(mut self, k: usize) -> Self {
         self.max_error_every = k;
+        self
+    }
+
+    /// Set [`Self::max_error_resolution`].
+    pub fn max_error_resolution(mut self, kappa: f64) -> Self {
+        self.max_error_resolution = kappa;
         self
     }
 
@@ -352,6 +368,13 @@ impl AdaptiveProjectionParams {
             } else {
                 bad("check_share", self.check_share.to_string(), &reason)
             };
+        }
+        if self.max_error_resolution.is_nan() || self.max_error_resolution < 0.0 {
+            return bad(
+                "max_error_resolution",
+                self.max_error_resolution.to_string(),
+                "must be at least 0 (infinity lets every candidate into the max-error rounds)",
+            );
         }
         if !(self.check_resolution.is_finite() && self.check_resolution >= 0.0) {
             return bad(
@@ -736,6 +759,7 @@ impl AdaptiveProjection {
         let counts = candidate_counts(&cands, workload, counts)?;
         let sizes_of =
             |a: &[usize]| -> Vec<usize> { a.iter().map(|&i| domain.size(i) as usize).collect() };
+        let cells_of = |a: &[usize]| -> usize { sizes_of(a).iter().product() };
         let alpha = p.measurement_share;
         let opening = self.opening(&cands)?;
         let (mut rho_m, mut rho_s) = (opening.rho_measure, opening.rho_select);
@@ -874,12 +898,27 @@ impl AdaptiveProjection {
                 });
             }
         }
-        // 2. the rounds
+        // 2. the rounds. Max-error rounds only where a measurement at the first round's σ
+        // resolves κ_max of the noisy total on at least half of the workload's tables
+        // (public: σ, the cells, T̂; round::max_error_resolves)
+        let first_sigma = RoundCalibration::new(rel, rho_m, rho_s, fit_score)?.sigma();
+        let resolved_tables = tables
+            .iter()
+            .filter(|&&i| {
+                round::max_error_resolves(
+                    first_sigma,
+                    cells_of(&cands[i].attrs),
+                    total,
+                    p.max_error_resolution,
+                )
+            })
+            .count();
+        let max_error_rounds = p.max_error_every > 0 && 2 * resolved_tables >= tables.len();
         let mut round = 0usize;
         while filter.remaining() > self.rho * 1e-9 {
             round += 1;
             let remaining = filter.remaining();
-            let score = if p.max_error_every > 0 && round.is_multiple_of(p.max_error_every) {
+            let score = if max_error_rounds && round.is_multiple_of(p.max_error_every) {
                 RoundScore::MaxCellError
             } else {
                 fit_score
@@ -1074,6 +1113,22 @@ impl AdaptiveProjection {
                 trace.iter().filter(|r| r.annealed).count()
             ),
         ];
+        if p.max_error_every > 0 {
+            notes.push(format!(
+                "max-error rounds (one round in {}) {}: a measurement at the first round's \
+                 σ = {first_sigma:.3} resolves a cell error of {} of the total \
+                 (σ√(2 ln 2n)/total) on {resolved_tables} of the {} workload tables{}",
+                p.max_error_every,
+                if max_error_rounds { "made" } else { "not made" },
+                p.max_error_resolution,
+                tables.len(),
+                if max_error_rounds {
+                    ""
+                } else {
+                    " (made on at least half)"
+                }
+            ));
+        }
         if let Some(dir) = &opening.direct {
             let dcal = &dir.calibration;
             notes.push(format!(

@@ -61,14 +61,6 @@ pub(crate) fn exp(x: f64) -> f64 {
     if x < UNDERFLOW { 0.0 } else { p * scale }
 }
 
-/// `v ← e^(v − m)` for every cell of `block`.
-#[inline]
-pub(crate) fn exp_shifted(block: &mut [f64], m: f64) {
-    for v in block.iter_mut() {
-        *v = exp(*v - m);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,10 +108,5 @@ mod tests {
         assert_eq!(exp(-708.5), 0.0);
         assert_eq!(exp(f64::NEG_INFINITY), 0.0);
         assert!(exp(f64::NAN).is_nan());
-        let mut block = vec![0.0, -1.0, -2.5, -800.0];
-        exp_shifted(&mut block, -1.0);
-        assert_eq!(block[0], exp(1.0));
-        assert_eq!(block[1], 1.0);
-        assert_eq!(block[3], 0.0);
     }
 }
