@@ -55,6 +55,15 @@ enum Cmd {
         /// counts, e.g. `--only scale --rows 100000000`).
         #[arg(long, value_delimiter = ',', requires = "only")]
         rows: Vec<u64>,
+        /// With `--only real-tables-peers`: only these bundled tables (comma-separated, e.g.
+        /// `--datasets titanic,adult`). A filtered run writes `real-tables-peers-subset.jsonl`,
+        /// so the full grid's records are kept.
+        #[arg(long, value_delimiter = ',', requires = "only")]
+        datasets: Vec<String>,
+        /// With `--only real-tables-peers`: only these ε (comma-separated, e.g.
+        /// `--epsilons 0.1,1`); written like `--datasets`.
+        #[arg(long, value_delimiter = ',', requires = "only")]
+        epsilons: Vec<f64>,
     },
     /// Re-draw the PNG figures from the result files of `bench` (projection and iterative
     /// families).
@@ -131,7 +140,28 @@ fn root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
-fn bench(quick: bool, out: Option<PathBuf>, only: Option<Family>, rows: &[u64]) -> Result<()> {
+/// Which rows of the peers grid a `bench` run keeps (empty: all).
+struct GridFilter {
+    datasets: Vec<String>,
+    epsilons: Vec<f64>,
+}
+
+impl GridFilter {
+    fn is_empty(&self) -> bool {
+        self.datasets.is_empty() && self.epsilons.is_empty()
+    }
+}
+
+fn bench(
+    quick: bool,
+    out: Option<PathBuf>,
+    only: Option<Family>,
+    rows: &[u64],
+    filter: &GridFilter,
+) -> Result<()> {
+    if !filter.is_empty() && only != Some(Family::RealTablesPeers) {
+        anyhow::bail!("--datasets and --epsilons apply to `--only real-tables-peers` only");
+    }
     let out = out.unwrap_or_else(|| root().join("target").join("dpqr-bench"));
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let runs = |f: Family| only.is_none_or(|o| o == f);
@@ -152,7 +182,12 @@ fn bench(quick: bool, out: Option<PathBuf>, only: Option<Family>, rows: &[u64]) 
         bench_real(quick, &out)?;
     }
     if only == Some(Family::RealTablesPeers) {
-        bench_real_scale(RealScale::Peers, "real-tables-peers.jsonl", &out)?;
+        let file = if filter.is_empty() {
+            "real-tables-peers.jsonl"
+        } else {
+            "real-tables-peers-subset.jsonl"
+        };
+        bench_real_scale(RealScale::Peers, file, filter, &out)?;
     }
     if runs(Family::Relaxed) && (!quick || only.is_some()) {
         dp_bench::experiments::relaxed::run_and_report(&out)?;
@@ -215,15 +250,37 @@ fn bench_real(quick: bool, out: &Path) -> Result<()> {
     } else {
         (RealScale::Full, "real-tables.jsonl")
     };
-    bench_real_scale(scale, file, out)
+    let all = GridFilter {
+        datasets: Vec::new(),
+        epsilons: Vec::new(),
+    };
+    bench_real_scale(scale, file, &all, out)
 }
 
 /// One scale of the real-tables grid into `out/file`.
-fn bench_real_scale(scale: RealScale, file: &str, out: &Path) -> Result<()> {
+fn bench_real_scale(scale: RealScale, file: &str, filter: &GridFilter, out: &Path) -> Result<()> {
     use dp_bench::experiments::real::{
         format_real_comparison, format_real_table, real_grid, run_real,
     };
-    let grid = real_grid(scale);
+    let mut grid = real_grid(scale);
+    let known: Vec<String> = grid.iter().map(|c| c.dataset.clone()).collect();
+    if let Some(d) = filter.datasets.iter().find(|d| !known.contains(d)) {
+        anyhow::bail!(
+            "--datasets: no bundled table {d:?} in the grid (its tables: titanic, nltcs, acs, \
+             adult, temporal-match2)"
+        );
+    }
+    if let Some(e) = filter
+        .epsilons
+        .iter()
+        .find(|e| !grid.iter().any(|c| c.epsilon == **e))
+    {
+        anyhow::bail!("--epsilons: the grid has no ε = {e} (its ε: 0.1, 1, 10)");
+    }
+    grid.retain(|c| {
+        (filter.datasets.is_empty() || filter.datasets.contains(&c.dataset))
+            && (filter.epsilons.is_empty() || filter.epsilons.contains(&c.epsilon))
+    });
     let path = out.join(file);
     let mut f =
         std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
@@ -393,6 +450,8 @@ fn main() -> Result<()> {
             iterative_scaling,
             only,
             rows,
+            datasets,
+            epsilons,
         } => bench(
             quick,
             out,
@@ -402,6 +461,7 @@ fn main() -> Result<()> {
                 only
             },
             &rows,
+            &GridFilter { datasets, epsilons },
         ),
         Cmd::RealTable { file } => {
             use dp_bench::experiments::real::{
