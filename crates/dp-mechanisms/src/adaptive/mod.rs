@@ -1125,7 +1125,7 @@ impl AdaptiveProjection {
                 if max_error_rounds {
                     ""
                 } else {
-                    " (made on at least half)"
+                    " (they are made when at least half do)"
                 }
             ));
         }
