@@ -323,14 +323,16 @@ fn calibrate_fast(
     for &c in order.iter().rev() {
         let block = &mut beta[layout.range(c)];
         let m = max_with(block, par);
-        elementwise(block, par, |_, x| *x = exp::exp(*x - m));
         let Some(p) = parents[c] else {
+            elementwise(block, par, |_, x| *x = exp::exp(*x - m));
             root_scale = m;
             continue;
         };
         let t = &mut msgs[c];
         t.fill(0.0);
-        layout.child_run[c].scatter_sum_with(block, t, par);
+        // exponentiated and summed onto the separator in one pass (the same bits as the
+        // two passes)
+        layout.child_run[c].exp_scatter_sum_with(block, m, t, par);
         let lt = &mut sep[..t.len()];
         for (l, &v) in lt.iter_mut().zip(t.iter()) {
             *l = m + safe_ln(v);

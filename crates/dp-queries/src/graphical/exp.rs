@@ -36,8 +36,8 @@ const TAYLOR: [f64; 14] = [
 
 /// `ln 2` in two parts: the high part has 32 significant bits (its low 21 mantissa bits are
 /// zero), so `k·LN2_HI` is exact for `|k| < 2^21` (fdlibm's split).
-const LN2_HI: f64 = 6.931_471_803_691_238_164_9e-1;
-const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
+const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
 /// `1.5·2^52`: adding it rounds a double of magnitude below `2^51` to an integer (to nearest)
 /// and leaves that integer in the low mantissa bits.
 const SHIFT: f64 = 6_755_399_441_055_744.0;
@@ -104,6 +104,10 @@ mod tests {
             check(i as f64 * 0.1);
         }
         eprintln!("worst: {worst} ulp");
+        // the split: LN2_HI's low 21 mantissa bits are zero, and the two parts add to ln 2
+        assert_eq!(LN2_HI.to_bits() & ((1 << 21) - 1), 0);
+        assert_eq!(LN2_HI + LN2_LO, std::f64::consts::LN_2);
+        assert!((LN2_HI - 0.693_147_180_369_123_8).abs() < 1e-16);
         assert_eq!(exp(0.0), 1.0);
         assert_eq!(exp(-708.5), 0.0);
         assert_eq!(exp(f64::NEG_INFINITY), 0.0);

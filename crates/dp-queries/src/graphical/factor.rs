@@ -116,6 +116,52 @@ impl RunMap {
         (PAR_CELLS / self.run).max(1)
     }
 
+    /// `src ← e^(src − m)` cell by cell, then [`Self::scatter_sum_with`] of the result, with
+    /// the same tasks, order and result bit for bit; where the tasks sum into copies, each
+    /// task exponentiates its part of `src` just before summing it, while it is in cache
+    /// (the fit's collect pass: one pass over the clique from memory instead of two).
+    pub(crate) fn exp_scatter_sum_with(
+        &self,
+        src: &mut [f64],
+        m: f64,
+        dst: &mut [f64],
+        par: Parallelism,
+    ) {
+        let per = self.per_task();
+        let tasks = self.map.len().div_ceil(per);
+        if tasks < 2 || dst.len().saturating_mul(tasks) > src.len() / 4 {
+            elementwise(src, par, |_, x| *x = super::exp::exp(*x - m));
+            self.scatter_sum(src, dst);
+            return;
+        }
+        let width = dst.len();
+        let part = |(s, mp): (&mut [f64], &[u32])| {
+            for x in s.iter_mut() {
+                *x = super::exp::exp(*x - m);
+            }
+            let mut copy = vec![0.0; width];
+            scatter_sum_runs(self.run, mp, s, &mut copy);
+            copy
+        };
+        let parts: Vec<Vec<f64>> = match par {
+            Parallelism::None => src
+                .chunks_mut(per * self.run)
+                .zip(self.map.chunks(per))
+                .map(part)
+                .collect(),
+            Parallelism::Rayon => src
+                .par_chunks_mut(per * self.run)
+                .zip(self.map.par_chunks(per))
+                .map(part)
+                .collect(),
+        };
+        for copy in &parts {
+            for (d, &v) in dst.iter_mut().zip(copy) {
+                *d += v;
+            }
+        }
+    }
+
     /// [`Self::scatter_sum`] in tasks of about [`PAR_CELLS`] outer cells, each summing into
     /// its own zeroed copy of `dst`, the copies then added to `dst` in task order. Used only
     /// where the copies are small beside `src` (their cells in all at most a quarter of
@@ -677,6 +723,20 @@ mod tests {
                 par.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
                 "{inner:?}"
             );
+            // exponentiate-and-sum in one pass: the same bits, in `src` and `dst`, as the
+            // two passes (both branches: the copies and the plain loop), with either `par`
+            for par in [Parallelism::None, Parallelism::Rayon] {
+                let (mut fused, mut two) = (reals.clone(), reals.clone());
+                let (mut fd, mut td) = (vec![0.25; m], vec![0.25; m]);
+                pool.install(|| {
+                    rm.exp_scatter_sum_with(&mut fused, 0.9, &mut fd, par);
+                    elementwise(&mut two, par, |_, x| *x = super::super::exp::exp(*x - 0.9));
+                    rm.scatter_sum_with(&two, &mut td, par);
+                });
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&fused), bits(&two), "{inner:?} {par:?}");
+                assert_eq!(bits(&fd), bits(&td), "{inner:?} {par:?}");
+            }
             let small: Vec<f64> = (0..m).map(|i| 1.0 + (i % 17) as f64).collect();
             for par in [Parallelism::None, Parallelism::Rayon] {
                 let (mut a, mut b) = (reals.clone(), reals.clone());
