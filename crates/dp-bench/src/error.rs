@@ -5,6 +5,15 @@ use dp_mechanisms::MechanismError;
 use dp_queries::QueryError;
 
 /// Everything the benchmark runner and the `dpqr` program can report.
+///
+/// Exit status of `dpqr` ([`BenchError::exit_status`]): 3 for a spend a budget refused,
+/// nothing charged ([`BenchError::is_over_budget`]); 2 for every other error, usage errors
+/// ([`BenchError::Usage`], like the argument parser's own), bad input
+/// ([`BenchError::InputFile`], [`BenchError::InvalidInput`] and the other file variants),
+/// outputs that cannot be written ([`BenchError::Output`]), audits that cannot run
+/// ([`BenchError::Audit`]) and broken invariants ([`BenchError::Internal`]) alike. (`dpqr`
+/// itself exits with 5 instead when a release fails after its spend was charged, 1 for a
+/// failed audit and 4 when stdout cannot be written after success.)
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
     /// From `dp-core`.
@@ -29,8 +38,49 @@ pub enum BenchError {
     },
     /// A command-line argument or combination of arguments that cannot be used, refused
     /// before anything is read, recorded or written; the message says what to give instead.
+    /// Exit status 2.
     #[error("{0}")]
     Usage(String),
+    /// An input file that was read but whose contents cannot be used: malformed (a bad line
+    /// of a results file), or not matching the other inputs (an answers file with another
+    /// number of answers than the workload has queries, a release report of another
+    /// release). Exit status 2.
+    #[error("{file}{}: {message}", line.map(|l| format!(", line {l}")).unwrap_or_default())]
+    InputFile {
+        /// The file.
+        file: String,
+        /// 1-based line, when the fault is on one line.
+        line: Option<u64>,
+        /// What is wrong.
+        message: String,
+    },
+    /// Input values (read from files, or passed by a library caller) that cannot be used
+    /// where no file is at hand to name: weights negative, not finite or summing to zero,
+    /// records with codes outside their attributes, a noise description that is not
+    /// positive, a schema over other attributes than the data, a label the CSV output cannot
+    /// hold. Exit status 2.
+    #[error("{0}")]
+    InvalidInput(String),
+    /// An output file that cannot be created when it is written: its path is a directory or
+    /// ends in a directory part, or its directory does not accept a new file
+    /// ([`crate::io::output::AtomicFile`]; [`BenchError::BadOutput`] is the same refusal made
+    /// before anything is read). Exit status 2.
+    #[error("{path}: {why}")]
+    Output {
+        /// The file, or the directory it cannot be created in.
+        path: String,
+        /// Why it cannot be created.
+        why: String,
+    },
+    /// An audit that cannot run as asked: a pair of datasets it cannot build, a mechanism
+    /// with no steps to audit, a neighbouring relation the step audit is not stated for.
+    /// Exit status 2.
+    #[error("{0}")]
+    Audit(String),
+    /// A broken invariant of this crate that should never occur (the vendored font or a
+    /// bundled table unreadable, a file committed twice): a bug to report. Exit status 2.
+    #[error("internal error: {0}")]
+    Internal(String),
     /// A value that could not be encoded as JSON (a report, the ledger, a list).
     #[error("cannot encode {what}: {source}")]
     Encode {
@@ -177,6 +227,15 @@ impl BenchError {
     }
 }
 
+impl BenchError {
+    /// The exit status `dpqr` gives for this error: 3 for a spend a budget refused, nothing
+    /// charged ([`BenchError::is_over_budget`]), 2 for every other error (see the type's
+    /// docs).
+    pub fn exit_status(&self) -> u8 {
+        if self.is_over_budget() { 3 } else { 2 }
+    }
+}
+
 /// Result alias for this crate.
 pub type Result<T> = std::result::Result<T, BenchError>;
 
@@ -221,5 +280,60 @@ mod tests {
         assert_eq!(quoted("a\nb\u{1b}[2J"), "'a\\nb\\u{1b}[2J'");
         let long = "x".repeat(100);
         assert_eq!(quoted(&long), format!("'{}…'", "x".repeat(60)));
+    }
+
+    /// Usage errors, bad input, unwritable outputs, audits that cannot run and internal
+    /// errors all exit with 2; a budget's refusal with 3.
+    #[test]
+    fn exit_status_of_each_kind() {
+        let typed = [
+            BenchError::Usage("give --data".into()),
+            BenchError::InputFile {
+                file: "a.jsonl".into(),
+                line: Some(3),
+                message: "not JSON".into(),
+            },
+            BenchError::InvalidInput("the weights sum to zero".into()),
+            BenchError::Output {
+                path: "out".into(),
+                why: "is a directory, not a file".into(),
+            },
+            BenchError::Audit("no step to audit".into()),
+            BenchError::Internal("already committed".into()),
+        ];
+        for e in &typed {
+            assert_eq!(e.exit_status(), 2, "{e}");
+        }
+        let refused = BenchError::Core(CoreError::BudgetExceeded {
+            label: "release".into(),
+            requested: "ε = 2".into(),
+            budget: "total budget ε = 1".into(),
+        });
+        assert_eq!(refused.exit_status(), 3);
+        let wrapped = BenchError::InLedger {
+            ledger: "l.json".into(),
+            dataset: "'d'".into(),
+            source: Box::new(BenchError::Internal("x".into())),
+        };
+        assert_eq!(wrapped.exit_status(), 2);
+    }
+
+    #[test]
+    fn input_file_names_the_line_when_there_is_one() {
+        let e = BenchError::InputFile {
+            file: "r.jsonl".into(),
+            line: Some(4),
+            message: "expected value".into(),
+        };
+        assert_eq!(e.to_string(), "r.jsonl, line 4: expected value");
+        let e = BenchError::InputFile {
+            file: "a.csv".into(),
+            line: None,
+            message: "3 answers, but the workload has 4 queries".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "a.csv: 3 answers, but the workload has 4 queries"
+        );
     }
 }

@@ -43,7 +43,7 @@ pub fn class_answers(
     let rows: Vec<Vec<u32>> = (0..records.n()).map(|r| records.record(r)).collect();
     workload
         .answers_of_records(&rows, weights)
-        .map_err(|e| BenchError::Usage(format!("cannot score the records: {e}")))
+        .map_err(|e| BenchError::InvalidInput(format!("cannot score the records: {e}")))
 }
 
 /// The trivial baseline for a workload of any class: its answers on the uniform distribution
@@ -114,13 +114,13 @@ pub fn weighted_answers(
         ));
     }
     if weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
-        return Err(BenchError::Usage(
+        return Err(BenchError::InvalidInput(
             "every weight must be a finite number of at least 0".into(),
         ));
     }
     let total: f64 = weights.iter().sum();
     if total <= 0.0 {
-        return Err(BenchError::Usage(
+        return Err(BenchError::InvalidInput(
             "the weights sum to zero: the records describe no data".into(),
         ));
     }
@@ -138,7 +138,7 @@ pub fn weighted_answers(
                 *c = col[r];
             }
             let cell = marginal.try_cell_index(&codes).ok_or_else(|| {
-                BenchError::Usage("a record holds a code outside its attribute".into())
+                BenchError::InvalidInput("a record holds a code outside its attribute".into())
             })?;
             answers[base + cell] += w;
         }
@@ -276,7 +276,7 @@ impl Prediction {
     pub fn new(noise: &NoiseDescription, answers: usize, post_processed: bool) -> Result<Self> {
         let ok = |v: f64| v.is_finite() && v > 0.0;
         if !ok(noise.parameter) || !ok(noise.count_std) || !ok(noise.answer_std) || answers == 0 {
-            return Err(BenchError::Usage(
+            return Err(BenchError::InvalidInput(
                 "the report's noise description is incomplete or not positive".into(),
             ));
         }

@@ -262,7 +262,7 @@ impl AuditPair {
         let domain = workload.domain().clone();
         let universe_size = domain.universe_size().unwrap_or(u128::MAX);
         if universe_size > 4096 || n < 2 {
-            return Err(BenchError::Usage(format!(
+            return Err(BenchError::Audit(format!(
                 "audit pair: need a universe of at most 4096 records and n ≥ 2 \
                  (universe {universe_size}, n = {n})"
             )));
@@ -902,12 +902,12 @@ pub fn audit_steps(
     config: &AuditConfig,
 ) -> Result<StepAuditReport> {
     let Some(step_settings) = settings.steps else {
-        return Err(BenchError::Usage(format!(
+        return Err(BenchError::Audit(format!(
             "{name} has no step audit (only the composed mechanisms do)"
         )));
     };
     if config.neighbouring != Neighbouring::ReplaceOne {
-        return Err(BenchError::Usage(
+        return Err(BenchError::Audit(
             "the step audit is stated for replace-one neighbours".into(),
         ));
     }
@@ -918,7 +918,7 @@ pub fn audit_steps(
         PostProcessing::None,
     )?;
     let certificate = honest.certificate();
-    let no_steps = || BenchError::Usage(format!("{name} cannot be decomposed into steps"));
+    let no_steps = || BenchError::Audit(format!("{name} cannot be decomposed into steps"));
     let (pair, reference) = step_audit_pair()?;
     let most_raised = (0..pair.direction.len())
         .max_by(|&a, &b| pair.direction[a].total_cmp(&pair.direction[b]))
@@ -966,7 +966,7 @@ pub fn audit_steps(
         }
     };
     if audited.is_empty() {
-        return Err(BenchError::Usage(format!("{name}: no step to audit")));
+        return Err(BenchError::Audit(format!("{name}: no step to audit")));
     }
     let alpha_k = config.alpha / audited.len() as f64;
     let mut steps = Vec::new();

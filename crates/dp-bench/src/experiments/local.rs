@@ -298,8 +298,10 @@ pub fn read_records(path: &std::path::Path) -> Result<Vec<LocalRecord>> {
     text.lines()
         .enumerate()
         .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| {
-                crate::BenchError::Usage(format!("{}: line {}: {e}", path.display(), i + 1))
+            serde_json::from_str(l).map_err(|e| crate::BenchError::InputFile {
+                file: path.display().to_string(),
+                line: Some(i as u64 + 1),
+                message: e.to_string(),
             })
         })
         .collect()

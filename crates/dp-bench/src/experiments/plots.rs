@@ -23,7 +23,7 @@ fn register_font() -> Result<()> {
     if ok {
         Ok(())
     } else {
-        Err(BenchError::Usage(
+        Err(BenchError::Internal(
             "the vendored font could not be loaded".into(),
         ))
     }

@@ -537,7 +537,7 @@ pub fn solver_speed(
         settings.frank_wolfe.relative_gap_tolerance = 1e-6;
         settings.frank_wolfe.variant = solver
             .parse::<FrankWolfeVariant>()
-            .map_err(|e| crate::BenchError::Usage(e.to_string()))?;
+            .map_err(|e| crate::BenchError::Internal(format!("solver {solver}: {e}")))?;
         let mech = ProjectionParams::new(budget).settings(settings).check()?;
         let noisy = mech.noisy_counts(&data, &workload, &mut seeded_rng(seed))?;
         let y = noisy.answers();

@@ -40,13 +40,13 @@ use crate::{Result, io_error};
 pub fn generate(dataset: &str, rows: u64, seed: u64, path: &Path) -> Result<()> {
     let b = bundled(dataset)?;
     let text = std::str::from_utf8(b.csv)
-        .map_err(|_| crate::BenchError::Usage(format!("{dataset}: not UTF-8")))?;
+        .map_err(|_| crate::BenchError::Internal(format!("bundled table {dataset}: not UTF-8")))?;
     let mut lines = text.lines().filter(|l| !l.is_empty());
     let header = lines.next().unwrap_or_default();
     let records: Vec<&str> = lines.collect();
     if records.is_empty() {
-        return Err(crate::BenchError::Usage(format!(
-            "{dataset} has no records"
+        return Err(crate::BenchError::Internal(format!(
+            "bundled table {dataset} has no records"
         )));
     }
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);

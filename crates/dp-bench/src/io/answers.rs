@@ -393,7 +393,11 @@ pub fn read_query_answers(path: &Path, workload: &dyn Workload) -> Result<Vec<f6
     let bytes = crate::io::output::read_maybe_compressed(path)?;
     let file = path.display().to_string();
     let mut reader = csv::ReaderBuilder::new().from_reader(bytes.as_slice());
-    let bad = |line: u64, why: String| BenchError::Usage(format!("{file}: line {line}: {why}"));
+    let bad = |line: u64, message: String| BenchError::AnswersFile {
+        file: file.clone(),
+        line,
+        message,
+    };
     let header = reader
         .headers()
         .map_err(|e| bad(1, format!("cannot read the header ({e})")))?
@@ -435,11 +439,15 @@ pub fn read_query_answers(path: &Path, workload: &dyn Workload) -> Result<Vec<f6
         answers.push(a);
     }
     if answers.len() != workload.num_queries() {
-        return Err(BenchError::Usage(format!(
-            "{file}: {} answers, but the workload has {} queries",
-            answers.len(),
-            workload.num_queries()
-        )));
+        return Err(BenchError::InputFile {
+            file,
+            line: None,
+            message: format!(
+                "{} answers, but the workload has {} queries",
+                answers.len(),
+                workload.num_queries()
+            ),
+        });
     }
     Ok(answers)
 }

@@ -59,10 +59,10 @@ fn create_temp(path: &Path) -> Result<(File, PathBuf)> {
 }
 
 fn not_a_file_name(path: &Path) -> BenchError {
-    BenchError::Usage(format!(
-        "{} does not name a file (it ends in a directory part)",
-        path.display()
-    ))
+    BenchError::Output {
+        path: path.display().to_string(),
+        why: "does not name a file (it ends in a directory part)".into(),
+    }
 }
 
 fn cannot_write_in(dir: &Path, e: std::io::Error) -> BenchError {
@@ -71,10 +71,10 @@ fn cannot_write_in(dir: &Path, e: std::io::Error) -> BenchError {
         ErrorKind::PermissionDenied => "permission denied".to_string(),
         _ => e.to_string(),
     };
-    BenchError::Usage(format!(
-        "cannot create a file in directory {}: {why}",
-        dir.display()
-    ))
+    BenchError::Output {
+        path: dir.display().to_string(),
+        why: format!("cannot create a file in this directory: {why}"),
+    }
 }
 
 /// A file being written atomically (see the module docs). Write to it with
@@ -91,10 +91,10 @@ impl AtomicFile {
     /// is an existing directory or ends in a directory part.
     pub fn create(path: &Path) -> Result<Self> {
         if path.is_dir() {
-            return Err(BenchError::Usage(format!(
-                "{} is a directory, not a file",
-                path.display()
-            )));
+            return Err(BenchError::Output {
+                path: path.display().to_string(),
+                why: "is a directory, not a file".into(),
+            });
         }
         let (f, tmp) = create_temp(path)?;
         Ok(AtomicFile {
@@ -117,7 +117,7 @@ impl AtomicFile {
     /// Flush and sync the temporary file; returns it closed.
     fn finish(&mut self) -> Result<()> {
         let out = self.out.take().ok_or_else(|| {
-            BenchError::Usage(format!("{}: already committed", self.path.display()))
+            BenchError::Internal(format!("{}: already committed", self.path.display()))
         })?;
         let f = out
             .into_inner()

@@ -616,13 +616,13 @@ pub fn expand_counts(weights: &[f64], total: u64) -> Result<Vec<u64>> {
         )));
     }
     if weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
-        return Err(BenchError::Usage(
+        return Err(BenchError::InvalidInput(
             "every weight must be a finite number of at least 0".into(),
         ));
     }
     let sum: f64 = weights.iter().sum();
     if weights.is_empty() || sum <= 0.0 {
-        return Err(BenchError::Usage(
+        return Err(BenchError::InvalidInput(
             "there are no records with a positive weight to expand".into(),
         ));
     }
@@ -711,7 +711,7 @@ pub fn write_expanded<W: Write>(
             .enumerate()
             .find(|(_, f)| f.contains(['\n', '\r']))
         {
-            return Err(BenchError::Usage(format!(
+            return Err(BenchError::InvalidInput(format!(
                 "attribute {}: the label {} holds a line break, which the CSV loader cannot \
                  read back; rename the label in the schema",
                 quoted(domain.names().nth(a).unwrap_or_default()),

@@ -93,11 +93,14 @@ fn prediction(path: &Path, answers: usize) -> Result<Option<Prediction>> {
         .and_then(serde_json::Value::as_u64)
         .ok_or_else(|| bad("it has no number of queries".into()))?;
     if queries != answers as u64 {
-        return Err(BenchError::Usage(format!(
-            "{} describes a release of {queries} answers, but the answers scored are {answers}: \
-             give the report of the same release",
-            path.display()
-        )));
+        return Err(BenchError::InputFile {
+            file: path.display().to_string(),
+            line: None,
+            message: format!(
+                "describes a release of {queries} answers, but the answers scored are \
+                 {answers}: give the report of the same release"
+            ),
+        });
     }
     let diagnostics = report
         .get("diagnostics")
@@ -127,7 +130,7 @@ fn prediction(path: &Path, answers: usize) -> Result<Option<Prediction>> {
 fn read_synthetic(args: &EvalArgs, path: &Path, domain: &Domain) -> Result<WeightedRecords> {
     let schema = args.data.spec().public_schema()?;
     if schema.domain() != domain {
-        return Err(BenchError::Usage(format!(
+        return Err(BenchError::InvalidInput(format!(
             "the schema's attributes ({}) are not those of the data ({})",
             quoted(&schema.domain().names().collect::<Vec<_>>().join(",")),
             quoted(&domain.names().collect::<Vec<_>>().join(","))

@@ -226,7 +226,7 @@ pub(crate) fn main() -> ExitCode {
             }
             // 3: a budget refused the spend (nothing was read, drawn or written); 2: any
             // other error
-            ExitCode::from(if e.is_over_budget() { 3 } else { 2 })
+            ExitCode::from(e.exit_status())
         }
     }
 }

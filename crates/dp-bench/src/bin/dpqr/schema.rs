@@ -154,8 +154,10 @@ fn check(
         data.display()
     );
     if json {
-        let text = serde_json::to_string_pretty(&report)
-            .map_err(|e| BenchError::Usage(format!("cannot write the report as JSON: {e}")))?;
+        let text = serde_json::to_string_pretty(&report).map_err(|source| BenchError::Encode {
+            what: "the report",
+            source,
+        })?;
         outln!("{text}");
     } else {
         out!("{}", render(&report, domain));
