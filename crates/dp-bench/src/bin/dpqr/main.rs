@@ -178,7 +178,7 @@ pub(crate) fn main() -> ExitCode {
             Ok(false) => ExitCode::from(1),
             Err(e) => {
                 errln!("error: {e}");
-                ExitCode::from(2)
+                ExitCode::from(e.exit_status())
             }
         };
     }
