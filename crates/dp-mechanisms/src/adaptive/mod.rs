@@ -817,7 +817,7 @@ impl AdaptiveProjection {
         let mut direct_cheap = 0usize;
         if let Some(dir) = &opening.direct {
             let dcal = &dir.calibration;
-            let cells = |a: &[usize]| sizes_of(a).iter().product::<usize>() as f64;
+            let cells = |a: &[usize]| cells_of(a) as f64;
             let cheap = direct::cheap_tables(&cands, cells, dcal.sigma(), total, p.direct_noise_l1);
             direct_cheap = cheap.len();
             let cheap = direct::measured_directly(cheap, dir.tables);

@@ -116,6 +116,21 @@ impl RunMap {
         (PAR_CELLS / self.run).max(1)
     }
 
+    /// Whether [`Self::scatter_sum_with`] sums in tasks (each into its own copy of `dst`):
+    /// at least two tasks, and the copies in all at most a quarter of `src`'s cells.
+    fn sums_in_task_copies(&self, src_len: usize, dst_len: usize) -> bool {
+        let tasks = self.map.len().div_ceil(self.per_task());
+        tasks >= 2 && dst_len.saturating_mul(tasks) <= src_len / 4
+    }
+
+    /// One task's sum: the part `s` of the outer table with its map entries `m`, summed into
+    /// a zeroed table of `width` cells.
+    fn task_copy(&self, s: &[f64], m: &[u32], width: usize) -> Vec<f64> {
+        let mut copy = vec![0.0; width];
+        scatter_sum_runs(self.run, m, s, &mut copy);
+        copy
+    }
+
     /// `src ← e^(src − m)` cell by cell, then [`Self::scatter_sum_with`] of the result, with
     /// the same tasks, order and result bit for bit; where the tasks sum into copies, each
     /// task exponentiates its part of `src` just before summing it, while it is in cache
@@ -127,21 +142,17 @@ impl RunMap {
         dst: &mut [f64],
         par: Parallelism,
     ) {
-        let per = self.per_task();
-        let tasks = self.map.len().div_ceil(per);
-        if tasks < 2 || dst.len().saturating_mul(tasks) > src.len() / 4 {
+        if !self.sums_in_task_copies(src.len(), dst.len()) {
             elementwise(src, par, |_, x| *x = super::exp::exp(*x - m));
             self.scatter_sum(src, dst);
             return;
         }
-        let width = dst.len();
+        let (per, width) = (self.per_task(), dst.len());
         let part = |(s, mp): (&mut [f64], &[u32])| {
             for x in s.iter_mut() {
                 *x = super::exp::exp(*x - m);
             }
-            let mut copy = vec![0.0; width];
-            scatter_sum_runs(self.run, mp, s, &mut copy);
-            copy
+            self.task_copy(s, mp, width)
         };
         let parts: Vec<Vec<f64>> = match par {
             Parallelism::None => src
@@ -155,11 +166,7 @@ impl RunMap {
                 .map(part)
                 .collect(),
         };
-        for copy in &parts {
-            for (d, &v) in dst.iter_mut().zip(copy) {
-                *d += v;
-            }
-        }
+        add_in_order(dst, &parts);
     }
 
     /// [`Self::scatter_sum`] in tasks of about [`PAR_CELLS`] outer cells, each summing into
@@ -169,18 +176,12 @@ impl RunMap {
     /// the tasks and their order do not depend on `par`, so the result is the same, bit for
     /// bit, with [`Parallelism::None`] and [`Parallelism::Rayon`] (whatever the pool).
     pub(crate) fn scatter_sum_with(&self, src: &[f64], dst: &mut [f64], par: Parallelism) {
-        let per = self.per_task();
-        let tasks = self.map.len().div_ceil(per);
-        if tasks < 2 || dst.len().saturating_mul(tasks) > src.len() / 4 {
+        if !self.sums_in_task_copies(src.len(), dst.len()) {
             self.scatter_sum(src, dst);
             return;
         }
-        let width = dst.len();
-        let part = |(s, m): (&[f64], &[u32])| {
-            let mut copy = vec![0.0; width];
-            scatter_sum_runs(self.run, m, s, &mut copy);
-            copy
-        };
+        let (per, width) = (self.per_task(), dst.len());
+        let part = |(s, mp): (&[f64], &[u32])| self.task_copy(s, mp, width);
         let parts: Vec<Vec<f64>> = match par {
             Parallelism::None => src
                 .chunks(per * self.run)
@@ -193,11 +194,7 @@ impl RunMap {
                 .map(part)
                 .collect(),
         };
-        for copy in &parts {
-            for (d, &v) in dst.iter_mut().zip(copy) {
-                *d += v;
-            }
-        }
+        add_in_order(dst, &parts);
     }
 
     /// [`Self::gather_add`], split over `par` in tasks of about [`PAR_CELLS`] outer cells
@@ -233,6 +230,16 @@ impl RunMap {
 /// [`RunMap::gather_add_with`], [`elementwise`]): large enough that a task outweighs its
 /// scheduling, small enough to balance a few threads on a model's largest clique.
 pub(crate) const PAR_CELLS: usize = 1 << 15;
+
+/// `dst += parts[0] + parts[1] + …`, cell by cell, in that order (the task copies of
+/// [`RunMap::scatter_sum_with`]: the order fixes the bits).
+fn add_in_order(dst: &mut [f64], parts: &[Vec<f64>]) {
+    for copy in parts {
+        for (d, &v) in dst.iter_mut().zip(copy) {
+            *d += v;
+        }
+    }
+}
 
 /// `dst[map[r]] += Σ src[run r]` over the runs of `src` (length `run` each).
 #[inline]
