@@ -49,8 +49,8 @@
 //! the whole run ρ-zCDP (Rényi filter, [`crate::engine`] module docs). Selection and
 //! measurement are the engine's [`crate::engine::select`] and [`crate::engine::measure`], and
 //! the step audit's steps come from its builder ([`crate::engine::StepSource`]). Under add/remove `n` is never
-//! used: the total `T̂` is estimated from the noisy 1-way tables (post-processing), and an
-//! empty dataset is released like any other. Under replace-one `n` is public.
+//! used: the total `T̂` is estimated from the noisy tables measured so far (post-processing;
+//! [`AdaptiveProjectionParams::pool_total`]), and an empty dataset is released like any other. Under replace-one `n` is public.
 
 pub mod beside;
 mod check;
@@ -176,6 +176,15 @@ pub struct AdaptiveProjectionParams {
     /// this (`κ`): `(m/k)·σ_c√(2 ln 2n)/T̂ ≤ κ`, `n` the cells of all the workload's tables
     /// (`adaptive/check.rs`, "When"). Finite, ≥ 0.
     pub check_resolution: f64,
+    /// Under add/remove, whether the total `T̂` the fits, the scores and the release are
+    /// scaled by is re-estimated after every measurement as the inverse-variance average of
+    /// the totals of **every** table measured so far (`true`, the default; Private-PGM's
+    /// estimate of the total from all measurements, McKenna–Sheldon–Miklau ICML 2019 §4), or
+    /// taken from the 1-way tables alone (`false`, the rule before issue #24's check on
+    /// titanic). Post-processing of the noisy measurements either way; the public decisions
+    /// made once (cheap tables, checks, max-error rounds) use the total known when they are
+    /// made. No effect under replace-one (the public `n`).
+    pub pool_total: bool,
     /// The estimator.
     pub estimator: EstimatorChoice,
     /// Called after every round.
@@ -198,6 +207,7 @@ impl std::fmt::Debug for AdaptiveProjectionParams {
             .field("direct_noise_l1", &self.direct_noise_l1)
             .field("check_share", &self.check_share)
             .field("check_resolution", &self.check_resolution)
+            .field("pool_total", &self.pool_total)
             .field("estimator", &self.estimator)
             .finish_non_exhaustive()
     }
@@ -225,6 +235,7 @@ impl AdaptiveProjectionParams {
             direct_noise_l1: 0.5,
             check_share: 0.1,
             check_resolution: 0.005,
+            pool_total: true,
             estimator: EstimatorChoice::GraphicalModel {
                 round_iterations: 100,
                 final_iterations: 500,
@@ -267,6 +278,12 @@ impl AdaptiveProjectionParams {
     /// Set [`Self::check_share`] (γ).
     pub fn check_share(mut self, share: f64) -> Self {
         self.check_share = share;
+        self
+    }
+
+    /// Set [`Self::pool_total`].
+    pub fn pool_total(mut self, pooled: bool) -> Self {
+        self.pool_total = pooled;
         self
     }
 
@@ -627,19 +644,49 @@ fn candidate_counts(
         .collect()
 }
 
-/// The public total: `n` under replace-one; under add/remove the inverse-variance average of
-/// the noisy 1-way tables' totals (a table of `s` cells has total variance `s·σ²`), at least 1.
-fn public_total(neighbouring: Neighbouring, n: usize, one_ways: &[MeasuredMarginal]) -> f64 {
-    match neighbouring {
-        Neighbouring::ReplaceOne => n as f64,
-        Neighbouring::AddRemove => {
-            let (mut num, mut den) = (0.0, 0.0);
-            for m in one_ways {
-                let w = 1.0 / (m.values.len() as f64 * m.sigma2);
-                num += w * m.values.iter().sum::<f64>();
-                den += w;
-            }
-            if den > 0.0 { (num / den).max(1.0) } else { 1.0 }
+/// The public total `T̂`: `n` under replace-one; under add/remove the inverse-variance
+/// average of the totals of the noisy tables it was given (a table of `s` cells with noise
+/// variance σ² per cell has a total of variance `s·σ²`), at least 1 — post-processing of the
+/// measurements ([`AdaptiveProjectionParams::pool_total`]).
+#[derive(Clone, Debug)]
+struct PublicTotal {
+    public_n: Option<f64>,
+    weighted_sum: f64,
+    weight: f64,
+}
+
+impl PublicTotal {
+    fn new(neighbouring: Neighbouring, n: usize) -> Self {
+        PublicTotal {
+            public_n: (neighbouring == Neighbouring::ReplaceOne).then_some(n as f64),
+            weighted_sum: 0.0,
+            weight: 0.0,
+        }
+    }
+
+    /// Adds one noisy table: the sum of its `cells` noisy counts, each of noise variance
+    /// `sigma2`.
+    fn add(&mut self, sum: f64, cells: usize, sigma2: f64) {
+        let w = 1.0 / (cells as f64 * sigma2);
+        if w.is_finite() && w > 0.0 {
+            self.weighted_sum += w * sum;
+            self.weight += w;
+        }
+    }
+
+    fn add_measured(&mut self, m: &MeasuredMarginal) {
+        self.add(m.values.iter().sum(), m.values.len(), m.sigma2);
+    }
+
+    fn add_counts(&mut self, y: &[i64], sigma2: f64) {
+        self.add(y.iter().map(|&v| v as f64).sum(), y.len(), sigma2);
+    }
+
+    fn value(&self) -> f64 {
+        match self.public_n {
+            Some(n) => n,
+            None if self.weight > 0.0 => (self.weighted_sum / self.weight).max(1.0),
+            None => 1.0,
         }
     }
 }
@@ -785,7 +832,11 @@ impl AdaptiveProjection {
                 cal1.sigma2,
             ));
         }
-        let total = public_total(rel, n, &measurements);
+        let mut pooled = PublicTotal::new(rel, n);
+        for m in &measurements {
+            pooled.add_measured(m);
+        }
+        let mut total = pooled.value();
         let mut est = self.new_estimator(domain);
         est.fit(&measurements, total)?;
         report(
@@ -827,6 +878,9 @@ impl AdaptiveProjection {
             for &i in &cheap {
                 filter.spend(&format!("direct {:?}", cands[i].attrs), dcal.measure_rho)?;
                 let y = measure(&exact_counts(&counts[i])?, &dir.measurement.noise, rng)?;
+                if p.pool_total {
+                    pooled.add_counts(&y, dcal.sigma2);
+                }
                 cliques.push(cands[i].attrs.clone());
                 // AIM's growing size limit, as in the rounds, so that the cheap tables never
                 // fill the model the rounds still need (temporal-match2), and at most a tenth
@@ -860,6 +914,7 @@ impl AdaptiveProjection {
                 });
             }
             if !cheap.is_empty() {
+                total = pooled.value();
                 est.fit(&measurements, total)?;
             }
         }
@@ -885,6 +940,9 @@ impl AdaptiveProjection {
                 }
                 filter.spend(&format!("check {:?}", cands[i].attrs), ccal.measure_rho)?;
                 let y = measure(&exact_counts(&counts[i])?, &chk.measurement.noise, rng)?;
+                if p.pool_total {
+                    pooled.add_counts(&y, ccal.sigma2);
+                }
                 own.insert(i, (y, ccal.sigma()));
                 check_trace.push(AdaptiveRound {
                     round: 0,
@@ -897,6 +955,7 @@ impl AdaptiveProjection {
                     annealed: false,
                 });
             }
+            total = pooled.value();
         }
         // 2. the rounds. Max-error rounds only where a measurement at the first round's σ
         // resolves κ_max of the noisy total on at least half of the workload's tables
@@ -1021,6 +1080,10 @@ impl AdaptiveProjection {
             let k = select(&plan.selector, &scores, rng)?;
             let i = allowed[k];
             let y = measure(&exact_counts(&counts[i])?, &plan.measurement.noise, rng)?;
+            if p.pool_total {
+                pooled.add_counts(&y, cal.sigma2);
+                total = pooled.value();
+            }
             let beside_measured = outside.contains(&i) || beside.contains_key(&i);
             let after = if beside_measured {
                 // beside the model: the model is not refitted
@@ -1103,7 +1166,14 @@ impl AdaptiveProjection {
                 match rel {
                     Neighbouring::ReplaceOne => "the public n".to_string(),
                     Neighbouring::AddRemove =>
-                        format!("{total:.1} (estimated from the noisy 1-way tables)"),
+                        if p.pool_total {
+                            format!(
+                                "{total:.1} (the inverse-variance average of every measured \
+                                 table's noisy total)"
+                            )
+                        } else {
+                            format!("{total:.1} (estimated from the noisy 1-way tables)")
+                        },
                 }
             ),
             format!(
@@ -1515,6 +1585,31 @@ mod tests {
 
     fn domain() -> Domain {
         Domain::new(vec![("a".into(), 2), ("b".into(), 3), ("c".into(), 4)]).unwrap()
+    }
+
+    /// The public total by hand: tables of 3 cells at σ² = 4 (total 100, weight 1/12) and of
+    /// 1 cell at σ² = 1 (total 130, weight 1) average to (100/12 + 130)/(1/12 + 1) =
+    /// 1660/13; a table of zero weight (σ² = ∞) changes nothing; nothing measured is 1; the
+    /// floor is 1; under replace-one it is the public n whatever was measured.
+    #[test]
+    fn the_public_total_is_the_inverse_variance_average() {
+        let mut t = PublicTotal::new(Neighbouring::AddRemove, 999);
+        assert_eq!(t.value(), 1.0);
+        t.add_counts(&[30, 30, 40], 4.0);
+        assert!((t.value() - 100.0).abs() < 1e-12);
+        t.add_measured(&MeasuredMarginal {
+            attrs: vec![0],
+            values: vec![130.0],
+            sigma2: 1.0,
+        });
+        t.add(5.0, 2, f64::INFINITY);
+        assert!((t.value() - 1660.0 / 13.0).abs() < 1e-9, "{}", t.value());
+        let mut low = PublicTotal::new(Neighbouring::AddRemove, 5);
+        low.add_counts(&[-4, 1], 1.0);
+        assert_eq!(low.value(), 1.0);
+        let mut r1 = PublicTotal::new(Neighbouring::ReplaceOne, 999);
+        r1.add_counts(&[1, 2], 1.0);
+        assert_eq!(r1.value(), 999.0);
     }
 
     /// The opening (1-ways at α/r of ρ, then at most max(β, γ)) must leave budget for the
