@@ -56,7 +56,7 @@ use crate::registry::{BudgetArgs, check_budget_is_meaningful, delta_too_large};
 use crate::settings::Settings;
 use crate::{BenchError, Result, io_error, quoted};
 use dp_core::{Neighbouring, PrivacyLoss, ProgressSink, os_seeded_rng, seeded_rng};
-use dp_mechanisms::{Mechanism, PostProcessing, Release};
+use dp_mechanisms::{DataAccess, Mechanism, PostProcessing, Release};
 use dp_queries::{AnyWorkload, Encoding, MarginalWorkload, Schema, Workload};
 use rand::CryptoRng;
 use rand_chacha::ChaCha20Rng;
@@ -299,6 +299,8 @@ pub struct Plan<'r> {
     schema: Schema,
     labelled: bool,
     source: SourceKind,
+    /// What the mechanism reads of the data for the workload (its counting plan, if any).
+    access: DataAccess,
     attribute_names: Arc<OnceLock<Vec<String>>>,
 }
 
@@ -433,8 +435,9 @@ fn check_delta(
 /// A refusal of a source that counts for a mechanism that needs the records.
 fn needs_records(what: &str, alternative: &str, mech: &dyn Mechanism<AnyWorkload>) -> BenchError {
     BenchError::Usage(format!(
-        "{what} releases from the workload's counts alone, and {} needs the records: \
-         {alternative}, or choose a mechanism that releases from counts ({})",
+        "{what} releases from exact counts (of the workload or of a mechanism's counting \
+         plan), and {} needs the records: {alternative}, or choose a mechanism that releases \
+         from counts ({})",
         mech.name(),
         catalogue::counts_only_names().join(", ")
     ))
@@ -545,7 +548,28 @@ impl<'r> Plan<'r> {
             }
         }
         let counting = &request.counting;
-        let counts_suffice = mechanism.counts_suffice();
+        // what the mechanism reads, from public inputs: the workload's counts, its counting
+        // plan's tables (issue #25; counted by every source as a marginal workload), or the
+        // records
+        let access = DataAccess::of(mechanism.as_ref(), &workload)?;
+        if let DataAccess::Plan(plan) = &access {
+            let cells = plan.tables().num_queries() as u64;
+            let need = (workload.num_queries() as u64)
+                .saturating_add(cells)
+                .saturating_mul(BYTES_PER_QUERY);
+            if need > request.memory_cap() && !request.dry_run {
+                return Err(BenchError::Usage(format!(
+                    "{} counts {cells} table cells for workload {} (its counting plan): the \
+                     release would need about {:.1} MiB ({BYTES_PER_QUERY} bytes per count), \
+                     more than --max-memory-mib {}; refusing before allocating",
+                    mechanism.name(),
+                    quoted(&request.workload),
+                    need as f64 / (1u64 << 20) as f64,
+                    request.max_memory_mib
+                )));
+            }
+        }
+        let counts_suffice = access.from_counts();
         if counting.stream && !counts_suffice {
             return Err(needs_records(
                 "--stream",
@@ -599,6 +623,7 @@ impl<'r> Plan<'r> {
             schema,
             labelled,
             source,
+            access,
             attribute_names,
         })
     }
@@ -829,14 +854,24 @@ impl<'r> Plan<'r> {
         // from it.
         let allow_empty = self.relation == Neighbouring::AddRemove;
         let data = &self.request.data;
+        // what the source counts: the counting plan's tables, or the workload itself
+        let planned = match &self.access {
+            DataAccess::Plan(plan) => Some(AnyWorkload::Marginals(plan.tables().clone())),
+            _ => None,
+        };
+        let counted = planned.as_ref().unwrap_or(&self.workload);
+        let counts_input = |counts, rows| match planned {
+            Some(_) => PrivateInput::Planned { counts, rows },
+            None => PrivateInput::Counts { counts, rows },
+        };
         let input = match self.source {
             SourceKind::Engine => {
                 let (counts, rows) =
                     self.request
                         .counting
                         .engine
-                        .counts(data, &self.workload, allow_empty)?;
-                PrivateInput::Counts { counts, rows }
+                        .counts(data, counted, allow_empty)?;
+                counts_input(counts, rows)
             }
             SourceKind::Stream => {
                 let settings = dp_queries::StreamSettings {
@@ -844,8 +879,8 @@ impl<'r> Plan<'r> {
                         .unwrap_or(usize::MAX),
                     parallelism: dp_queries::Parallelism::Rayon,
                 };
-                let (counts, rows) = data.stream_counts(&self.workload, &settings, allow_empty)?;
-                PrivateInput::Counts { counts, rows }
+                let (counts, rows) = data.stream_counts(counted, &settings, allow_empty)?;
+                counts_input(counts, rows)
             }
             SourceKind::Records => PrivateInput::Records(data.load(allow_empty)?),
         };
