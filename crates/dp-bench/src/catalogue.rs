@@ -1831,10 +1831,8 @@ mod tests {
 
     /// Two 1-way tables over the first two of three binary attributes.
     fn small_marginals() -> AnyWorkload {
-        let domain = dp_queries::Domain::new(
-            (0..3).map(|i| (format!("a{i}"), 2)).collect(),
-        )
-        .unwrap();
+        let domain =
+            dp_queries::Domain::new((0..3).map(|i| (format!("a{i}"), 2)).collect()).unwrap();
         AnyWorkload::Marginals(
             dp_queries::MarginalWorkload::from_attribute_lists(
                 &domain,
@@ -1881,11 +1879,9 @@ mod tests {
                         let assembled = spec
                             .assemble_any(budget, relation, PostProcessing::None, &options)
                             .unwrap();
-                        let access = dp_mechanisms::DataAccess::of(
-                            assembled.as_ref(),
-                            &small_marginals(),
-                        )
-                        .unwrap();
+                        let access =
+                            dp_mechanisms::DataAccess::of(assembled.as_ref(), &small_marginals())
+                                .unwrap();
                         assert!(
                             spec.reads.matches(&access),
                             "{name}: reads {:?} in the catalogue, {access:?} built",

@@ -105,7 +105,9 @@ pub trait Mechanism<W: Workload = MarginalWorkload>: Send + Sync {
     /// worst-case error, the relaxed projection and boosting): then [`Self::release_counts`]
     /// releases from a streaming count in bounded memory. Those mechanisms release from
     /// records by counting the workload and running the counts path, so the two releases
-    /// are the same, draw for draw.
+    /// are the same, draw for draw. A mechanism that needs the counts of other tables says
+    /// so with [`Self::counting_plan`] instead ([`crate::DataAccess`] tells the three cases
+    /// apart).
     fn counts_suffice(&self) -> bool {
         false
     }

@@ -17,14 +17,17 @@
 //! ([`CountingPlan::count_records`]) and running the same code as from the source's
 //! counts, so the two releases are the same, draw for draw.
 //!
-//! The plans built so far:
-//! - the coarse projection and chaining (seed 004 §4.1, §4.2): the data's histogram over
-//!   the explicit universe, i.e. one table over every attribute of the workload's domain
-//!   ([`CountingPlan::universe_histogram`]; through [`crate::OnWorkloadAttributes`], over the
-//!   attributes the workload touches);
-//! - the polynomial release (seed 002 Thm 3.1/3.2) on marginals, conjunctions, disjunctions
-//!   and k-of-ℓ thresholds: every table over at most `D` of the attributes the queries
-//!   touch ([`CountingPlan::low_order_tables`]); its decision-list databases read records.
+//! The plans built so far: the coarse projection and chaining (seed 004 §4.1, §4.2) count
+//! the data's histogram over the explicit universe, i.e. one table over every attribute of
+//! the workload's domain ([`CountingPlan::universe_histogram`]; through
+//! [`crate::OnWorkloadAttributes`], over the attributes the workload touches).
+//!
+//! Not yet wired: the polynomial release (seed 002 Thm 3.1/3.2) on marginals,
+//! conjunctions, disjunctions and k-of-ℓ thresholds reads the data through the tables over
+//! at most `D` of the attributes the queries touch — [`CountingPlan::low_order_tables`]
+//! builds them in the order of its coefficient blocks — but it still counts its monomials
+//! from the records (`crate::polynomial` module docs, "Data access"); its decision-list
+//! databases need the records.
 //!
 //! Privacy: a plan is a function of public inputs only (the parameters, the budget, the
 //! workload and its domain); the counts are exact, and each mechanism's guarantee is
@@ -69,10 +72,21 @@ impl CountingPlan {
     /// Every table over a set of at most `degree` (and at least one) of `attrs` (ascending,
     /// distinct attributes of `domain`): sets by size, then in colexicographic order of
     /// their attributes' positions in `attrs` (the order of the polynomial release's
-    /// coefficient blocks), each table's attributes ascending. With n.
+    /// coefficient blocks, `polynomial::release::MonomialIndex`), each table's attributes
+    /// ascending. With n. The polynomial release's plan (seed 002: its monomial counts
+    /// `C(S)` are cells of these tables, or for negated literals sums of cells), not yet
+    /// wired to it (module docs).
     ///
-    /// Errors: no attributes, or a table refused by [`Marginal::new`].
+    /// Errors: no attributes or degree 0 (no table), or a table refused by
+    /// [`Marginal::new`].
     pub fn low_order_tables(domain: &Domain, attrs: &[usize], degree: usize) -> Result<Self> {
+        if attrs.is_empty() || degree == 0 {
+            return Err(MechanismError::InvalidParameter {
+                name: "degree",
+                value: format!("{degree} over {} attributes", attrs.len()),
+                reason: "a plan of low-order tables needs an attribute and degree >= 1".into(),
+            });
+        }
         let sets = colex_subsets(attrs.len(), degree);
         let marginals = sets
             .into_iter()
@@ -251,9 +265,8 @@ mod tests {
         // every size: C(5, s) sets, ranks 0, 1, 2, … in order
         let sets = colex_subsets(5, 5);
         assert_eq!(sets.len(), 31);
-        let binom = |n: usize, k: usize| -> usize {
-            (0..k).fold(1usize, |c, i| c * (n - i) / (i + 1))
-        };
+        let binom =
+            |n: usize, k: usize| -> usize { (0..k).fold(1usize, |c, i| c * (n - i) / (i + 1)) };
         let mut expected_rank = 0;
         let mut size = 1;
         for s in &sets {
@@ -266,6 +279,29 @@ mod tests {
             expected_rank += 1;
         }
         assert!(colex_subsets(3, 0).is_empty());
+    }
+
+    #[test]
+    fn low_order_tables_are_every_small_set_in_colex_order() {
+        let d = domain(&[2, 3, 2, 4, 2]);
+        let plan = CountingPlan::low_order_tables(&d, &[0, 2, 3], 2).unwrap();
+        let attrs: Vec<Vec<usize>> = plan
+            .tables()
+            .marginals()
+            .iter()
+            .map(|m| m.attrs().to_vec())
+            .collect();
+        let expected: Vec<Vec<usize>> = vec![
+            vec![0],
+            vec![2],
+            vec![3],
+            vec![0, 2],
+            vec![0, 3],
+            vec![2, 3],
+        ];
+        assert_eq!(attrs, expected);
+        assert_eq!(plan.tables().num_queries(), 2 + 2 + 4 + 4 + 8 + 8);
+        assert!(CountingPlan::low_order_tables(&d, &[], 2).is_err());
     }
 
     #[test]
@@ -297,7 +333,11 @@ mod tests {
         let plan = CountingPlan::universe_histogram(&sub).unwrap();
         let lifted = plan.lifted(&d, &touched).unwrap();
         let columns = (0..4)
-            .map(|a| (0..30).map(|r| ((r * (a + 2) + a) as u32) % d.size(a)).collect())
+            .map(|a| {
+                (0..30)
+                    .map(|r| ((r * (a + 2) + a) as u32) % d.size(a))
+                    .collect()
+            })
             .collect();
         let data = Dataset::from_columns(d.clone(), columns).unwrap();
         let restricted = data.select_attributes(&["a1", "a3"]).unwrap();

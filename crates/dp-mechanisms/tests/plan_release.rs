@@ -210,7 +210,10 @@ fn chaining_releases_from_its_plan() {
     let w = workload(d.domain(), &[0, 1, 3]);
     let exact = ChainingParams::new(zcdp(0.5)).check().unwrap();
     let shallow = ChainingParams::new(zcdp(0.5)).alpha(0.5).check().unwrap();
-    for (mech, what) in [(&exact, "chaining, exact levels"), (&shallow, "chaining, α = 0.5")] {
+    for (mech, what) in [
+        (&exact, "chaining, exact levels"),
+        (&shallow, "chaining, α = 0.5"),
+    ] {
         let plan = planned_is_from_records(mech, &d, &w, what);
         assert_eq!(plan.tables().num_queries(), 48);
     }
@@ -256,20 +259,23 @@ fn plans_are_public_and_checked() {
     let e = coarse.counting_plan(&w).unwrap_err().to_string();
     assert!(e.contains("explicit universe is too large"), "{e}");
     // restricted to one table's attributes: a 4-cell plan
-    let one = MarginalWorkload::new(&wide, vec![Marginal::new(&wide, vec![3, 7]).unwrap()])
-        .unwrap();
+    let one =
+        MarginalWorkload::new(&wide, vec![Marginal::new(&wide, vec![3, 7]).unwrap()]).unwrap();
     let restricted = OnWorkloadAttributes::new(Box::new(coarse));
     let plan = restricted.counting_plan(&one).unwrap().unwrap();
     assert_eq!(plan.tables().num_queries(), 4);
     assert_eq!(plan.tables().domain(), &wide);
     // the baselines read the workload's counts: no plan
-    let g = dp_mechanisms::GaussianParams::new(zcdp(1.0)).check().unwrap();
+    let g = dp_mechanisms::GaussianParams::new(zcdp(1.0))
+        .check()
+        .unwrap();
     assert_eq!(
         DataAccess::of(&g as &dyn Mechanism, &one).unwrap(),
         DataAccess::WorkloadCounts
     );
-    let e = Mechanism::<MarginalWorkload>::release_planned(&g, vec![1; 4], 4, &one, &mut seeded_rng(1))
-        .unwrap_err()
-        .to_string();
+    let e =
+        Mechanism::<MarginalWorkload>::release_planned(&g, vec![1; 4], 4, &one, &mut seeded_rng(1))
+            .unwrap_err()
+            .to_string();
     assert!(e.contains("no counting plan"), "{e}");
 }

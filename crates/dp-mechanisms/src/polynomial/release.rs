@@ -26,8 +26,14 @@
 //! queries touch, not only over the workload's queries: a workload of two 1-way tables
 //! at degree 2 needs the 2-way counts across them, which its own counts do not determine.
 //! So it does not release from the workload's counts ([`crate::Mechanism::counts_suffice`]
-//! is false); its counting plan is the `≤ D`-way marginals, which the workload-counts
-//! contract of issue #25 cannot yet express. Decision lists are counted from the records.
+//! is false). Its counting plan would be the `≤ D`-way marginals over the touched
+//! attributes ([`crate::CountingPlan::low_order_tables`], built in the order of the
+//! coefficient blocks below; `C(S)` is a cell of the table over `S`'s attributes for
+//! [`BitSense::Holds`], and for [`BitSense::Fails`] the sum of the cells differing from `S`
+//! on every attribute), but it is not wired yet: the release has no
+//! [`crate::Mechanism::counting_plan`] and counts its monomials from the records (issue
+//! #25 item 1; moving the records path onto the plan also moves its "counting monomials"
+//! progress, which `dpqr` and its tests show). Decision lists are counted from the records.
 //!
 //! ## Noise and privacy (replace-one neighbours, public `n`)
 //!

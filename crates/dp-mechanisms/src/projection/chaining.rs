@@ -48,7 +48,9 @@ use super::{
 use crate::sensitivity::{
     CountSensitivity, chain_increment_count_sensitivity, marginal_count_sensitivity,
 };
-use crate::{CountingPlan, Diagnostics, Mechanism, MechanismError, PrivacyCertificate, Release, Result};
+use crate::{
+    CountingPlan, Diagnostics, Mechanism, MechanismError, PrivacyCertificate, Release, Result,
+};
 use dp_core::{Neighbouring, ProgressSink, report_progress};
 use dp_geometry::{MultiscaleDecomposition, PointSet};
 use dp_queries::{Dataset, MarginalPoints, MarginalWorkload, Universe};

@@ -241,7 +241,8 @@ impl CoarseProjectionMechanism {
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
         let points = MarginalPoints::new(universe, workload)?;
-        let (cover, noisy) = self.noisy_counts_in(universe, &points, histogram, n, workload, rng)?;
+        let (cover, noisy) =
+            self.noisy_counts_in(universe, &points, histogram, n, workload, rng)?;
         let y = noisy.answers();
         let fw = if cover.centers.len() == universe.len() {
             project_onto(&points, &y, &self.settings.frank_wolfe)?
