@@ -281,6 +281,11 @@ impl Reads {
     }
 }
 
+/// The counting plan of the polynomial release, in plain words.
+const POLYNOMIAL_TABLES: &str = "the tables over every set of at most D of the attributes the \
+    queries touch (D the degree of its approximation), and n; for decision-list points, the \
+    records";
+
 /// The counting plan of the cover-based mechanisms, in plain words.
 const UNIVERSE_HISTOGRAM: &str = "the full table over the attributes the workload touches (the \
     data's histogram over the universe the covers are built on), and n";
@@ -1530,7 +1535,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: "the answers are divided by the public number of records n",
         synthetic: false,
-        reads: Reads::Records,
+        reads: Reads::Tables(POLYNOMIAL_TABLES),
         post_processing: false,
         universe: "any domain: it never enumerates records; the coefficient vector (sets of \
     up to the degree of one-hot literals) is bounded by --max-memory-mib, stated \

@@ -17,17 +17,16 @@
 //! ([`CountingPlan::count_records`]) and running the same code as from the source's
 //! counts, so the two releases are the same, draw for draw.
 //!
-//! The plans built so far: the coarse projection and chaining (seed 004 §4.1, §4.2) count
-//! the data's histogram over the explicit universe, i.e. one table over every attribute of
-//! the workload's domain ([`CountingPlan::universe_histogram`]; through
-//! [`crate::OnWorkloadAttributes`], over the attributes the workload touches).
-//!
-//! Not yet wired: the polynomial release (seed 002 Thm 3.1/3.2) on marginals,
-//! conjunctions, disjunctions and k-of-ℓ thresholds reads the data through the tables over
-//! at most `D` of the attributes the queries touch — [`CountingPlan::low_order_tables`]
-//! builds them in the order of its coefficient blocks — but it still counts its monomials
-//! from the records (`crate::polynomial` module docs, "Data access"); its decision-list
-//! databases need the records.
+//! The plans built so far:
+//! - the coarse projection and chaining (seed 004 §4.1, §4.2) count the data's histogram
+//!   over the explicit universe, i.e. one table over every attribute of the workload's
+//!   domain ([`CountingPlan::universe_histogram`]; through [`crate::OnWorkloadAttributes`],
+//!   over the attributes the workload touches);
+//! - the polynomial release (seed 002 Thm 3.1/3.2) on marginals, conjunctions,
+//!   disjunctions and k-of-ℓ thresholds counts the tables over at most `D` of the
+//!   attributes the queries touch ([`CountingPlan::low_order_tables`], in the order of its
+//!   coefficient blocks; `crate::polynomial` module docs, "Data access"); its decision-list
+//!   databases need the records.
 //!
 //! Privacy: a plan is a function of public inputs only (the parameters, the budget, the
 //! workload and its domain); the counts are exact, and each mechanism's guarantee is
@@ -74,8 +73,7 @@ impl CountingPlan {
     /// their attributes' positions in `attrs` (the order of the polynomial release's
     /// coefficient blocks, `polynomial::release::MonomialIndex`), each table's attributes
     /// ascending. With n. The polynomial release's plan (seed 002: its monomial counts
-    /// `C(S)` are cells of these tables, or for negated literals sums of cells), not yet
-    /// wired to it (module docs).
+    /// `C(S)` are cells of these tables, or for negated literals sums of cells).
     ///
     /// Errors: no attributes or degree 0 (no table), or a table refused by
     /// [`Marginal::new`].
@@ -167,35 +165,42 @@ impl CountingPlan {
 }
 
 /// The non-empty subsets of `0..len` of size at most `degree`, by size, each size in
-/// colexicographic order (a set's rank is `Σ_i C(p_i, i + 1)` over its ascending
-/// positions `p_i`), each subset ascending.
+/// colexicographic order ([`colex_subsets_of_size`]), each subset ascending.
 fn colex_subsets(len: usize, degree: usize) -> Vec<Vec<usize>> {
+    (1..=degree.min(len))
+        .flat_map(|size| colex_subsets_of_size(len, size))
+        .collect()
+}
+
+/// The subsets of `0..len` of `size ≥ 1` elements in colexicographic order (a set's rank is
+/// `Σ_i C(p_i, i + 1)` over its ascending positions `p_i`), each ascending: the order of
+/// the polynomial release's coefficient blocks of that size.
+pub(crate) fn colex_subsets_of_size(len: usize, size: usize) -> Vec<Vec<usize>> {
     let mut out = Vec::new();
-    for size in 1..=degree.min(len) {
-        // colex order of k-subsets: increasing largest element, recursively
-        let mut set: Vec<usize> = (0..size).collect();
-        loop {
-            out.push(set.clone());
-            // next in colex order: the first position that can grow without reaching the
-            // next element grows, and every position before it resets
-            let mut i = 0;
-            while i < size {
-                let limit = if i + 1 < size { set[i + 1] } else { len };
-                if set[i] + 1 < limit {
-                    break;
-                }
-                i += 1;
-            }
-            if i == size {
+    if size == 0 || size > len {
+        return out;
+    }
+    let mut set: Vec<usize> = (0..size).collect();
+    loop {
+        out.push(set.clone());
+        // the next set: the first position that can grow without meeting the next element
+        // grows, and every position before it resets
+        let mut i = 0;
+        while i < size {
+            let limit = if i + 1 < size { set[i + 1] } else { len };
+            if set[i] + 1 < limit {
                 break;
             }
-            set[i] += 1;
-            for (j, v) in set.iter_mut().enumerate().take(i) {
-                *v = j;
-            }
+            i += 1;
+        }
+        if i == size {
+            return out;
+        }
+        set[i] += 1;
+        for (j, v) in set.iter_mut().enumerate().take(i) {
+            *v = j;
         }
     }
-    out
 }
 
 /// What a mechanism reads of the data for a workload, from public inputs (module docs).

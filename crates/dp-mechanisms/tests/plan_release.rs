@@ -3,7 +3,8 @@
 //! release from its counts is the release from the records, draw for draw.
 //!
 //! For each such mechanism (coarse projection and chaining, alone, run over the attributes
-//! the workload touches, and chosen at run time):
+//! the workload touches, and chosen at run time; the polynomial release on marginals,
+//! conjunctions, disjunctions and thresholds, under both of its noises):
 //! - the plan's tables counted by brute force over the records (cell index by hand, the
 //!   last attribute fastest) equal what a source counts — the in-memory count
 //!   ([`CountingPlan::count_records`]) and a streaming pass over the records as CSV in small
@@ -13,13 +14,15 @@
 //! - counts that are not the plan's tables of one dataset are refused before any draw.
 
 use dp_core::{PrivacyLoss, seeded_rng};
+use dp_mechanisms::polynomial::PolynomialParams;
 use dp_mechanisms::{
     ChainingParams, CoarseProjectionParams, CountingPlan, DataAccess, ForQueryClasses, Mechanism,
     OnWorkloadAttributes, Release,
 };
 use dp_queries::{
-    AnyWorkload, Dataset, Domain, Marginal, MarginalWorkload, ReadOptions, Schema, StreamSettings,
-    Universe, Workload,
+    AnyWorkload, ConjunctionWorkload, Dataset, Domain, Literal, Marginal, MarginalWorkload,
+    QueryKind, ReadOptions, Schema, StreamSettings, ThresholdQuery, ThresholdWorkload, Universe,
+    Workload,
 };
 
 /// `sizes.len()` attributes of the given sizes; `n` rows with some dependence between
@@ -278,4 +281,77 @@ fn plans_are_public_and_checked() {
             .unwrap_err()
             .to_string();
     assert!(e.contains("no counting plan"), "{e}");
+}
+
+/// The polynomial release counts the tables over at most `D` of the attributes its queries
+/// touch and releases from them what it releases from the records, for every class it
+/// plans (decision lists read the records).
+#[test]
+fn polynomial_releases_from_its_plan() {
+    let d = data_over(&[2, 3, 2, 4], 300);
+    let w = workload(d.domain(), &[0, 1, 3]);
+    let lit = |attr: u32, value: u32| Literal { attr, value };
+    let disjunctions = ConjunctionWorkload::new(
+        d.domain(),
+        QueryKind::Disjunction,
+        vec![vec![lit(0, 1), lit(3, 2)], vec![lit(1, 0)]],
+    )
+    .unwrap();
+    let conjunctions = ConjunctionWorkload::new(
+        d.domain(),
+        QueryKind::Conjunction,
+        vec![vec![lit(0, 1), lit(2, 0), lit(3, 3)], vec![lit(1, 2)]],
+    )
+    .unwrap();
+    let thresholds = ThresholdWorkload::new(
+        d.domain(),
+        vec![ThresholdQuery {
+            k: 2,
+            literals: vec![lit(0, 1), lit(1, 1), lit(3, 1)],
+        }],
+    )
+    .unwrap();
+    for budget in [zcdp(0.5), PrivacyLoss::pure(1.0).unwrap()] {
+        let poly = PolynomialParams::new(budget).check().unwrap();
+        let what = |class: &str| format!("polynomial, {class}, {budget}");
+        let plan = planned_is_from_records(
+            &poly as &dyn Mechanism<MarginalWorkload>,
+            &d,
+            &w,
+            &what("marginals"),
+        );
+        // tables over the touched attributes only, each of at most D attributes
+        assert!(
+            plan.tables()
+                .marginals()
+                .iter()
+                .all(|m| m.attrs().iter().all(|a| [0, 1, 3].contains(a)))
+        );
+        let any = AnyWorkload::Marginals(w.clone());
+        let any_plan = planned_is_from_records(
+            &poly as &dyn Mechanism<AnyWorkload>,
+            &d,
+            &any,
+            &what("marginals at run time"),
+        );
+        assert_eq!(any_plan, plan);
+        planned_is_from_records(
+            &poly as &dyn Mechanism<ConjunctionWorkload>,
+            &d,
+            &disjunctions,
+            &what("disjunctions"),
+        );
+        planned_is_from_records(
+            &poly as &dyn Mechanism<ConjunctionWorkload>,
+            &d,
+            &conjunctions,
+            &what("conjunctions"),
+        );
+        planned_is_from_records(
+            &poly as &dyn Mechanism<ThresholdWorkload>,
+            &d,
+            &thresholds,
+            &what("thresholds"),
+        );
+    }
 }
