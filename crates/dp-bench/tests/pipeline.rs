@@ -180,10 +180,16 @@ fn a_bad_argument_is_refused_before_the_ledger_is_charged() {
             r.outputs.answers = ledger.clone();
             r
         }),
-        // --stream with a mechanism that needs the records
-        ("needs the records", {
+        // --stream with --attributes (a mechanism with a counting plan takes --stream; the
+        // refusal for the records-only decision lists: tests/cli_thresholds.rs)
+        ("drop --attributes", {
             let mut r = charged(request(&d, "coarse-projection", rho(0.5)));
             r.counting.stream = true;
+            r.data.attributes = Some(
+                ["bathing", "cooking", "dressing", "eating"]
+                    .map(String::from)
+                    .to_vec(),
+            );
             r
         }),
     ];
