@@ -4,9 +4,12 @@
 //! 1. **validate** ([`Plan::validate`]): every argument, from public inputs only — the
 //!    catalogue entry looked up once, the budget's kind checked once against it, the
 //!    relation, the settings and the post-processing checked, the workload parsed from the
-//!    public domain and class-checked, the mechanism built once, the counting source chosen
-//!    (records in memory, a streaming pass over a CSV or Parquet file, or an engine), the
-//!    output paths checked writable and distinct from the inputs;
+//!    public domain and class-checked, the mechanism built once, what it reads asked once
+//!    ([`dp_mechanisms::DataAccess`]: the workload's counts, its counting plan's tables, or
+//!    the records; issue #25), the counting source chosen (records in memory, a streaming
+//!    pass over a CSV or Parquet file, or an engine, which count the plan's tables instead
+//!    of the workload for a mechanism with a plan), the output paths checked writable and
+//!    distinct from the inputs;
 //! 2. **ledger check** ([`Plan::open_ledger`]): with a ledger, it is locked and the spend
 //!    checked against the dataset's remaining budget (the lock is held until the spend is
 //!    recorded); a dry run stops here ([`Outcome::DryRun`]);
@@ -626,6 +629,12 @@ impl<'r> Plan<'r> {
             access,
             attribute_names,
         })
+    }
+
+    /// What the mechanism reads of the data for the workload: the source counts the
+    /// workload, or the tables of this counting plan, or loads the records.
+    pub fn access(&self) -> &DataAccess {
+        &self.access
     }
 
     /// The request.
