@@ -262,7 +262,6 @@ fn decision_list_points_are_released_by_the_baseline_and_the_polynomial() {
     .unwrap();
     let mut a = args("polynomial");
     a[6] = s(&d.join("par.json")).into();
-    std::fs::remove_file(&out).unwrap();
     let o = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("parities"));
