@@ -233,6 +233,63 @@ impl QueryClasses {
     }
 }
 
+/// What a catalogue entry reads of the data (issue #25; the catalogue's statement of each
+/// built mechanism's [`dp_mechanisms::DataAccess`], pinned by a test).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reads {
+    /// The workload's exact counts and n ([`dp_mechanisms::Mechanism::counts_suffice`]).
+    WorkloadCounts,
+    /// The exact counts of the tables of its counting plan and n
+    /// ([`dp_mechanisms::Mechanism::counting_plan`]): which tables, in plain words.
+    Tables(&'static str),
+    /// The records, loaded in memory.
+    Records,
+}
+
+impl Reads {
+    /// Whether the release runs from exact counts, so that a stream or an engine serves it.
+    pub fn from_counts(self) -> bool {
+        !matches!(self, Reads::Records)
+    }
+
+    /// The key in `dpqr mechanisms --json`: `workload-counts`, `tables` or `records`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Reads::WorkloadCounts => "workload-counts",
+            Reads::Tables(_) => "tables",
+            Reads::Records => "records",
+        }
+    }
+
+    /// The tables of the counting plan, in plain words (`None` unless [`Reads::Tables`]).
+    pub fn tables(self) -> Option<&'static str> {
+        match self {
+            Reads::Tables(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Whether `access` (a built mechanism's, for some workload) is what this says.
+    pub fn matches(self, access: &dp_mechanisms::DataAccess) -> bool {
+        use dp_mechanisms::DataAccess;
+        matches!(
+            (self, access),
+            (Reads::WorkloadCounts, DataAccess::WorkloadCounts)
+                | (Reads::Tables(_), DataAccess::Plan(_))
+                | (Reads::Records, DataAccess::Records)
+        )
+    }
+}
+
+/// The counting plan of the polynomial release, in plain words.
+const POLYNOMIAL_TABLES: &str = "the tables over every set of at most D of the attributes the \
+    queries touch (D the degree of its approximation), and n; for decision-list points, the \
+    records";
+
+/// The counting plan of the cover-based mechanisms, in plain words.
+const UNIVERSE_HISTOGRAM: &str = "the full table over the attributes the workload touches (the \
+    data's histogram over the universe the covers are built on), and n";
+
 /// One mechanism of the catalogue.
 pub struct MechanismSpec {
     /// The name on the command line and in results, e.g. `gaussian`.
@@ -249,11 +306,11 @@ pub struct MechanismSpec {
     pub relations_note: &'static str,
     /// Whether every release carries weighted synthetic records (`--synthetic-out`).
     pub synthetic: bool,
-    /// Whether it releases from the exact counts of the workload alone
-    /// ([`dp_mechanisms::Mechanism::counts_suffice`], its counting plan; issue #25): then a
-    /// `--data` file is streamed in bounded memory, and `--stream` and `--engine` are
-    /// accepted. The others need the records.
-    pub counts_suffice: bool,
+    /// What it reads of the data (issue #25): the workload's exact counts, the exact counts
+    /// of the tables of its counting plan, or the records. Pinned against each built
+    /// mechanism's [`dp_mechanisms::DataAccess`]. Unless it reads the records, a `--data`
+    /// file is streamed in bounded memory, and `--stream` and `--engine` are accepted.
+    pub reads: Reads,
     /// Whether the mechanism applies `--post` post-processing (the answer-perturbation
     /// baselines, and the relaxed projection, whose answers need not be tables of
     /// proportions either: issue #26 item 5); the others refuse it rather than ignore it
@@ -571,13 +628,13 @@ impl MechanismSpec {
     }
 }
 
-/// The names of the entries that release from the workload's counts alone
-/// ([`MechanismSpec::counts_suffice`]), e.g. for a refusal of `--stream` that says which
-/// mechanisms take it.
+/// The names of the entries that release from exact counts — of the workload's queries or
+/// of their counting plan's tables ([`MechanismSpec::reads`]) — e.g. for a refusal of
+/// `--stream` that says which mechanisms take it.
 pub fn counts_only_names() -> Vec<&'static str> {
     MECHANISMS
         .iter()
-        .filter(|s| s.counts_suffice)
+        .filter(|s| s.reads.from_counts())
         .map(|s| s.name)
         .collect()
 }
@@ -1107,7 +1164,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: BOTH_RELATIONS,
         relations_note: "under add/remove the answers are divided by the noisy total",
         synthetic: false,
-        counts_suffice: true,
+        reads: Reads::WorkloadCounts,
         post_processing: true,
         universe: "any domain: noise goes on the cells of the asked marginals only; the \
             number of cells is bounded by --max-memory-mib",
@@ -1134,7 +1191,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: BOTH_RELATIONS,
         relations_note: "under add/remove the answers are divided by the noisy total",
         synthetic: false,
-        counts_suffice: true,
+        reads: Reads::WorkloadCounts,
         post_processing: true,
         universe: "any domain: noise goes on the cells of the asked marginals only; the \
             number of cells is bounded by --max-memory-mib",
@@ -1162,7 +1219,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: PROJECTION_RELATIONS,
         synthetic: true,
-        counts_suffice: true,
+        reads: Reads::WorkloadCounts,
         post_processing: false,
         universe: "any domain: it enumerates the possible records when there are at most \
             2^22 (about 4.2 million); above that it searches over records with an oracle \
@@ -1187,11 +1244,11 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: PROJECTION_RELATIONS,
         synthetic: true,
-        counts_suffice: false,
+        reads: Reads::Tables(UNIVERSE_HISTOGRAM),
         post_processing: false,
         universe: COVER_UNIVERSE,
         wrong_choice: "the domain is not small: it builds a cover of all possible records and \
-            needs the records in memory; on real tables adaptive-projection is the practical \
+            counts the full table over them; on real tables adaptive-projection is the practical \
             choice; the relation must be add/remove",
         query_classes: QueryClasses::MarginalsOnly,
         settings: &[COVER_ALPHA, SOLVER_SETTINGS[0], SOLVER_SETTINGS[1]],
@@ -1208,7 +1265,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: PROJECTION_RELATIONS,
         synthetic: false,
-        counts_suffice: false,
+        reads: Reads::Tables(UNIVERSE_HISTOGRAM),
         post_processing: false,
         universe: COVER_UNIVERSE,
         wrong_choice: "the domain is not small (covers of all possible records); synthetic data \
@@ -1245,7 +1302,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: PROJECTION_RELATIONS,
         synthetic: false,
-        counts_suffice: true,
+        reads: Reads::WorkloadCounts,
         post_processing: false,
         universe: COVER_UNIVERSE,
         wrong_choice: "the average error matters more than the largest (it targets worst-case \
@@ -1290,7 +1347,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations_note: "under add/remove the number of records is private and is not \
             released",
         synthetic: true,
-        counts_suffice: true,
+        reads: Reads::WorkloadCounts,
         post_processing: false,
         universe: "any domain size: it never enumerates the records; the graphical model \
             it fits is bounded by --max-memory-mib",
@@ -1330,7 +1387,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: ITERATIVE_RELATIONS,
         synthetic: true,
-        counts_suffice: true,
+        reads: Reads::WorkloadCounts,
         post_processing: false,
         universe: "domains of at most 2^22 (about 4.2 million) possible records: it keeps a \
             weight for each; larger domains are refused before any noise is drawn (use \
@@ -1366,7 +1423,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: ITERATIVE_RELATIONS,
         synthetic: true,
-        counts_suffice: true,
+        reads: Reads::WorkloadCounts,
         post_processing: false,
         universe: "domains of at most 2^22 (about 4.2 million) possible records: it keeps a \
             weight for each; larger domains are refused before any noise is drawn (use \
@@ -1408,7 +1465,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: ITERATIVE_RELATIONS,
         synthetic: true,
-        counts_suffice: true,
+        reads: Reads::WorkloadCounts,
         post_processing: false,
         universe: "any domain size: each round's best record is searched over the \
             attributes the sampled queries mention (exhaustively up to 2^22 combinations, \
@@ -1478,7 +1535,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: "the answers are divided by the public number of records n",
         synthetic: false,
-        counts_suffice: false,
+        reads: Reads::Tables(POLYNOMIAL_TABLES),
         post_processing: false,
         universe: "any domain: it never enumerates records; the coefficient vector (sets of \
     up to the degree of one-hot literals) is bounded by --max-memory-mib, stated \
@@ -1526,7 +1583,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: "its analysis treats the number of records n as public",
         synthetic: false,
-        counts_suffice: true,
+        reads: Reads::WorkloadCounts,
         post_processing: true,
         universe: "binary attributes; categorical ones are one-hot encoded (each table \
             becomes one bit table per combination of its non-binary attributes' values, at \
@@ -1565,7 +1622,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
         relations: REPLACE_ONE,
         relations_note: "its analysis treats the number of records n as public",
         synthetic: false,
-        counts_suffice: true,
+        reads: Reads::WorkloadCounts,
         post_processing: false,
         universe: "binary attributes; categorical ones are one-hot encoded as for the \
             relaxed projection; it never enumerates records, its cost grows with the number of \
@@ -1777,6 +1834,19 @@ mod tests {
         );
     }
 
+    /// Two 1-way tables over the first two of three binary attributes.
+    fn small_marginals() -> AnyWorkload {
+        let domain =
+            dp_queries::Domain::new((0..3).map(|i| (format!("a{i}"), 2)).collect()).unwrap();
+        AnyWorkload::Marginals(
+            dp_queries::MarginalWorkload::from_attribute_lists(
+                &domain,
+                &[vec!["a0".into()], vec!["a1".into()]],
+            )
+            .unwrap(),
+        )
+    }
+
     #[test]
     fn builders_accept_exactly_the_listed_budgets_and_relations() {
         let options = BuildOptions::default();
@@ -1803,10 +1873,24 @@ mod tests {
                         let any = spec
                             .build_any(budget, relation, PostProcessing::None, &options)
                             .unwrap();
+                        let reads_counts = spec.reads == Reads::WorkloadCounts;
                         assert_eq!(
                             (m.counts_suffice(), any.counts_suffice()),
-                            (spec.counts_suffice, spec.counts_suffice),
+                            (reads_counts, reads_counts),
                             "{name}: counts_suffice() disagrees with the catalogue"
+                        );
+                        // what the mechanism as a release assembles it reads, on a small
+                        // marginal workload touching two of three attributes
+                        let assembled = spec
+                            .assemble_any(budget, relation, PostProcessing::None, &options)
+                            .unwrap();
+                        let access =
+                            dp_mechanisms::DataAccess::of(assembled.as_ref(), &small_marginals())
+                                .unwrap();
+                        assert!(
+                            spec.reads.matches(&access),
+                            "{name}: reads {:?} in the catalogue, {access:?} built",
+                            spec.reads
                         );
                         assert_eq!(
                             m.step_audited().is_some(),

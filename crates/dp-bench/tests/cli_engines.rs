@@ -63,23 +63,46 @@ fn ballista_url_needs_the_ballista_engine_and_the_reverse() {
     assert!(!d.join("a.csv").exists());
 }
 
+/// Only decision-list points still need the records (the polynomial release reads them;
+/// every other central release reads exact counts, of the workload or of its counting
+/// plan): an engine is refused for them before anything is read or written.
 #[test]
 fn an_engine_is_refused_for_mechanisms_that_need_the_records() {
     let d = fresh_dir("engines", "records");
-    let csv = data_dir("nltcs").join("nltcs.csv");
-    let domain = data_dir("nltcs").join("nltcs-domain.json");
+    std::fs::write(
+        d.join("d.json"),
+        r#"{"test1": 7, "output1": 2, "test2": 7, "output2": 2, "default": 2}"#,
+    )
+    .unwrap();
+    let mut csv = String::from("test1,output1,test2,output2,default\n");
+    for i in 0..40 {
+        csv.push_str(&format!(
+            "{},{},{},{},{}\n",
+            i % 7,
+            (i / 7) % 2,
+            (i / 3) % 7,
+            (i / 5) % 2,
+            (i / 2) % 2
+        ));
+    }
+    std::fs::write(d.join("d.csv"), csv).unwrap();
+    std::fs::write(
+        d.join("p.json"),
+        r#"{"class": "decision-lists", "points": ["000", "101"]}"#,
+    )
+    .unwrap();
     let o = run(&[
         "release",
         "--data",
-        s(&csv),
+        s(&d.join("d.csv")),
         "--domain",
-        s(&domain),
+        s(&d.join("d.json")),
         "--quiet",
         "--workload",
-        "all-2way",
+        s(&d.join("p.json")),
         "--mechanism",
-        "coarse-projection",
-        "--rho",
+        "polynomial",
+        "--epsilon",
         "1",
         "--out",
         s(&d.join("p.csv")),
@@ -150,6 +173,51 @@ fn datafusion_releases_the_same_answers_as_the_native_stream() {
     );
     assert!(!err.contains("private-text"), "{err}");
     assert!(!d.join("bad-out.csv").exists());
+}
+
+/// The mechanisms with a counting plan take an engine too (issue #25 item 1): chaining's
+/// plan — the full table over the attributes the workload touches — counted by DataFusion
+/// gives the native stream's answers for the same seed.
+#[cfg(feature = "datafusion")]
+#[test]
+fn datafusion_counts_a_counting_plan_with_the_same_answers() {
+    let d = fresh_dir("engines", "plan");
+    let csv = data_dir("nltcs").join("nltcs.csv");
+    let domain = data_dir("nltcs").join("nltcs-domain.json");
+    let workload = d.join("w.json");
+    std::fs::write(
+        &workload,
+        r#"{"class": "marginals", "marginals": [["bathing", "cooking"], ["eating"]]}"#,
+    )
+    .unwrap();
+    let go = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "release",
+            "--data",
+            s(&csv),
+            "--domain",
+            s(&domain),
+            "--quiet",
+            "--workload",
+            s(&workload),
+            "--mechanism",
+            "chaining",
+            "--rho",
+            "0.5",
+            "--seed",
+            "4",
+            "--out",
+            s(out),
+        ];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let (native, df) = (d.join("native.csv"), d.join("df.csv"));
+    let o = go(&native, &[]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = go(&df, &["--engine", "datafusion"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(std::fs::read(&native).unwrap(), std::fs::read(&df).unwrap());
 }
 
 #[cfg(feature = "ballista")]

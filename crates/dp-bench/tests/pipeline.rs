@@ -180,10 +180,16 @@ fn a_bad_argument_is_refused_before_the_ledger_is_charged() {
             r.outputs.answers = ledger.clone();
             r
         }),
-        // --stream with a mechanism that needs the records
-        ("needs the records", {
+        // --stream with --attributes (a mechanism with a counting plan takes --stream; the
+        // refusal for the records-only decision lists: tests/cli_thresholds.rs)
+        ("drop --attributes", {
             let mut r = charged(request(&d, "coarse-projection", rho(0.5)));
             r.counting.stream = true;
+            r.data.attributes = Some(
+                ["bathing", "cooking", "dressing", "eating"]
+                    .map(String::from)
+                    .to_vec(),
+            );
             r
         }),
     ];
@@ -250,6 +256,7 @@ fn a_dry_run_reads_no_data_and_records_nothing() {
             ledger_dataset,
         } => {
             assert_eq!(plan.source(), SourceKind::Stream);
+            assert_eq!(plan.access(), &dp_mechanisms::DataAccess::WorkloadCounts);
             assert_eq!(plan.workload().num_queries(), 6);
             assert!(ledger_dataset.is_some());
         }
@@ -264,6 +271,26 @@ fn a_dry_run_reads_no_data_and_records_nothing() {
         Ok(_) => panic!("a header without the schema's columns passed the dry run"),
     };
     assert!(e.contains("bad.csv"), "{e}");
+    assert_eq!(read(&ledger), before);
+    // a mechanism with a counting plan (issue #25) streams a `--data` file too: the source
+    // counts the plan's table, the full table over the attributes the workload touches
+    std::fs::write(d.join("bad.csv"), "a,b\n0,1\n").unwrap();
+    req.mechanism = "coarse-projection".into();
+    req.budget = rho(0.5);
+    req.ledger = None;
+    req.workload = "all-1way".into();
+    match pipeline::release(&req, &Silent).unwrap() {
+        Outcome::DryRun { plan, .. } => {
+            assert_eq!(plan.source(), SourceKind::Stream);
+            let dp_mechanisms::DataAccess::Plan(counting) = plan.access() else {
+                panic!("no counting plan: {:?}", plan.access());
+            };
+            assert_eq!(counting.tables().len(), 1);
+            assert_eq!(counting.tables().marginals()[0].attrs(), &[0, 1]);
+            assert_eq!(counting.tables().num_queries(), 6);
+        }
+        _ => panic!("not a central dry run"),
+    }
     assert_eq!(read(&ledger), before);
 }
 

@@ -17,6 +17,7 @@
 //! | [`calibration`] | sensitivity + privacy parameter → noise scale (one place, rounded up) |
 //! | [`sensitivity`] | Δ₁ and Δ₂ of workloads under each neighbouring relation |
 //! | [`perturbation`] | the Gaussian and Laplace answer-perturbation baselines |
+//! | [`plan`] | counting plans: the marginal tables a mechanism needs counted beyond the workload's own ([`CountingPlan`], [`DataAccess`]; issue #25) |
 //! | [`polynomial`] | polynomial release (seed 002): certified Chebyshev / linear-programming approximations, noisy coefficients, evaluator |
 //! | [`postprocess`] | privacy-free post-processing (simplex projection of tables) |
 //! | [`projection`] | projection, coarse projection and chaining (seed 004), packing lower bounds |
@@ -38,6 +39,7 @@ pub mod iterative;
 pub mod mechanism;
 pub mod noise_stats;
 pub mod perturbation;
+pub mod plan;
 pub mod polynomial;
 pub mod postprocess;
 pub mod projection;
@@ -65,6 +67,7 @@ pub use perturbation::{
     GaussianMechanism, GaussianNoise, GaussianParams, LaplaceMechanism, LaplaceNoise,
     LaplaceParams, PerturbationParams,
 };
+pub use plan::{CountingPlan, DataAccess};
 pub use postprocess::{PostProcessed, PostProcessing};
 pub use projection::{
     ChainingMechanism, ChainingParams, CoarseProjectionMechanism, CoarseProjectionParams,

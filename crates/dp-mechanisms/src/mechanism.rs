@@ -105,7 +105,9 @@ pub trait Mechanism<W: Workload = MarginalWorkload>: Send + Sync {
     /// worst-case error, the relaxed projection and boosting): then [`Self::release_counts`]
     /// releases from a streaming count in bounded memory. Those mechanisms release from
     /// records by counting the workload and running the counts path, so the two releases
-    /// are the same, draw for draw.
+    /// are the same, draw for draw. A mechanism that needs the counts of other tables says
+    /// so with [`Self::counting_plan`] instead ([`crate::DataAccess`] tells the three cases
+    /// apart).
     fn counts_suffice(&self) -> bool {
         false
     }
@@ -126,6 +128,40 @@ pub trait Mechanism<W: Workload = MarginalWorkload>: Send + Sync {
             name: "counts",
             value: self.name().into(),
             reason: "this mechanism needs the records, not only the counts".into(),
+        })
+    }
+
+    /// The marginal tables the mechanism needs counted when the workload's own counts are
+    /// not enough but counts of other tables are (issue #25 item 1; [`crate::plan`]): a
+    /// [`crate::CountingPlan`] built from public inputs only (the parameters, the budget,
+    /// `workload` with its domain), so that any source that counts a marginal workload can
+    /// count it and [`Self::release_planned`] releases from those counts. `Ok(None)`: no
+    /// plan — the mechanism reads the workload's counts ([`Self::counts_suffice`]) or the
+    /// records. The default has no plan.
+    ///
+    /// Errors: the plan's public checks (e.g. a universe above its cap), the same error the
+    /// release gives.
+    fn counting_plan(&self, _workload: &W) -> Result<Option<crate::CountingPlan>> {
+        Ok(None)
+    }
+
+    /// Release from the exact counts of the tables of [`Self::counting_plan`]`(workload)`
+    /// (their query order, as [`MarginalWorkload::count_all`] gives them) of a dataset of `n`
+    /// records: the same guarantee and the same release as [`Self::release`] on that
+    /// dataset, draw for draw (a mechanism with a plan releases from records by counting its
+    /// plan on them and running this path). The counts are refused unless they are the
+    /// plan's tables of one dataset of `n` records. The default refuses.
+    fn release_planned(
+        &self,
+        _counts: Vec<i64>,
+        _n: usize,
+        _workload: &W,
+        _rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        Err(crate::MechanismError::InvalidParameter {
+            name: "counts",
+            value: self.name().into(),
+            reason: "this mechanism has no counting plan".into(),
         })
     }
 

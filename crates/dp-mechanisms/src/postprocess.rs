@@ -148,6 +148,24 @@ impl crate::Mechanism for PostProcessed {
         Ok(self.finish(release, workload))
     }
 
+    fn counting_plan(
+        &self,
+        workload: &MarginalWorkload,
+    ) -> crate::Result<Option<crate::CountingPlan>> {
+        self.inner.counting_plan(workload)
+    }
+
+    fn release_planned(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn rand::CryptoRng,
+    ) -> crate::Result<crate::Release> {
+        let release = self.inner.release_planned(counts, n, workload, rng)?;
+        Ok(self.finish(release, workload))
+    }
+
     fn release(
         &self,
         data: &dp_queries::Dataset,

@@ -93,6 +93,44 @@ impl<W: Workload> Mechanism<W> for OnWorkloadAttributes<W> {
         Ok(restricted_release(release, domain, &touched))
     }
 
+    /// The inner mechanism's plan for the workload over the touched attributes, lifted back
+    /// to the workload's domain ([`crate::CountingPlan::lifted`]): each table over the same
+    /// attributes in the same order, so a source counting it on the full data gives the
+    /// inner plan's counts on the restricted data.
+    fn counting_plan(&self, workload: &W) -> Result<Option<crate::CountingPlan>> {
+        let domain = workload.domain();
+        let touched = workload.touched_attributes();
+        if touched.len() == domain.len() {
+            return self.inner.counting_plan(workload);
+        }
+        let sub_workload = workload.on_attributes(&touched)?;
+        self.inner
+            .counting_plan(&sub_workload)?
+            .map(|plan| plan.lifted(domain, &touched))
+            .transpose()
+    }
+
+    /// The inner mechanism's release from its plan's counts for the workload over the
+    /// touched attributes: the lifted plan's counts are the inner plan's counts
+    /// ([`Self::counting_plan`]), so they are passed as they are, and the release is the one
+    /// from the records.
+    fn release_planned(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &W,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let domain = workload.domain();
+        let touched = workload.touched_attributes();
+        if touched.len() == domain.len() {
+            return self.inner.release_planned(counts, n, workload, rng);
+        }
+        let sub_workload = workload.on_attributes(&touched)?;
+        let release = self.inner.release_planned(counts, n, &sub_workload, rng)?;
+        Ok(restricted_release(release, domain, &touched))
+    }
+
     /// The inner mechanism's bound for the workload over the touched attributes, as it
     /// runs ([`Mechanism::release`] here).
     fn stated_error_bound(&self, workload: &W, n: usize) -> Option<crate::ErrorBound> {
@@ -229,6 +267,22 @@ impl Mechanism<AnyWorkload> for ForQueryClasses {
     ) -> Result<Release> {
         self.inner
             .release_counts(counts, n, self.marginals(workload)?, rng)
+    }
+
+    /// The inner mechanism's plan for a marginal workload; any other class is refused.
+    fn counting_plan(&self, workload: &AnyWorkload) -> Result<Option<crate::CountingPlan>> {
+        self.inner.counting_plan(self.marginals(workload)?)
+    }
+
+    fn release_planned(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &AnyWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        self.inner
+            .release_planned(counts, n, self.marginals(workload)?, rng)
     }
 
     /// The inner mechanism's checks on a marginal workload; any other class is refused as

@@ -4,9 +4,12 @@
 //! 1. **validate** ([`Plan::validate`]): every argument, from public inputs only — the
 //!    catalogue entry looked up once, the budget's kind checked once against it, the
 //!    relation, the settings and the post-processing checked, the workload parsed from the
-//!    public domain and class-checked, the mechanism built once, the counting source chosen
-//!    (records in memory, a streaming pass over a CSV or Parquet file, or an engine), the
-//!    output paths checked writable and distinct from the inputs;
+//!    public domain and class-checked, the mechanism built once, what it reads asked once
+//!    ([`dp_mechanisms::DataAccess`]: the workload's counts, its counting plan's tables, or
+//!    the records; issue #25), the counting source chosen (records in memory, a streaming
+//!    pass over a CSV or Parquet file, or an engine, which count the plan's tables instead
+//!    of the workload for a mechanism with a plan), the output paths checked writable and
+//!    distinct from the inputs;
 //! 2. **ledger check** ([`Plan::open_ledger`]): with a ledger, it is locked and the spend
 //!    checked against the dataset's remaining budget (the lock is held until the spend is
 //!    recorded); a dry run stops here ([`Outcome::DryRun`]);
@@ -56,7 +59,7 @@ use crate::registry::{BudgetArgs, check_budget_is_meaningful, delta_too_large};
 use crate::settings::Settings;
 use crate::{BenchError, Result, io_error, quoted};
 use dp_core::{Neighbouring, PrivacyLoss, ProgressSink, os_seeded_rng, seeded_rng};
-use dp_mechanisms::{Mechanism, PostProcessing, Release};
+use dp_mechanisms::{DataAccess, Mechanism, PostProcessing, Release};
 use dp_queries::{AnyWorkload, Encoding, MarginalWorkload, Schema, Workload};
 use rand::CryptoRng;
 use rand_chacha::ChaCha20Rng;
@@ -299,6 +302,8 @@ pub struct Plan<'r> {
     schema: Schema,
     labelled: bool,
     source: SourceKind,
+    /// What the mechanism reads of the data for the workload (its counting plan, if any).
+    access: DataAccess,
     attribute_names: Arc<OnceLock<Vec<String>>>,
 }
 
@@ -433,8 +438,9 @@ fn check_delta(
 /// A refusal of a source that counts for a mechanism that needs the records.
 fn needs_records(what: &str, alternative: &str, mech: &dyn Mechanism<AnyWorkload>) -> BenchError {
     BenchError::Usage(format!(
-        "{what} releases from the workload's counts alone, and {} needs the records: \
-         {alternative}, or choose a mechanism that releases from counts ({})",
+        "{what} releases from exact counts (of the workload or of a mechanism's counting \
+         plan), and {} needs the records: {alternative}, or choose a mechanism that releases \
+         from counts ({})",
         mech.name(),
         catalogue::counts_only_names().join(", ")
     ))
@@ -545,7 +551,28 @@ impl<'r> Plan<'r> {
             }
         }
         let counting = &request.counting;
-        let counts_suffice = mechanism.counts_suffice();
+        // what the mechanism reads, from public inputs: the workload's counts, its counting
+        // plan's tables (issue #25; counted by every source as a marginal workload), or the
+        // records
+        let access = DataAccess::of(mechanism.as_ref(), &workload)?;
+        if let DataAccess::Plan(plan) = &access {
+            let cells = plan.tables().num_queries() as u64;
+            let need = (workload.num_queries() as u64)
+                .saturating_add(cells)
+                .saturating_mul(BYTES_PER_QUERY);
+            if need > request.memory_cap() && !request.dry_run {
+                return Err(BenchError::Usage(format!(
+                    "{} counts {cells} table cells for workload {} (its counting plan): the \
+                     release would need about {:.1} MiB ({BYTES_PER_QUERY} bytes per count), \
+                     more than --max-memory-mib {}; refusing before allocating",
+                    mechanism.name(),
+                    quoted(&request.workload),
+                    need as f64 / (1u64 << 20) as f64,
+                    request.max_memory_mib
+                )));
+            }
+        }
+        let counts_suffice = access.from_counts();
         if counting.stream && !counts_suffice {
             return Err(needs_records(
                 "--stream",
@@ -599,8 +626,15 @@ impl<'r> Plan<'r> {
             schema,
             labelled,
             source,
+            access,
             attribute_names,
         })
+    }
+
+    /// What the mechanism reads of the data for the workload: the source counts the
+    /// workload, or the tables of this counting plan, or loads the records.
+    pub fn access(&self) -> &DataAccess {
+        &self.access
     }
 
     /// The request.
@@ -829,14 +863,24 @@ impl<'r> Plan<'r> {
         // from it.
         let allow_empty = self.relation == Neighbouring::AddRemove;
         let data = &self.request.data;
+        // what the source counts: the counting plan's tables, or the workload itself
+        let planned = match &self.access {
+            DataAccess::Plan(plan) => Some(AnyWorkload::Marginals(plan.tables().clone())),
+            _ => None,
+        };
+        let counted = planned.as_ref().unwrap_or(&self.workload);
+        let counts_input = |counts, rows| match planned {
+            Some(_) => PrivateInput::Planned { counts, rows },
+            None => PrivateInput::Counts { counts, rows },
+        };
         let input = match self.source {
             SourceKind::Engine => {
                 let (counts, rows) =
                     self.request
                         .counting
                         .engine
-                        .counts(data, &self.workload, allow_empty)?;
-                PrivateInput::Counts { counts, rows }
+                        .counts(data, counted, allow_empty)?;
+                counts_input(counts, rows)
             }
             SourceKind::Stream => {
                 let settings = dp_queries::StreamSettings {
@@ -844,8 +888,8 @@ impl<'r> Plan<'r> {
                         .unwrap_or(usize::MAX),
                     parallelism: dp_queries::Parallelism::Rayon,
                 };
-                let (counts, rows) = data.stream_counts(&self.workload, &settings, allow_empty)?;
-                PrivateInput::Counts { counts, rows }
+                let (counts, rows) = data.stream_counts(counted, &settings, allow_empty)?;
+                counts_input(counts, rows)
             }
             SourceKind::Records => PrivateInput::Records(data.load(allow_empty)?),
         };

@@ -320,14 +320,24 @@ pub fn refuse_weighted(csv: &Path, weight: &str) -> BenchError {
     ))
 }
 
-/// The private input of a release as counted: the records, or the workload's exact counts
-/// and the number of records (streamed, or from an engine).
+/// The private input of a release as counted: the records, or exact counts — the
+/// workload's, or those of the mechanism's counting plan — and the number of records
+/// (streamed, or from an engine).
 pub enum PrivateInput {
     /// The records, loaded in memory.
     Records(Dataset),
     /// The workload's exact counts, in query order, and the number of records.
     Counts {
         /// One exact count per query of the workload.
+        counts: Vec<i64>,
+        /// The number of records.
+        rows: usize,
+    },
+    /// The exact counts of the tables of the mechanism's counting plan
+    /// ([`dp_mechanisms::Mechanism::counting_plan`]), in their query order, and the number
+    /// of records.
+    Planned {
+        /// One exact count per cell of the plan's tables.
         counts: Vec<i64>,
         /// The number of records.
         rows: usize,
@@ -339,7 +349,7 @@ impl PrivateInput {
     pub fn n(&self) -> usize {
         match self {
             PrivateInput::Records(d) => d.n(),
-            PrivateInput::Counts { rows, .. } => *rows,
+            PrivateInput::Counts { rows, .. } | PrivateInput::Planned { rows, .. } => *rows,
         }
     }
 
@@ -354,6 +364,9 @@ impl PrivateInput {
             PrivateInput::Records(d) => mech.release(&d, workload, rng),
             PrivateInput::Counts { counts, rows } => {
                 mech.release_counts(counts, rows, workload, rng)
+            }
+            PrivateInput::Planned { counts, rows } => {
+                mech.release_planned(counts, rows, workload, rng)
             }
         }
     }

@@ -26,8 +26,16 @@
 //! queries touch, not only over the workload's queries: a workload of two 1-way tables
 //! at degree 2 needs the 2-way counts across them, which its own counts do not determine.
 //! So it does not release from the workload's counts ([`crate::Mechanism::counts_suffice`]
-//! is false); its counting plan is the `≤ D`-way marginals, which the workload-counts
-//! contract of issue #25 cannot yet express. Decision lists are counted from the records.
+//! is false). Its counting plan ([`crate::Mechanism::counting_plan`], issue #25 item 1) is
+//! the tables over every set of at most `D` of the touched attributes
+//! ([`crate::CountingPlan::low_order_tables`], in the order of the coefficient blocks):
+//! `C(S)` is a cell of the table over `S`'s attributes for [`BitSense::Holds`], and for
+//! [`BitSense::Fails`] the sum of the cells differing from `S` on every attribute
+//! (`monomial_counts`, checked against a direct count over the records). Every source
+//! counts those tables; the release from records counts them on the records (in row
+//! chunks, reporting "counting monomials") and runs the same code as the release from a
+//! source's counts ([`crate::Mechanism::release_planned`]), so the two are the same, draw
+//! for draw. Decision lists are counted from the records.
 //!
 //! ## Noise and privacy (replace-one neighbours, public `n`)
 //!
@@ -55,6 +63,7 @@
 //! computed before anything is allocated ([`MonomialPlan`]); the release refuses when the
 //! coefficient vector, the per-thread counts and the index would exceed the cap.
 
+#[cfg(test)]
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dp_core::{
@@ -70,7 +79,9 @@ use rayon::prelude::*;
 
 use super::approx::{SymmetricApprox, or_target, threshold_target};
 use crate::sensitivity::{PolynomialSensitivity, polynomial_coefficient_sensitivity};
-use crate::{Diagnostics, Mechanism, MechanismError, PrivacyCertificate, Release, Result};
+use crate::{
+    CountingPlan, Diagnostics, Mechanism, MechanismError, PrivacyCertificate, Release, Result,
+};
 
 /// Which bits the monomials are over (module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -426,10 +437,82 @@ impl NoisyPolynomial {
 /// Rows per progress step of the counting pass.
 const COUNT_CHUNK: usize = 1 << 12;
 
-/// The exact counts `C(S)` of every monomial: rayon over `threads` contiguous row ranges,
+/// The monomial counts `C(S)` (the coefficient vector's layout, size 0 left at zero) from the
+/// exact counts of the tables of [`CountingPlan::low_order_tables`] over the same
+/// attributes and degree: the tables come in the coefficient blocks' order (by size, then
+/// colex), so table `j` fills block `j + 1`. A table's cells have the last attribute
+/// fastest, a block's monomials the first, so each cell is moved to its monomial. For
+/// [`BitSense::Holds`] `C(S)` is the cell of `S`'s codes; for [`BitSense::Fails`] it counts
+/// the records differing from `S` on every attribute of the table, `Σ_{x: x_a ≠ c_a ∀a}
+/// T[x]`, computed axis by axis (`T ↦ Σ_axis T − T` along each attribute).
+///
+/// Errors: counts that are not the tables' cells (another length).
+fn monomial_counts(index: &MonomialIndex, sense: BitSense, tables: &[u64]) -> Result<Vec<i64>> {
+    let mut out = vec![0i64; index.len()];
+    let mut cursor = 0usize;
+    let mut at = index.size_range(1).start;
+    let bad = |what: String| MechanismError::Data { reason: what };
+    for s in 1..=index.degree.min(index.sizes.len()) {
+        for set in crate::plan::colex_subsets_of_size(index.sizes.len(), s) {
+            let sizes: Vec<usize> = set.iter().map(|&p| index.sizes[p] as usize).collect();
+            let cells: usize = sizes.iter().product();
+            let table = tables
+                .get(cursor..cursor + cells)
+                .ok_or_else(|| bad(format!("{} table counts for the monomials", tables.len())))?;
+            let mut t: Vec<i64> = table
+                .iter()
+                .map(|&c| i64::try_from(c).map_err(|_| bad(format!("a count {c} beyond i64"))))
+                .collect::<Result<_>>()?;
+            if sense == BitSense::Fails {
+                let mut stride = 1usize;
+                for &size in sizes.iter().rev() {
+                    for base in (0..cells).filter(|b| (b / stride).is_multiple_of(size)) {
+                        let sum: i64 = (0..size).map(|c| t[base + c * stride]).sum();
+                        for c in 0..size {
+                            t[base + c * stride] = sum - t[base + c * stride];
+                        }
+                    }
+                    stride *= size;
+                }
+            }
+            // cell (last attribute fastest) → monomial (first attribute fastest)
+            let mut codes = vec![0usize; sizes.len()];
+            for &v in &t {
+                let mut inner = 0usize;
+                let mut mult = 1usize;
+                for (&c, &size) in codes.iter().zip(&sizes) {
+                    inner += c * mult;
+                    mult *= size;
+                }
+                out[at + inner] = v;
+                for i in (0..codes.len()).rev() {
+                    codes[i] += 1;
+                    if codes[i] < sizes[i] {
+                        break;
+                    }
+                    codes[i] = 0;
+                }
+            }
+            cursor += cells;
+            at += cells;
+        }
+    }
+    if cursor != tables.len() || at != index.len() {
+        return Err(bad(format!(
+            "{} table counts for {} monomials",
+            tables.len(),
+            index.len()
+        )));
+    }
+    Ok(out)
+}
+
+/// The exact counts `C(S)` of every monomial by a direct pass over the records (the
+/// reference the tests check [`monomial_counts`] against): rayon over `threads` contiguous row ranges,
 /// each counting its rows in chunks of [`COUNT_CHUNK`] and reporting the chunks done to
 /// `progress` (stage "counting monomials"; the total is `⌈n / COUNT_CHUNK⌉`, public under
 /// replace-one neighbours, the only relation this release accepts).
+#[cfg(test)]
 fn count_monomials(
     data: &Dataset,
     attrs: &[usize],
@@ -832,7 +915,51 @@ impl PolynomialMechanism {
     ) -> Result<NoisyPolynomial> {
         let plan = self.counts_plan(data.domain(), attrs, sense, &approxes)?;
         check_records(data.n())?;
-        self.draw_counts(data, &plan, approxes, rng)
+        let tables = self.count_tables(data, &plan)?;
+        self.draw_counts(&tables, data.n(), &plan, approxes, rng)
+    }
+
+    /// The counting plan of a release with the public `plan` ([`Mechanism::counting_plan`]):
+    /// every table over a set of at most `D` of its attributes
+    /// ([`CountingPlan::low_order_tables`]), in the order of the coefficient blocks.
+    fn tables_plan(&self, domain: &Domain, plan: &CountsPlan) -> Result<CountingPlan> {
+        CountingPlan::low_order_tables(domain, &plan.attrs, plan.degree)
+    }
+
+    /// The records path's counts: the tables of [`Self::tables_plan`] counted on `data`
+    /// (in chunks of [`COUNT_CHUNK`] rows reporting "counting monomials" when a progress
+    /// sink is set; the total is `⌈n / COUNT_CHUNK⌉`, public under replace-one neighbours,
+    /// the only relation this release accepts) and checked as a source's counts are.
+    fn count_tables(&self, data: &Dataset, plan: &CountsPlan) -> Result<Vec<u64>> {
+        let tables = self.tables_plan(data.domain(), plan)?;
+        let n = data.n();
+        let progress = self.progress.as_ref();
+        let total_chunks = n.div_ceil(COUNT_CHUNK);
+        report_progress(progress, COUNT_STAGE, 0, total_chunks);
+        let counts = if progress.is_none() {
+            tables.count_records(data)?
+        } else {
+            let workload = tables.tables();
+            let mut totals = vec![0i128; workload.num_queries()];
+            for (i, start) in (0..n).step_by(COUNT_CHUNK).enumerate() {
+                let end = (start + COUNT_CHUNK).min(n);
+                let columns = data.columns().iter().map(|c| c[start..end].to_vec());
+                let chunk = Dataset::from_columns(data.domain().clone(), columns.collect())?;
+                workload.add_counts_into(&chunk, &mut totals, dp_queries::Parallelism::Rayon)?;
+                report_progress(progress, COUNT_STAGE, i + 1, total_chunks);
+            }
+            totals
+                .into_iter()
+                .map(|t| {
+                    u64::try_from(t).map_err(|_| MechanismError::Numerical {
+                        what: format!("a table count {t} beyond 64 bits"),
+                    })
+                })
+                .collect::<Result<Vec<u64>>>()?
+        };
+        report_progress(progress, COUNT_STAGE, total_chunks, total_chunks);
+        tables.check_counts(&counts, n)?;
+        Ok(counts)
     }
 
     /// Everything a release of the noisy monomial counts over `attrs` for `approxes` fixes
@@ -883,30 +1010,25 @@ impl PolynomialMechanism {
             sizes,
             sense,
             degree,
-            threads,
             noise,
             samplers,
         })
     }
 
-    /// The data part of [`Self::release_counts`] for a public `plan`: the counts in one pass
-    /// over the records, then the noise, size by size.
+    /// The data part of [`Self::release_counts`] for a public `plan`, from the exact counts
+    /// of its tables ([`Self::tables_plan`], checked): the monomial counts derived from them
+    /// ([`monomial_counts`]), then the noise, size by size — the one path of the releases
+    /// from records and from a source's counts.
     fn draw_counts(
         &self,
-        data: &Dataset,
+        tables: &[u64],
+        n: usize,
         plan: &CountsPlan,
         approxes: Vec<SymmetricApprox>,
         rng: &mut dyn CryptoRng,
     ) -> Result<NoisyPolynomial> {
         let index = MonomialIndex::new(&plan.sizes, plan.degree);
-        let mut counts = count_monomials(
-            data,
-            &plan.attrs,
-            &index,
-            plan.sense,
-            plan.threads,
-            self.progress.as_ref(),
-        );
+        let mut counts = monomial_counts(&index, plan.sense, tables)?;
         // all checks done: draw the noise, size by size, chunks on numbered streams
         let family = StreamFamily::fork(rng);
         const CHUNK: usize = 1 << 16;
@@ -933,7 +1055,7 @@ impl PolynomialMechanism {
             approxes,
             index,
             counts: counts.into_iter().map(|c| c as f64).collect(),
-            n: data.n(),
+            n,
         })
     }
 
@@ -974,15 +1096,30 @@ impl PolynomialMechanism {
         workload: &ThresholdWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
+        let release_plan = self.threshold_plan(workload)?;
+        check_domain(data, workload.domain())?;
+        check_records(data.n())?;
+        let tables = self.count_tables(data, &release_plan.counts)?;
+        self.release_thresholds_from(release_plan, &tables, data.n(), workload, rng)
+    }
+
+    /// [`Self::release_thresholds`] from the exact counts of the plan's tables (checked) of
+    /// a dataset of the public `n` records: the one path from records and from counts.
+    fn release_thresholds_from(
+        &self,
+        release_plan: ReleasePlan,
+        tables: &[u64],
+        n: usize,
+        workload: &ThresholdWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
         let ReleasePlan {
             width,
             ks,
             approxes,
             counts: plan,
-        } = self.threshold_plan(workload)?;
-        check_domain(data, workload.domain())?;
-        check_records(data.n())?;
-        let poly = self.draw_counts(data, &plan, approxes, rng)?;
+        } = release_plan;
+        let poly = self.draw_counts(tables, n, &plan, approxes, rng)?;
         let answers = workload
             .queries()
             .iter()
@@ -1015,7 +1152,7 @@ impl PolynomialMechanism {
             format!(
                 "noise standard deviation of a {width}-literal answer (before clamping to \
                  [0, 1]): at most about {:.3e}",
-                self.answer_noise_sd(noise, width, degree, data.n())
+                self.answer_noise_sd(noise, width, degree, n)
             ),
         ];
         Ok(Release {
@@ -1067,15 +1204,30 @@ impl PolynomialMechanism {
         workload: &ConjunctionWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
+        let release_plan = self.literal_plan(workload)?;
+        check_domain(data, workload.domain())?;
+        check_records(data.n())?;
+        let tables = self.count_tables(data, &release_plan.counts)?;
+        self.release_literals_from(release_plan, &tables, data.n(), workload, rng)
+    }
+
+    /// [`Self::release_literals`] from the exact counts of the plan's tables (checked) of a
+    /// dataset of the public `n` records: the one path from records and from counts.
+    fn release_literals_from(
+        &self,
+        release_plan: ReleasePlan,
+        tables: &[u64],
+        n: usize,
+        workload: &ConjunctionWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
         let ReleasePlan {
             width,
             approxes,
             counts: plan,
             ..
-        } = self.literal_plan(workload)?;
-        check_domain(data, workload.domain())?;
-        check_records(data.n())?;
-        let poly = self.draw_counts(data, &plan, approxes, rng)?;
+        } = release_plan;
+        let poly = self.draw_counts(tables, n, &plan, approxes, rng)?;
         let answers = (0..workload.len())
             .map(|q| poly.answer(workload.query(q)))
             .collect::<Result<Vec<f64>>>()?;
@@ -1094,7 +1246,7 @@ impl PolynomialMechanism {
             format!(
                 "noise standard deviation of a {width}-literal answer (before clamping to \
                  [0, 1]): about {:.3e}",
-                self.answer_noise_sd(&plan.noise, width, approx.degree(), data.n())
+                self.answer_noise_sd(&plan.noise, width, approx.degree(), n)
             ),
         ];
         Ok(Release {
@@ -1146,8 +1298,6 @@ struct CountsPlan {
     sense: BitSense,
     /// The largest monomial size `D`.
     degree: usize,
-    /// The counting threads the memory was planned for.
-    threads: usize,
     noise: PolynomialNoise,
     /// Per size `s = 0..=D`: the sampler of its counts, `None` when not measured.
     samplers: Vec<Option<CountSampler>>,
@@ -1247,6 +1397,30 @@ impl Mechanism<ConjunctionWorkload> for PolynomialMechanism {
         public_n.map_or(Ok(()), check_records)
     }
 
+    /// Every table over at most `D` of the attributes the queries touch, and n (module
+    /// docs, "Data access").
+    fn counting_plan(&self, workload: &ConjunctionWorkload) -> Result<Option<CountingPlan>> {
+        let plan = self.literal_plan(workload)?;
+        self.tables_plan(workload.domain(), &plan.counts).map(Some)
+    }
+
+    /// The release from the exact counts of [`Mechanism::counting_plan`]'s tables: the
+    /// monomial counts are functions of them, so this is [`Mechanism::release`] on any
+    /// dataset with those tables, draw for draw.
+    fn release_planned(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &ConjunctionWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let plan = self.literal_plan(workload)?;
+        let tables = self
+            .tables_plan(workload.domain(), &plan.counts)?
+            .checked_counts(counts, n)?;
+        self.release_literals_from(plan, &tables, n, workload, rng)
+    }
+
     fn release(
         &self,
         data: &Dataset,
@@ -1270,6 +1444,23 @@ impl Mechanism<MarginalWorkload> for PolynomialMechanism {
     fn check_inputs(&self, workload: &MarginalWorkload, public_n: Option<usize>) -> Result<()> {
         let cells = ConjunctionWorkload::from_marginals(workload)?;
         Mechanism::<ConjunctionWorkload>::check_inputs(self, &cells, public_n)
+    }
+
+    /// The plan of the conjunctions of the cells.
+    fn counting_plan(&self, workload: &MarginalWorkload) -> Result<Option<CountingPlan>> {
+        let cells = ConjunctionWorkload::from_marginals(workload)?;
+        Mechanism::<ConjunctionWorkload>::counting_plan(self, &cells)
+    }
+
+    fn release_planned(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let cells = ConjunctionWorkload::from_marginals(workload)?;
+        Mechanism::<ConjunctionWorkload>::release_planned(self, counts, n, &cells, rng)
     }
 
     /// Every cell of every table as a conjunction (seed 002 §4.1), in workload order.
@@ -1301,6 +1492,29 @@ impl Mechanism<ThresholdWorkload> for PolynomialMechanism {
         public_n.map_or(Ok(()), check_records)
     }
 
+    /// Every table over at most `D` of the attributes the queries touch (`D` the largest
+    /// degree of the thresholds' approximations), and n.
+    fn counting_plan(&self, workload: &ThresholdWorkload) -> Result<Option<CountingPlan>> {
+        let plan = self.threshold_plan(workload)?;
+        self.tables_plan(workload.domain(), &plan.counts).map(Some)
+    }
+
+    /// The release from the exact counts of [`Mechanism::counting_plan`]'s tables, draw for
+    /// draw the release from records.
+    fn release_planned(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &ThresholdWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let plan = self.threshold_plan(workload)?;
+        let tables = self
+            .tables_plan(workload.domain(), &plan.counts)?
+            .checked_counts(counts, n)?;
+        self.release_thresholds_from(plan, &tables, n, workload, rng)
+    }
+
     /// k-of-ℓ thresholds (seed 002 §4.2): one noisy polynomial per distinct `k` from one
     /// set of noisy counts.
     fn release(
@@ -1326,9 +1540,61 @@ impl Mechanism<dp_queries::AnyWorkload> for PolynomialMechanism {
     }
 
     /// No: it counts every set of at most `D` bits over the attributes the queries touch,
-    /// more than the workload's counts determine (module docs, "Data access").
+    /// more than the workload's counts determine (module docs, "Data access"); those are
+    /// its counting plan ([`Mechanism::counting_plan`]), except for decision lists.
     fn counts_suffice(&self) -> bool {
         false
+    }
+
+    /// The class's plan: the `≤ D`-way tables for marginals, conjunctions, disjunctions and
+    /// thresholds; none for decision lists (they read the records); other classes refused
+    /// as the release refuses them.
+    fn counting_plan(&self, workload: &dp_queries::AnyWorkload) -> Result<Option<CountingPlan>> {
+        use dp_queries::AnyWorkload;
+        match workload {
+            AnyWorkload::Marginals(w) => Mechanism::<MarginalWorkload>::counting_plan(self, w),
+            AnyWorkload::Literals(w) if w.kind() != QueryKind::Parity => {
+                Mechanism::<ConjunctionWorkload>::counting_plan(self, w)
+            }
+            AnyWorkload::Thresholds(w) => Mechanism::<ThresholdWorkload>::counting_plan(self, w),
+            AnyWorkload::DecisionLists(_) => Ok(None),
+            other => Err(MechanismError::UnsupportedQueryClass {
+                mechanism: "polynomial",
+                class: other.class(),
+                supported: POLYNOMIAL_CLASSES.into(),
+            }),
+        }
+    }
+
+    fn release_planned(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &dp_queries::AnyWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        use dp_queries::AnyWorkload;
+        match workload {
+            AnyWorkload::Marginals(w) => {
+                Mechanism::<MarginalWorkload>::release_planned(self, counts, n, w, rng)
+            }
+            AnyWorkload::Literals(w) if w.kind() != QueryKind::Parity => {
+                Mechanism::<ConjunctionWorkload>::release_planned(self, counts, n, w, rng)
+            }
+            AnyWorkload::Thresholds(w) => {
+                Mechanism::<ThresholdWorkload>::release_planned(self, counts, n, w, rng)
+            }
+            AnyWorkload::DecisionLists(_) => Err(MechanismError::InvalidParameter {
+                name: "counts",
+                value: "polynomial".into(),
+                reason: "decision-list points are released from the records".into(),
+            }),
+            other => Err(MechanismError::UnsupportedQueryClass {
+                mechanism: "polynomial",
+                class: other.class(),
+                supported: POLYNOMIAL_CLASSES.into(),
+            }),
+        }
     }
 
     fn certificate(&self) -> PrivacyCertificate {
@@ -1677,6 +1943,37 @@ mod tests {
         assert!(envelope(&[]).is_none());
         // thresholds refused when k exceeds the width
         assert!(mech.threshold_approximation(5, 4).is_err());
+    }
+
+    /// The monomial counts derived from the counting plan's tables equal the direct count
+    /// over the records, for both bit senses, all attributes or a subset, several degrees.
+    #[test]
+    fn monomial_counts_from_the_plans_tables_are_the_direct_count() {
+        let cases: [(&[u32], &[usize], usize); 4] = [
+            (&[2, 3, 2], &[0, 1, 2], 2),
+            (&[3, 2, 4, 2], &[0, 1, 2, 3], 3),
+            (&[3, 2, 4, 2], &[0, 2, 3], 2),
+            (&[2, 2], &[0, 1], 2),
+        ];
+        for (sizes, attrs, degree) in cases {
+            let data = random_data(sizes, 200, 7);
+            let attr_sizes: Vec<u32> = attrs.iter().map(|&a| sizes[a]).collect();
+            let index = MonomialIndex::new(&attr_sizes, degree);
+            let plan = CountingPlan::low_order_tables(data.domain(), attrs, degree).unwrap();
+            let tables = plan.count_records(&data).unwrap();
+            for sense in [BitSense::Holds, BitSense::Fails] {
+                let direct = count_monomials(&data, attrs, &index, sense, 2, None);
+                assert_eq!(
+                    monomial_counts(&index, sense, &tables).unwrap(),
+                    direct,
+                    "{sizes:?} over {attrs:?}, degree {degree}, {sense:?}"
+                );
+            }
+            assert!(monomial_counts(&index, BitSense::Holds, &tables[1..]).is_err());
+            let mut longer = tables.clone();
+            longer.push(0);
+            assert!(monomial_counts(&index, BitSense::Holds, &longer).is_err());
+        }
     }
 
     #[test]

@@ -42,13 +42,15 @@ use super::coarse::{CoverParams, projection_error_bound};
 use super::metric::MarginalMetric;
 use super::points::GatheredPoints;
 use super::{
-    NoisyCounts, ProjectionSettings, ZcdpBudget, count_histogram, counts_of_histogram, fw_note,
-    prepare, project_onto,
+    NoisyCounts, ProjectionSettings, ZcdpBudget, counts_of_histogram, fw_note, prepare,
+    project_onto,
 };
 use crate::sensitivity::{
     CountSensitivity, chain_increment_count_sensitivity, marginal_count_sensitivity,
 };
-use crate::{Diagnostics, Mechanism, MechanismError, PrivacyCertificate, Release, Result};
+use crate::{
+    CountingPlan, Diagnostics, Mechanism, MechanismError, PrivacyCertificate, Release, Result,
+};
 use dp_core::{Neighbouring, ProgressSink, report_progress};
 use dp_geometry::{MultiscaleDecomposition, PointSet};
 use dp_queries::{Dataset, MarginalPoints, MarginalWorkload, Universe};
@@ -350,22 +352,23 @@ impl ChainingMechanism {
             .map(drop)
     }
 
-    /// The exact per-level count vectors `c_j` of the data (workload order), given a plan.
+    /// The exact per-level count vectors `c_j` (workload order), given a plan, from the
+    /// exact histogram of the data over the universe (the counting plan's one table).
     fn level_counts(
         plan: &ChainingPlan,
         universe: &Universe,
         points: &MarginalPoints<'_>,
-        data: &Dataset,
+        histogram: &[u64],
     ) -> Result<Vec<Vec<i64>>> {
-        let h = count_histogram(universe, data)?;
         let dec = &plan.decomposition;
         let k = dec.levels.len();
         let mut plus = vec![vec![0.0; universe.len()]; k];
         let mut minus = vec![vec![0.0; universe.len()]; k];
-        for (x, &c) in h.iter().enumerate() {
-            if c == 0.0 {
+        for (x, &c) in histogram.iter().enumerate() {
+            if c == 0 {
                 continue;
             }
+            let c = c as f64;
             let links = dec.chain(x);
             for j in 0..k {
                 plus[j][links[j]] += c;
@@ -392,68 +395,56 @@ impl ChainingMechanism {
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<(ChainingPlan, Vec<Option<NoisyCounts>>)> {
-        let universe = prepare(data, workload, &self.settings)?;
+        let (universe, histogram) = self.counted(data, workload)?;
         let points = MarginalPoints::new(&universe, workload)?;
         let plan = self.plan(&universe, workload, data.n())?;
-        let noisy = Self::draw_levels(&plan, &universe, &points, data, rng)?;
+        let noisy = Self::draw_levels(&plan, &universe, &points, &histogram, data.n(), rng)?;
         Ok((plan, noisy))
+    }
+
+    /// The records path up to the counts: the data checked against the workload, the
+    /// universe enumerated, and the counting plan's table — the histogram over the
+    /// universe — counted on the records and checked as a source's counts are.
+    fn counted(&self, data: &Dataset, workload: &MarginalWorkload) -> Result<(Universe, Vec<u64>)> {
+        let universe = prepare(data, workload, &self.settings)?;
+        let plan = CountingPlan::universe_histogram(workload.domain())?;
+        let histogram = plan.count_records(data)?;
+        plan.check_counts(&histogram, data.n())?;
+        Ok((universe, histogram))
     }
 
     fn draw_levels(
         plan: &ChainingPlan,
         universe: &Universe,
         points: &MarginalPoints<'_>,
-        data: &Dataset,
+        histogram: &[u64],
+        n: usize,
         rng: &mut dyn CryptoRng,
     ) -> Result<Vec<Option<NoisyCounts>>> {
-        let counts = Self::level_counts(plan, universe, points, data)?;
+        let counts = Self::level_counts(plan, universe, points, histogram)?;
         counts
             .into_iter()
             .zip(&plan.noise)
             .map(|(c, noise)| match noise {
                 None => Ok(None),
-                Some((rho_j, s, _)) => NoisyCounts::draw(c, data.n(), *s, *rho_j, rng).map(Some),
+                Some((rho_j, s, _)) => NoisyCounts::draw(c, n, *s, *rho_j, rng).map(Some),
             })
             .collect()
     }
-}
 
-impl Mechanism for ChainingMechanism {
-    fn name(&self) -> &'static str {
-        "chaining"
-    }
-
-    fn works_over_a_universe(&self) -> bool {
-        true
-    }
-
-    /// No: it needs the records. Level `j` counts the records' `j`-th increments
-    /// `q(x_j) − q(x_{j−1})` along each record's chain of cover points, sums that depend on
-    /// the data's histogram over the universe, which the workload's counts do not determine.
-    fn counts_suffice(&self) -> bool {
-        false
-    }
-
-    fn certificate(&self) -> PrivacyCertificate {
-        self.budget.certificate(self.name())
-    }
-
-    /// The universe size limit (the cover is built over the explicit universe) and every
-    /// level's noise within the sampler's range (n is not needed).
-    fn check_inputs(&self, workload: &MarginalWorkload, _public_n: Option<usize>) -> Result<()> {
-        self.public_checks(workload)
-    }
-
-    fn release(
+    /// The release from the exact histogram over the universe (checked) of a dataset of the
+    /// public `n` records: the one path of the releases from records and from counts.
+    fn release_histogram(
         &self,
-        data: &Dataset,
+        universe: &Universe,
+        histogram: &[u64],
+        n: usize,
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        let universe = prepare(data, workload, &self.settings)?;
-        let points = MarginalPoints::new(&universe, workload)?;
-        let plan = self.plan(&universe, workload, data.n())?;
-        let noisy = Self::draw_levels(&plan, &universe, &points, data, rng)?;
+        let points = MarginalPoints::new(universe, workload)?;
+        let plan = self.plan(universe, workload, n)?;
+        let noisy = Self::draw_levels(&plan, universe, &points, histogram, n, rng)?;
         let dec = &plan.decomposition;
         let m = workload.num_queries();
         let mut answers = vec![0.0; m];
@@ -532,5 +523,67 @@ impl Mechanism for ChainingMechanism {
                 estimated_total: None,
             },
         })
+    }
+}
+
+impl Mechanism for ChainingMechanism {
+    fn name(&self) -> &'static str {
+        "chaining"
+    }
+
+    fn works_over_a_universe(&self) -> bool {
+        true
+    }
+
+    /// No: level `j` counts the records' `j`-th increments `q(x_j) − q(x_{j−1})` along
+    /// each record's chain of cover points, sums that depend on the data's histogram over
+    /// the universe, which the workload's counts do not determine. That histogram is its
+    /// counting plan ([`Mechanism::counting_plan`]).
+    fn counts_suffice(&self) -> bool {
+        false
+    }
+
+    /// The histogram over the explicit universe: one table over every attribute of the
+    /// workload's domain ([`CountingPlan::universe_histogram`]), and n. Refused above the
+    /// universe's cap, as the release refuses.
+    fn counting_plan(&self, workload: &MarginalWorkload) -> Result<Option<CountingPlan>> {
+        super::universe_of(workload, &self.settings)?;
+        CountingPlan::universe_histogram(workload.domain()).map(Some)
+    }
+
+    /// The release from the universe histogram's exact counts: the chains, the level
+    /// counts, the noise and the projections read nothing else, so this is
+    /// [`Mechanism::release`] on any dataset with that histogram, draw for draw.
+    fn release_planned(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let universe = super::universe_of(workload, &self.settings)?;
+        let plan = CountingPlan::universe_histogram(workload.domain())?;
+        let histogram = plan.checked_counts(counts, n)?;
+        self.release_histogram(&universe, &histogram, n, workload, rng)
+    }
+
+    fn certificate(&self) -> PrivacyCertificate {
+        self.budget.certificate(self.name())
+    }
+
+    /// The universe size limit (the cover is built over the explicit universe) and every
+    /// level's noise within the sampler's range (n is not needed).
+    fn check_inputs(&self, workload: &MarginalWorkload, _public_n: Option<usize>) -> Result<()> {
+        self.public_checks(workload)
+    }
+
+    fn release(
+        &self,
+        data: &Dataset,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let (universe, histogram) = self.counted(data, workload)?;
+        self.release_histogram(&universe, &histogram, data.n(), workload, rng)
     }
 }

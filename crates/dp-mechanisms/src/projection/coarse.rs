@@ -24,11 +24,11 @@
 use super::metric::MarginalMetric;
 use super::points::GatheredPoints;
 use super::{
-    NoisyCounts, ProjectionSettings, ZcdpBudget, count_histogram, counts_of_histogram, fw_note,
-    prepare, project_onto, projection_release, synthetic_from_atoms,
+    NoisyCounts, ProjectionSettings, ZcdpBudget, counts_of_histogram, fw_note, prepare,
+    project_onto, projection_release, synthetic_from_atoms,
 };
 use crate::sensitivity::marginal_count_sensitivity;
-use crate::{Mechanism, MechanismError, PrivacyCertificate, Release, Result};
+use crate::{CountingPlan, Mechanism, MechanismError, PrivacyCertificate, Release, Result};
 use dp_core::{Neighbouring, PrivacyLoss};
 use dp_queries::{Dataset, MarginalPoints, MarginalWorkload, Universe};
 use rand::CryptoRng;
@@ -187,35 +187,86 @@ impl CoarseProjectionMechanism {
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<(Cover, NoisyCounts)> {
-        let universe = prepare(data, workload, &self.settings)?;
+        let (universe, histogram) = self.counted(data, workload)?;
         let points = MarginalPoints::new(&universe, workload)?;
-        self.noisy_counts_in(&universe, &points, data, workload, rng)
+        self.noisy_counts_in(&universe, &points, &histogram, data.n(), workload, rng)
+    }
+
+    /// The records path up to the counts: the data checked against the workload, the
+    /// universe enumerated, and the plan's table — the histogram over the universe —
+    /// counted on the records and checked as a source's counts are.
+    fn counted(&self, data: &Dataset, workload: &MarginalWorkload) -> Result<(Universe, Vec<u64>)> {
+        let universe = prepare(data, workload, &self.settings)?;
+        let plan = CountingPlan::universe_histogram(workload.domain())?;
+        let histogram = plan.count_records(data)?;
+        plan.check_counts(&histogram, data.n())?;
+        Ok((universe, histogram))
     }
 
     fn noisy_counts_in(
         &self,
         universe: &Universe,
         points: &MarginalPoints<'_>,
-        data: &Dataset,
+        histogram: &[u64],
+        n: usize,
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<(Cover, NoisyCounts)> {
-        let cover = self.cover(universe, workload, data.n())?;
+        let cover = self.cover(universe, workload, n)?;
         // Round every record to its cover point.
-        let h = count_histogram(universe, data)?;
         let mut rounded = vec![0.0; universe.len()];
-        for (x, &c) in h.iter().enumerate() {
-            rounded[cover.map[x]] += c;
+        for (x, &c) in histogram.iter().enumerate() {
+            rounded[cover.map[x]] += c as f64;
         }
         let counts = counts_of_histogram(points, &rounded)?;
         let noisy = NoisyCounts::draw(
             counts,
-            data.n(),
+            n,
             marginal_count_sensitivity(workload, Neighbouring::ReplaceOne),
             self.budget.rho,
             rng,
         )?;
         Ok((cover, noisy))
+    }
+
+    /// Steps 1–3 from the exact histogram over the universe (the plan's one table, checked)
+    /// of a dataset of the public `n` records: the one path of the releases from records and
+    /// from counts.
+    fn release_histogram(
+        &self,
+        universe: &Universe,
+        histogram: &[u64],
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let points = MarginalPoints::new(universe, workload)?;
+        let (cover, noisy) =
+            self.noisy_counts_in(universe, &points, histogram, n, workload, rng)?;
+        let y = noisy.answers();
+        let fw = if cover.centers.len() == universe.len() {
+            project_onto(&points, &y, &self.settings.frank_wolfe)?
+        } else {
+            let hull = GatheredPoints::subset(&points, &cover.centers)?;
+            project_onto(hull, &y, &self.settings.frank_wolfe)?
+        };
+        let synthetic = synthetic_from_atoms(universe, &fw.atoms, |a| cover.centers[a])?;
+        let notes = vec![
+            format!(
+                "cover: α = {:.4}, {} of {} records are an α/2-separated α/2-cover",
+                cover.alpha,
+                cover.centers.len(),
+                universe.len(),
+            ),
+            fw_note("projection onto conv 𝒳^(1)", &fw),
+        ];
+        Ok(projection_release(
+            fw,
+            synthetic,
+            self.certificate(),
+            &noisy,
+            notes,
+        ))
     }
 }
 
@@ -232,13 +283,36 @@ impl Mechanism for CoarseProjectionMechanism {
         true
     }
 
-    /// No: it needs the records. It counts the data *rounded to the cover* (each record
-    /// moved to its nearest cover point), and those counts depend on the data's histogram
-    /// over the universe, which the workload's counts do not determine (unless the cover is
-    /// the whole universe, when the mechanism is the projection mechanism, which does
-    /// release from counts).
+    /// No: it counts the data *rounded to the cover* (each record moved to its nearest
+    /// cover point), a function of the data's histogram over the universe that the
+    /// workload's counts do not determine. That histogram is its counting plan
+    /// ([`Mechanism::counting_plan`]).
     fn counts_suffice(&self) -> bool {
         false
+    }
+
+    /// The histogram over the explicit universe: one table over every attribute of the
+    /// workload's domain ([`CountingPlan::universe_histogram`]), and n. Refused above the
+    /// universe's cap, as the release refuses.
+    fn counting_plan(&self, workload: &MarginalWorkload) -> Result<Option<CountingPlan>> {
+        super::universe_of(workload, &self.settings)?;
+        CountingPlan::universe_histogram(workload.domain()).map(Some)
+    }
+
+    /// The release from the universe histogram's exact counts: the rounding to the cover,
+    /// the noise and the projection read nothing else, so this is [`Mechanism::release`] on
+    /// any dataset with that histogram, draw for draw.
+    fn release_planned(
+        &self,
+        counts: Vec<i64>,
+        n: usize,
+        workload: &MarginalWorkload,
+        rng: &mut dyn CryptoRng,
+    ) -> Result<Release> {
+        let universe = super::universe_of(workload, &self.settings)?;
+        let plan = CountingPlan::universe_histogram(workload.domain())?;
+        let histogram = plan.checked_counts(counts, n)?;
+        self.release_histogram(&universe, &histogram, n, workload, rng)
     }
 
     fn certificate(&self) -> PrivacyCertificate {
@@ -262,32 +336,7 @@ impl Mechanism for CoarseProjectionMechanism {
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        let universe = prepare(data, workload, &self.settings)?;
-        let points = MarginalPoints::new(&universe, workload)?;
-        let (cover, noisy) = self.noisy_counts_in(&universe, &points, data, workload, rng)?;
-        let y = noisy.answers();
-        let fw = if cover.centers.len() == universe.len() {
-            project_onto(&points, &y, &self.settings.frank_wolfe)?
-        } else {
-            let hull = GatheredPoints::subset(&points, &cover.centers)?;
-            project_onto(hull, &y, &self.settings.frank_wolfe)?
-        };
-        let synthetic = synthetic_from_atoms(&universe, &fw.atoms, |a| cover.centers[a])?;
-        let notes = vec![
-            format!(
-                "cover: α = {:.4}, {} of {} records are an α/2-separated α/2-cover",
-                cover.alpha,
-                cover.centers.len(),
-                universe.len(),
-            ),
-            fw_note("projection onto conv 𝒳^(1)", &fw),
-        ];
-        Ok(projection_release(
-            fw,
-            synthetic,
-            self.certificate(),
-            &noisy,
-            notes,
-        ))
+        let (universe, histogram) = self.counted(data, workload)?;
+        self.release_histogram(&universe, &histogram, data.n(), workload, rng)
     }
 }

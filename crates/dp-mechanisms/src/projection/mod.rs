@@ -37,9 +37,14 @@
 //! [`ProjectionMechanism`] reads the data only through the workload's exact counts and the
 //! public n ([`ProjectionMechanism::release_counted`], [`Mechanism::release_counts`]): a
 //! stream or an engine gives the same release, draw for draw. The cover-based mechanisms
-//! need the records: [`CoarseProjectionMechanism`] rounds each record to its cover point and
-//! [`ChainingMechanism`] sums each record's chain of increments, functions of the data's
-//! histogram over the universe that the workload's counts do not determine.
+//! need more than the workload's counts: [`CoarseProjectionMechanism`] rounds each record to
+//! its cover point and [`ChainingMechanism`] sums each record's chain of increments,
+//! functions of the data's histogram over the universe that the workload's counts do not
+//! determine. That histogram — one table over every attribute of the (explicit, capped)
+//! universe — is their counting plan ([`crate::CountingPlan::universe_histogram`],
+//! [`Mechanism::counting_plan`], [`Mechanism::release_planned`]; issue #25): a stream or an
+//! engine counts it, and the release from its counts is the release from the records, draw
+//! for draw (the records path counts the plan on the records and runs the same code).
 //!
 //! # Explicit and implicit universes
 //! A universe of at most [`ProjectionSettings::max_universe`] records is enumerated
@@ -259,16 +264,6 @@ pub(crate) fn counts_of_histogram(points: &MarginalPoints<'_>, h: &[f64]) -> Res
             }
         })
         .collect()
-}
-
-/// Integer histogram (record counts) of the data over the universe.
-pub(crate) fn count_histogram(universe: &Universe, data: &Dataset) -> Result<Vec<f64>> {
-    let n = data.n() as f64;
-    Ok(universe
-        .histogram(data)?
-        .into_iter()
-        .map(|f| (f * n).round())
-        .collect())
 }
 
 /// A noisy count vector released by the Gaussian step of the family (before projection).

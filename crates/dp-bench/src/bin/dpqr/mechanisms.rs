@@ -1,7 +1,8 @@
 //! `dpqr mechanisms`: the catalogue in plain words or JSON.
 
 use dp_bench::catalogue::{
-    BudgetKind, LOCAL_MECHANISMS, LocalMechanismSpec, MECHANISMS, MechanismSpec, neighbouring_flag,
+    BudgetKind, LOCAL_MECHANISMS, LocalMechanismSpec, MECHANISMS, MechanismSpec, Reads,
+    neighbouring_flag,
 };
 use dp_bench::{BenchError, Result};
 
@@ -24,7 +25,10 @@ pub(crate) fn mechanism_json(spec: &MechanismSpec) -> serde_json::Value {
         "neighbouring_default": neighbouring_flag(spec.default_relation()),
         "neighbouring_note": spec.relations_note,
         "synthetic_data": spec.synthetic,
-        "counts_suffice": spec.counts_suffice,
+        "counts_suffice": spec.reads == Reads::WorkloadCounts,
+        "reads": spec.reads.key(),
+        "counting_plan": spec.reads.tables(),
+        "streams": spec.reads.from_counts(),
         "universe": spec.universe,
         "wrong_choice": spec.wrong_choice,
         "post_processing": spec.post_processing,
@@ -52,6 +56,9 @@ fn local_json(spec: &LocalMechanismSpec) -> serde_json::Value {
                               recorded in a ledger of central spends",
         "synthetic_data": false,
         "counts_suffice": false,
+        "reads": Reads::Records.key(),
+        "counting_plan": null,
+        "streams": false,
         "universe": spec.universe,
         "wrong_choice": spec.wrong_choice,
         "post_processing": false,
@@ -113,11 +120,15 @@ pub(crate) fn mechanisms(json: bool) -> Result<()> {
         );
         outln!(
             "  reads:          {}",
-            if spec.counts_suffice {
-                "the workload's exact counts only: a --data file is streamed in bounded \
-                 memory; --stream and --engine are accepted"
-            } else {
-                "the records (loaded in memory)"
+            match spec.reads {
+                Reads::WorkloadCounts => "the workload's exact counts only: a --data file is \
+                    streamed in bounded memory; --stream and --engine are accepted"
+                    .to_string(),
+                Reads::Tables(tables) => format!(
+                    "the exact counts of its counting plan: {tables}; a --data file is \
+                     streamed in bounded memory; --stream and --engine are accepted"
+                ),
+                Reads::Records => "the records (loaded in memory)".to_string(),
             }
         );
         outln!("  domain:         {}", spec.universe);
