@@ -35,6 +35,26 @@ impl<W: Workload> OnWorkloadAttributes<W> {
     }
 }
 
+impl<W: Workload> OnWorkloadAttributes<W> {
+    /// Runs `release` of the inner mechanism on the workload over its touched attributes
+    /// (the counts, in the same query order, pass as they are) and lifts the release back
+    /// to the workload's domain; on the workload itself when it touches every attribute.
+    fn on_touched(
+        &self,
+        workload: &W,
+        release: impl FnOnce(&dyn Mechanism<W>, &W) -> Result<Release>,
+    ) -> Result<Release> {
+        let domain = workload.domain();
+        let touched = workload.touched_attributes();
+        if touched.len() == domain.len() {
+            return release(self.inner.as_ref(), workload);
+        }
+        let sub_workload = workload.on_attributes(&touched)?;
+        let restricted = release(self.inner.as_ref(), &sub_workload)?;
+        Ok(restricted_release(restricted, domain, &touched))
+    }
+}
+
 impl<W: Workload> Mechanism<W> for OnWorkloadAttributes<W> {
     fn name(&self) -> &'static str {
         self.inner.name()
@@ -83,14 +103,7 @@ impl<W: Workload> Mechanism<W> for OnWorkloadAttributes<W> {
         workload: &W,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        let domain = workload.domain();
-        let touched = workload.touched_attributes();
-        if touched.len() == domain.len() {
-            return self.inner.release_counts(counts, n, workload, rng);
-        }
-        let sub_workload = workload.on_attributes(&touched)?;
-        let release = self.inner.release_counts(counts, n, &sub_workload, rng)?;
-        Ok(restricted_release(release, domain, &touched))
+        self.on_touched(workload, |inner, w| inner.release_counts(counts, n, w, rng))
     }
 
     /// The inner mechanism's plan for the workload over the touched attributes, lifted back
@@ -121,14 +134,9 @@ impl<W: Workload> Mechanism<W> for OnWorkloadAttributes<W> {
         workload: &W,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        let domain = workload.domain();
-        let touched = workload.touched_attributes();
-        if touched.len() == domain.len() {
-            return self.inner.release_planned(counts, n, workload, rng);
-        }
-        let sub_workload = workload.on_attributes(&touched)?;
-        let release = self.inner.release_planned(counts, n, &sub_workload, rng)?;
-        Ok(restricted_release(release, domain, &touched))
+        self.on_touched(workload, |inner, w| {
+            inner.release_planned(counts, n, w, rng)
+        })
     }
 
     /// The inner mechanism's bound for the workload over the touched attributes, as it

@@ -547,8 +547,7 @@ impl Mechanism for ChainingMechanism {
     /// workload's domain ([`CountingPlan::universe_histogram`]), and n. Refused above the
     /// universe's cap, as the release refuses.
     fn counting_plan(&self, workload: &MarginalWorkload) -> Result<Option<CountingPlan>> {
-        super::universe_of(workload, &self.settings)?;
-        CountingPlan::universe_histogram(workload.domain()).map(Some)
+        super::universe_plan(workload, &self.settings)
     }
 
     /// The release from the universe histogram's exact counts: the chains, the level
@@ -561,9 +560,8 @@ impl Mechanism for ChainingMechanism {
         workload: &MarginalWorkload,
         rng: &mut dyn CryptoRng,
     ) -> Result<Release> {
-        let universe = super::universe_of(workload, &self.settings)?;
-        let plan = CountingPlan::universe_histogram(workload.domain())?;
-        let histogram = plan.checked_counts(counts, n)?;
+        let (universe, histogram) =
+            super::planned_universe_histogram(workload, &self.settings, counts, n)?;
         self.release_histogram(&universe, &histogram, n, workload, rng)
     }
 

@@ -248,6 +248,30 @@ pub(crate) fn universe_of(
     Ok(Universe::new(workload.domain(), settings.max_universe)?)
 }
 
+/// The counting plan of the cover-based mechanisms (seed 004 §4.1, §4.2): the histogram
+/// over the explicit universe ([`crate::CountingPlan::universe_histogram`]), refused above the
+/// universe's cap as their release refuses.
+pub(crate) fn universe_plan(
+    workload: &MarginalWorkload,
+    settings: &ProjectionSettings,
+) -> Result<Option<crate::CountingPlan>> {
+    universe_of(workload, settings)?;
+    crate::CountingPlan::universe_histogram(workload.domain()).map(Some)
+}
+
+/// The universe and a source's counts of [`universe_plan`]'s one table, checked to be the
+/// histogram of one dataset of `n` records.
+pub(crate) fn planned_universe_histogram(
+    workload: &MarginalWorkload,
+    settings: &ProjectionSettings,
+    counts: Vec<i64>,
+    n: usize,
+) -> Result<(Universe, Vec<u64>)> {
+    let universe = universe_of(workload, settings)?;
+    let plan = crate::CountingPlan::universe_histogram(workload.domain())?;
+    Ok((universe, plan.checked_counts(counts, n)?))
+}
+
 /// Counts of the universe histogram `h` (integer entries) under the workload, as `i64`.
 pub(crate) fn counts_of_histogram(points: &MarginalPoints<'_>, h: &[f64]) -> Result<Vec<i64>> {
     points
