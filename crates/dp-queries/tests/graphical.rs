@@ -990,3 +990,68 @@ fn parallel_fit_is_the_sequential_fit_bit_for_bit() {
         );
     }
 }
+
+/// The χ²-window stop (`chi_square_window`, `min_chi_square_gain`): the fit runs while every
+/// window of steps lowers χ² (count units: the normalised loss × (total/σ_min)²) by at least
+/// the gain, and stops at the first window that does not — checked step by step against the
+/// loss history; a gain of 0 never stops it, and a bad gain is refused.
+#[test]
+fn the_chi_square_window_stops_at_the_first_window_below_the_gain() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let sizes = [3u32, 4, 2, 3, 4, 2];
+    let dom = domain(&sizes);
+    let cliques = vec![vec![0, 1, 2], vec![2, 3], vec![3, 4, 5], vec![1, 5]];
+    let t = truth(&dom, &cliques, 1.0, &mut rng);
+    let total = 5000.0;
+    let sigma_min = 4.0;
+    let meas: Vec<NoisyMarginal> = cliques
+        .iter()
+        .enumerate()
+        .map(|(i, c)| noisy(&dom, &t.p, c, total, sigma_min * (1.0 + i as f64), &mut rng))
+        .collect();
+    let scale = (total / sigma_min).powi(2);
+    let (window, gain) = (20usize, 0.5);
+    let settings = GraphicalModelSettings {
+        iterations: 20_000,
+        chi_square_window: window,
+        min_chi_square_gain: gain,
+        ..Default::default()
+    };
+    let (_, r) = GraphicalModel::fit(&dom, &meas, total, &settings, None).unwrap();
+    assert!(r.converged, "stopped by the window, not by the step cap");
+    assert!(r.iterations < settings.iterations);
+    assert!(r.iterations >= window);
+    let h = &r.loss_history;
+    assert_eq!(h.len(), r.iterations + 1);
+    assert!((r.chi_square - r.final_loss * scale).abs() <= 1e-9 * r.chi_square);
+    // every earlier complete window gained at least `gain`; the last did not
+    for i in window..r.iterations {
+        assert!(
+            (h[i - window] - h[i]) * scale >= gain,
+            "window ending at step {i} gained {} < {gain} but the fit went on",
+            (h[i - window] - h[i]) * scale
+        );
+    }
+    let last = (h[r.iterations - window] - h[r.iterations]) * scale;
+    assert!(last < gain, "stopped on a window that gained {last}");
+    // a gain of 0 never stops the fit early: exactly the steps asked for
+    let exact = GraphicalModelSettings {
+        iterations: r.iterations + 50,
+        chi_square_window: window,
+        min_chi_square_gain: 0.0,
+        ..Default::default()
+    };
+    let (_, full) = GraphicalModel::fit(&dom, &meas, total, &exact, None).unwrap();
+    if !full.stalled {
+        assert_eq!(full.iterations, r.iterations + 50);
+    }
+    assert!(full.final_loss <= r.final_loss);
+    for bad in [-1.0, f64::NAN, f64::INFINITY] {
+        let s = GraphicalModelSettings {
+            min_chi_square_gain: bad,
+            chi_square_window: window,
+            ..Default::default()
+        };
+        assert!(GraphicalModel::fit(&dom, &meas, total, &s, None).is_err());
+    }
+}

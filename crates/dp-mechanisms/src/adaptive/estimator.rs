@@ -178,6 +178,8 @@ pub struct GraphicalModelEstimator {
     domain: Domain,
     round_settings: GraphicalModelSettings,
     final_iterations: usize,
+    final_window: usize,
+    final_gain: f64,
     model: Option<GraphicalModel>,
     last: Option<FitReport>,
 }
@@ -202,9 +204,19 @@ impl GraphicalModelEstimator {
                 ..GraphicalModelSettings::default()
             },
             final_iterations,
+            final_window: 0,
+            final_gain: 0.0,
             model: None,
             last: None,
         }
+    }
+
+    /// Stop the final fit early once `window` steps together lowered χ² by less than `gain`
+    /// (`GraphicalModelSettings::chi_square_window`); `window` 0 never does.
+    pub fn final_stop(mut self, window: usize, gain: f64) -> Self {
+        self.final_window = window;
+        self.final_gain = gain;
+        self
     }
 
     fn fit_with(
@@ -244,6 +256,8 @@ impl MarginalEstimator for GraphicalModelEstimator {
     fn fit_final(&mut self, measurements: &[MeasuredMarginal], total: f64) -> Result<()> {
         let s = GraphicalModelSettings {
             iterations: self.final_iterations,
+            chi_square_window: self.final_window,
+            min_chi_square_gain: self.final_gain,
             ..self.round_settings.clone()
         };
         self.fit_with(measurements, total, &s)

@@ -185,6 +185,11 @@ pub struct AdaptiveProjectionParams {
     /// made once (cheap tables, checks, max-error rounds) use the total known when they are
     /// made. No effect under replace-one (the public `n`).
     pub pool_total: bool,
+    /// The final fit stops before its `final_iterations` steps once its last
+    /// [`FINAL_FIT_WINDOW`] steps together lowered χ² (count units) by less than this
+    /// (`GraphicalModelSettings::min_chi_square_gain`); 0 never stops early. Post-processing.
+    /// Finite, ≥ 0.
+    pub final_chi_square_gain: f64,
     /// The estimator.
     pub estimator: EstimatorChoice,
     /// Called after every round.
@@ -208,6 +213,7 @@ impl std::fmt::Debug for AdaptiveProjectionParams {
             .field("check_share", &self.check_share)
             .field("check_resolution", &self.check_resolution)
             .field("pool_total", &self.pool_total)
+            .field("final_chi_square_gain", &self.final_chi_square_gain)
             .field("estimator", &self.estimator)
             .finish_non_exhaustive()
     }
@@ -236,6 +242,7 @@ impl AdaptiveProjectionParams {
             check_share: 0.1,
             check_resolution: 0.005,
             pool_total: true,
+            final_chi_square_gain: 0.0,
             estimator: EstimatorChoice::GraphicalModel {
                 round_iterations: 100,
                 final_iterations: 500,
@@ -284,6 +291,12 @@ impl AdaptiveProjectionParams {
     /// Set [`Self::pool_total`].
     pub fn pool_total(mut self, pooled: bool) -> Self {
         self.pool_total = pooled;
+        self
+    }
+
+    /// Set [`Self::final_chi_square_gain`].
+    pub fn final_chi_square_gain(mut self, gain: f64) -> Self {
+        self.final_chi_square_gain = gain;
         self
     }
 
@@ -393,6 +406,13 @@ impl AdaptiveProjectionParams {
                 "must be at least 0 (infinity lets every candidate into the max-error rounds)",
             );
         }
+        if !(self.final_chi_square_gain.is_finite() && self.final_chi_square_gain >= 0.0) {
+            return bad(
+                "final_chi_square_gain",
+                self.final_chi_square_gain.to_string(),
+                "must be finite and at least 0",
+            );
+        }
         if !(self.check_resolution.is_finite() && self.check_resolution >= 0.0) {
             return bad(
                 "check_resolution",
@@ -442,6 +462,10 @@ pub struct AdaptiveProjection {
     delta: Option<f64>,
     params: AdaptiveProjectionParams,
 }
+
+/// The window, in mirror-descent steps, over which the final fit's χ² gain is measured
+/// ([`AdaptiveProjectionParams::final_chi_square_gain`]).
+pub const FINAL_FIT_WINDOW: usize = 100;
 
 /// The share of `max_model_cells` the directly measured cheap tables may grow the model to
 /// (the rest are measured beside it): the fit's cost per step grows with the number of
@@ -728,13 +752,16 @@ impl AdaptiveProjection {
             EstimatorChoice::GraphicalModel {
                 round_iterations,
                 final_iterations,
-            } => Box::new(GraphicalModelEstimator::new(
-                domain,
-                round_iterations,
-                final_iterations,
-                self.params.max_model_cells,
-                self.params.max_elimination_cells,
-            )),
+            } => Box::new(
+                GraphicalModelEstimator::new(
+                    domain,
+                    round_iterations,
+                    final_iterations,
+                    self.params.max_model_cells,
+                    self.params.max_elimination_cells,
+                )
+                .final_stop(FINAL_FIT_WINDOW, self.params.final_chi_square_gain),
+            ),
             EstimatorChoice::Independent => Box::new(IndependentEstimator::new(domain)),
         }
     }

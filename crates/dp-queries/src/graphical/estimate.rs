@@ -585,6 +585,12 @@ impl GraphicalModel {
                 weight: ratio * ratio,
             });
         }
+        // normalised loss × count_scale = χ² in count units (FitReport::chi_square)
+        let count_scale = if sigma_min.is_finite() {
+            (total / sigma_min).powi(2)
+        } else {
+            0.0
+        };
         let measured_attrs: Vec<&[usize]> =
             measurements.iter().map(|m| m.marginal.attrs()).collect();
         let plans = HostPlan::build(&layout, &measured_attrs, &host_of);
@@ -705,15 +711,18 @@ impl GraphicalModel {
                     converged = true;
                     break;
                 }
+                let w = settings.chi_square_window;
+                if w > 0 && history.len() > w {
+                    let gain = (history[history.len() - 1 - w] - loss) * count_scale;
+                    if gain < settings.min_chi_square_gain {
+                        converged = true;
+                        break;
+                    }
+                }
             }
         }
         let (log_marginals, marginals) = clique_marginals(&layout, &theta, &mut ws, par);
-        let chi_square = if sigma_min.is_finite() {
-            let s = total / sigma_min;
-            loss * s * s
-        } else {
-            0.0
-        };
+        let chi_square = loss * count_scale;
         let report = FitReport {
             iterations,
             calibrations,

@@ -56,6 +56,13 @@ pub struct GraphicalModelSettings {
     /// (relative); 0 disables (the default): exactly `iterations` steps unless no step
     /// decreases the loss.
     pub tolerance: f64,
+    /// Stop early when the last `chi_square_window` iterations together lowered the loss,
+    /// in count units ([`FitReport::chi_square`]), by less than [`Self::min_chi_square_gain`]:
+    /// the fit then moves by less than the noise can tell apart (a change of χ² by 1 is one
+    /// standard deviation of one measured cell). 0 disables (the default).
+    pub chi_square_window: usize,
+    /// See [`Self::chi_square_window`]. Finite, `≥ 0`. Default 0.
+    pub min_chi_square_gain: f64,
     /// Whether the fit's loops over a clique's cells (belief propagation, the gradient, the
     /// update) may split over the current rayon pool: tasks of a fixed number of cells,
     /// combined in a fixed order, so the fitted model is the same, bit for bit, with
@@ -72,6 +79,8 @@ impl Default for GraphicalModelSettings {
             max_elimination_cells: DEFAULT_MAX_ELIMINATION_CELLS,
             extra_cliques: Vec::new(),
             tolerance: 0.0,
+            chi_square_window: 0,
+            min_chi_square_gain: 0.0,
             parallelism: Parallelism::Rayon,
         }
     }
@@ -79,7 +88,7 @@ impl Default for GraphicalModelSettings {
 
 impl GraphicalModelSettings {
     /// Validates: `max_model_cells` and `max_elimination_cells` finite in `[1, 2³¹]`,
-    /// `tolerance` finite and `≥ 0`.
+    /// `tolerance` and `min_chi_square_gain` finite and `≥ 0`.
     pub fn check(&self) -> Result<()> {
         for (name, v) in [
             ("max_model_cells", self.max_model_cells),
@@ -96,6 +105,14 @@ impl GraphicalModelSettings {
                 reason: format!(
                     "graphical model: tolerance must be finite and >= 0, got {}",
                     self.tolerance
+                ),
+            });
+        }
+        if !(self.min_chi_square_gain.is_finite() && self.min_chi_square_gain >= 0.0) {
+            return Err(QueryError::BadWorkload {
+                reason: format!(
+                    "graphical model: min_chi_square_gain must be finite and >= 0, got {}",
+                    self.min_chi_square_gain
                 ),
             });
         }
@@ -143,7 +160,8 @@ pub struct FitReport {
     pub cliques: Vec<Vec<usize>>,
     /// No step size decreased the loss (converged to working precision) before `iterations`.
     pub stalled: bool,
-    /// Stopped by the relative `tolerance`.
+    /// Stopped by the relative `tolerance` or by the χ² window
+    /// ([`GraphicalModelSettings::chi_square_window`]).
     pub converged: bool,
     /// How a warm start was used.
     pub warm_start: WarmStart,
