@@ -13,15 +13,15 @@
 //!
 //! **Which crate (issue #28), measured** (release build, 2026-11-27, against the binomial
 //! tail summed term by term from the mode by the ratio recurrence, which needs no special
-//! function; 34 points with `n` from 20 to 2 000 000, `k` from 3 to 1 000 000, `p` from 0.7
-//! to 1.1 times `k/n`; the throwaway program is described in docs/benchmarks.md):
+//! function; 38 points with `n` from 10 to 2 000 000, `k` from 3 to 1 000 000, `p` from 0.7
+//! to 1.1 times `k/n`; `benches/incomplete_beta/`, command in docs/benchmarks.md):
 //!
-//! | crate | worst relative error | 2 000 evaluations at `(a, b)` = (120, 499 881) / (250 000, 250 001) |
+//! | implementation | worst relative error | 2 000 evaluations at `(a, b)` = (120, 499 881) / (250 000, 250 001) |
 //! |---|---|---|
-//! | `special` 0.14 (used) | 1.1e-9 | 0.9 ms / 29 ms |
-//! | the Lentz continued fraction this module had | 9.1e-10 | 2.0 ms / 5.1 ms |
-//! | statrs 0.19 `beta_reg` | 1.7e-2 (stops after 140 terms, unconverged, at `n` ≥ 500 000, `k ≈ n/2`) | 1.1 ms / 5.1 ms |
-//! | puruspe 0.4 `betai` | 37 (its quadrature branch for `a, b` > 3 000, and its continued fraction in the far tail) | 3.9 ms / 2.4 ms |
+//! | `special` 0.14 (used) | 1.1e-9 | 1.0 ms / 29 ms |
+//! | the Lentz continued fraction this module had (same reference, 34 of the points) | 9.1e-10 | 2.0 ms / 5.1 ms |
+//! | statrs 0.19 `beta_reg` | 1.7e-2 (stops after 140 terms, unconverged, at `n` ≥ 500 000, `k ≈ n/2`) | 1.1 ms / 3.5 ms |
+//! | puruspe 0.4 `betai` | 37 (its quadrature branch for `a, b` > 3 000, and its continued fraction in the far tail) | 2.3 ms / 1.7 ms |
 //!
 //! The errors of about 1e-9 at `n` ≥ 500 000 are the same in `special` and the old fraction:
 //! both form the prefactor `x^a (1 − x)^b / B(a, b)` from logarithms of size `~n`, so `n·u`
