@@ -21,9 +21,10 @@
 //!   (`θ = min_{β_i ≤ 0} α_i / (α_i − β_i)`), those atoms leave the corral, and the cycle
 //!   repeats (at most `|S|` times).
 //!
-//! The Cholesky factor of `s·eeᵀ + QᵀWQ` is updated in `O(|S|²)`: a new atom appends a row
-//! (one forward substitution), a leaving atom deletes its row and restores the triangle by
-//! Givens rotations. The Gram row of a new atom `j` costs one dense `W(a_j − y)` plus
+//! The Cholesky factor of `s·eeᵀ + QᵀWQ` is updated in `O(|S|²)` with faer's kernels: a new
+//! atom appends a row (one forward substitution), a leaving atom deletes its row and column
+//! and restores the triangle by one rank-one update of the trailing block (see
+//! `CholeskyFactor`). The Gram row of a new atom `j` costs one dense `W(a_j − y)` plus
 //! `|S|` calls of [`AtomicBody::atom_inner`] (`O(#tables)` each for marginal points). Every
 //! [`CHECK_EVERY`]-th solve also computes its residual against the stored matrix and takes
 //! one step of iterative refinement; the factor is recomputed from that matrix when the
@@ -87,13 +88,18 @@ const RESIDUAL_TOLERANCE: f64 = 1e-8;
 /// for deletion) on the nltcs all-3-way projection (`projection_nltcs_all3way/
 /// min_norm_point_to_1e-6`, 2026-11-27): 1.21 s and 1.31 s with faer, 1.27 s and 1.33 s
 /// before — the same within the noise, since the oracle calls dominate; kept for faer's
-/// tested kernels (docs/benchmarks.md, "Linear algebra through faer"). The factor is pinned by reconstruction tests (`LLᵀ = A` after every
-/// append, deletion and refactor, and equal to a from-scratch factor, below).
+/// tested kernels (docs/benchmarks.md, "Linear algebra through faer"). The factor is pinned
+/// by reconstruction tests (`LLᵀ = A` after every append, deletion and refactor, and equal
+/// to a from-scratch factor, below).
 #[derive(Clone, Debug)]
 pub(crate) struct CholeskyFactor {
+    /// `A`, lower triangle by rows.
     a: Vec<Vec<f64>>,
+    /// Storage whose leading `k × k` lower triangle is `L` (strict upper part zero).
     l: Mat<f64>,
+    /// `L⁻¹e`.
     z: Vec<f64>,
+    /// The last refactorization failed: solves report an infinite residual.
     broken: bool,
 }
 
