@@ -21,9 +21,10 @@
 //!   (`θ = min_{β_i ≤ 0} α_i / (α_i − β_i)`), those atoms leave the corral, and the cycle
 //!   repeats (at most `|S|` times).
 //!
-//! The Cholesky factor of `s·eeᵀ + QᵀWQ` is updated in `O(|S|²)`: a new atom appends a row
-//! (one forward substitution), a leaving atom deletes its row and restores the triangle by
-//! Givens rotations. The Gram row of a new atom `j` costs one dense `W(a_j − y)` plus
+//! The Cholesky factor of `s·eeᵀ + QᵀWQ` is updated in `O(|S|²)` with faer's kernels: a new
+//! atom appends a row (one forward substitution), a leaving atom deletes its row and column
+//! and restores the triangle by one rank-one update of the trailing block (see
+//! `CholeskyFactor`). The Gram row of a new atom `j` costs one dense `W(a_j − y)` plus
 //! `|S|` calls of [`AtomicBody::atom_inner`] (`O(#tables)` each for marginal points). Every
 //! [`CHECK_EVERY`]-th solve also computes its residual against the stored matrix and takes
 //! one step of iterative refinement; the factor is recomputed from that matrix when the
@@ -42,6 +43,16 @@ use crate::bodies::{AtomOracle, AtomicBody, EnumeratedAtoms, argmax};
 use crate::error::{GeometryError, Result, check_dim, check_finite};
 use crate::frank_wolfe::{FrankWolfeResult, FrankWolfeSettings, SolveStatus, wdist};
 use crate::points::dot;
+use faer::diag::DiagMut;
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::factor::{
+    LltRegularization, cholesky_in_place, cholesky_in_place_scratch,
+};
+use faer::linalg::cholesky::llt::update::rank_r_update_clobber;
+use faer::linalg::triangular_solve::{
+    solve_lower_triangular_in_place, solve_upper_triangular_in_place,
+};
+use faer::{Mat, MatMut, MatRef, Par};
 
 /// Least number of factor updates (appended or deleted atoms) between recomputations of the
 /// Cholesky factor from the stored matrix (the actual interval is `max(REFACTOR_EVERY, 4k)`
@@ -60,38 +71,68 @@ pub const PIVOT_TOLERANCE: f64 = 1e-12;
 const RESIDUAL_TOLERANCE: f64 = 1e-8;
 
 /// A symmetric positive definite matrix `A` (lower triangle, row `i` holding `A[i][0..=i]`)
-/// together with its Cholesky factor `L` (`A = LLᵀ`, same layout, positive diagonal), with
-/// `O(k²)` appending of a row/column and deletion of one. It also keeps `z = L⁻¹e` (`e` all
-/// ones), updated in `O(k)` per append or deletion, so that `A⁻¹e = L⁻ᵀz` costs one
-/// triangular solve.
+/// together with its Cholesky factor `L` (`A = LLᵀ`, positive diagonal), with `O(k²)`
+/// appending of a row/column and deletion of one. It also keeps `z = L⁻¹e` (`e` all ones),
+/// so that `A⁻¹e = L⁻ᵀz` costs one triangular solve.
 ///
-/// Hand-written rather than faer's (issue #28): faer 0.24's `LLᵀ` offers a rank-r update but
-/// no append or deletion of a row and column; its `LDLᵀ` insert/delete (`*_clobber`) works
-/// on a dense column-major matrix of fixed capacity and would still leave `z` to be updated
-/// here by hand. Wolfe's method changes the corral by one atom at a time and solves once per
-/// change, `O(k²)` each: triangular solves and rotations (level-2 work), where faer's
-/// blocked level-3 kernels have nothing to block. Not measured against a faer port (none
-/// was written); the whole nltcs all-3-way projection that uses it is measured
-/// (`projection_nltcs_all3way/min_norm_point_to_1e-6` in `benches/benches/frank_wolfe.rs`,
-/// docs/benchmarks.md). The factor is pinned by
-/// reconstruction tests (`LLᵀ = A` after every append, deletion and refactor, below).
-#[derive(Clone, Debug, Default)]
+/// The factor lives in a faer matrix (column-major, its leading `k × k` lower triangle; the
+/// storage grows by doubling) and every kernel on it is faer's (issue #28): an appended row
+/// is one forward substitution (`solve_lower_triangular_in_place`); deleting row and column
+/// `r` leaves the trailing block `L₂₂` with `L₂₂'L₂₂'ᵀ = L₂₂L₂₂ᵀ + wwᵀ` (`w` the deleted
+/// column below the diagonal), one rank-one update (`llt::update::rank_r_update_clobber`,
+/// the same reduction faer's own `LDLᵀ` row deletion makes); `z` is then recomputed by one
+/// forward substitution; `A⁻¹e` is one backward substitution; a refactorization is faer's
+/// blocked `cholesky_in_place`. faer has no `LLᵀ` row *insertion* (its `LDLᵀ` insertion
+/// exists only as a scratch-size function in 0.24), hence the forward substitution.
+/// Measured against the hand-written factor it replaced (rows as `Vec`s, Givens rotations
+/// for deletion) on the nltcs all-3-way projection (`projection_nltcs_all3way/
+/// min_norm_point_to_1e-6`, 2026-11-27): 1.21 s and 1.31 s with faer, 1.27 s and 1.33 s
+/// before — the same within the noise, since the oracle calls dominate; kept for faer's
+/// tested kernels (docs/benchmarks.md, "Linear algebra through faer"). The factor is pinned
+/// by reconstruction tests (`LLᵀ = A` after every append, deletion and refactor, and equal
+/// to a from-scratch factor, below).
+#[derive(Clone, Debug)]
 pub(crate) struct CholeskyFactor {
+    /// `A`, lower triangle by rows.
     a: Vec<Vec<f64>>,
-    l: Vec<Vec<f64>>,
+    /// Storage whose leading `k × k` lower triangle is `L` (strict upper part zero).
+    l: Mat<f64>,
+    /// `L⁻¹e`.
     z: Vec<f64>,
+    /// The last refactorization failed: solves report an infinite residual.
+    broken: bool,
+}
+
+impl Default for CholeskyFactor {
+    fn default() -> Self {
+        Self {
+            a: Vec::new(),
+            l: Mat::new(),
+            z: Vec::new(),
+            broken: false,
+        }
+    }
 }
 
 impl CholeskyFactor {
     /// The order `k` of the matrix.
     pub(crate) fn len(&self) -> usize {
-        self.l.len()
+        self.a.len()
+    }
+
+    /// `L` (the leading `k × k` block of the storage; only its lower triangle is read).
+    fn factor_ref(&self) -> MatRef<'_, f64> {
+        let k = self.len();
+        self.l.as_ref().submatrix(0, 0, k, k)
     }
 
     /// The factor `L` (row `i` has `i + 1` entries).
     #[cfg(test)]
-    pub(crate) fn factor(&self) -> &[Vec<f64>] {
-        &self.l
+    pub(crate) fn factor(&self) -> Vec<Vec<f64>> {
+        let l = self.factor_ref();
+        (0..self.len())
+            .map(|i| (0..=i).map(|j| l[(i, j)]).collect())
+            .collect()
     }
 
     /// The stored matrix `A` (lower triangle, row `i` has `i + 1` entries).
@@ -100,108 +141,161 @@ impl CholeskyFactor {
         &self.a
     }
 
+    /// Storage for a factor of order at least `order`, keeping the current `k × k` block.
+    fn reserve(&mut self, order: usize) {
+        if self.l.nrows() >= order {
+            return;
+        }
+        let k = self.len();
+        let cap = order.max(2 * self.l.nrows()).max(16);
+        let mut grown = Mat::<f64>::zeros(cap, cap);
+        grown
+            .as_mut()
+            .submatrix_mut(0, 0, k, k)
+            .copy_from_triangular_lower(self.factor_ref());
+        self.l = grown;
+    }
+
     /// Appends the row `row = (A[k][0], …, A[k][k])`. Returns `false` and changes nothing
     /// when the new pivot² is not above `rel_tol · A[k][k]` (numerically singular).
     pub(crate) fn push(&mut self, row: Vec<f64>, rel_tol: f64) -> bool {
         let k = self.len();
         debug_assert_eq!(row.len(), k + 1);
-        let Some(l_row) = self.new_row(&row, rel_tol) else {
+        // the new row of L solves L·l = A[k][0..k]
+        let mut l_row = row[..k].to_vec();
+        solve_lower_triangular_in_place(
+            self.factor_ref(),
+            MatMut::from_column_major_slice_mut(&mut l_row, k, 1),
+            Par::Seq,
+        );
+        let pivot2 = row[k] - dot(&l_row, &l_row);
+        if !(pivot2 > rel_tol * row[k] && pivot2.is_finite()) {
             return false;
-        };
+        }
+        let pivot = pivot2.sqrt();
+        self.reserve(k + 1);
+        for (j, &v) in l_row.iter().enumerate() {
+            self.l[(k, j)] = v;
+        }
+        self.l[(k, k)] = pivot;
         // the first k entries of L⁻¹e do not change
-        self.z.push((1.0 - dot(&l_row[..k], &self.z)) / l_row[k]);
-        self.l.push(l_row);
+        self.z.push((1.0 - dot(&l_row, &self.z)) / pivot);
         self.a.push(row);
         true
     }
 
-    fn new_row(&self, row: &[f64], rel_tol: f64) -> Option<Vec<f64>> {
-        let k = self.len();
-        let mut l_row = Vec::with_capacity(k + 1);
-        for i in 0..k {
-            let s = row[i] - dot(&self.l[i][..i], &l_row[..i]);
-            l_row.push(s / self.l[i][i]);
-        }
-        let pivot2 = row[k] - dot(&l_row, &l_row);
-        if !(pivot2 > rel_tol * row[k] && pivot2.is_finite()) {
-            return None;
-        }
-        l_row.push(pivot2.sqrt());
-        Some(l_row)
-    }
-
-    /// Deletes row and column `r` of `A` and updates `L` by Givens rotations.
+    /// Deletes row and column `r` of `A` and updates `L` by one rank-one update of its
+    /// trailing block.
     pub(crate) fn remove(&mut self, r: usize) {
+        let k = self.len();
+        debug_assert!(r < k);
         self.a.remove(r);
         for row in self.a.iter_mut().skip(r) {
             row.remove(r);
         }
-        // Without its row r, L is lower triangular plus one superdiagonal from column r on;
-        // rotating columns (j, j+1) zeroes entry (j, j+1) and keeps L·Lᵀ. z = L⁻¹e still
-        // solves the k − 1 remaining equations, and L·G·(Gᵀz) = e: z is rotated the same way
-        // (its last entry then multiplies the dropped zero column).
-        self.l.remove(r);
-        let k = self.l.len();
-        for j in r..k {
-            let (a, b) = (self.l[j][j], self.l[j][j + 1]);
-            let h = a.hypot(b);
-            let (c, s) = if h > 0.0 { (a / h, b / h) } else { (1.0, 0.0) };
-            for i in j..k {
-                let (x, z) = (self.l[i][j], self.l[i][j + 1]);
-                self.l[i][j] = c * x + s * z;
-                self.l[i][j + 1] = c * z - s * x;
-            }
-            self.l[j].truncate(j + 1);
-            let (x, z) = (self.z[j], self.z[j + 1]);
-            self.z[j] = c * x + s * z;
-            self.z[j + 1] = c * z - s * x;
-        }
-        self.z.truncate(k);
-    }
-
-    /// Recomputes `L` from the stored `A`; `false` (factor unusable) if `A` is not
-    /// numerically positive definite.
-    pub(crate) fn refactor(&mut self, rel_tol: f64) -> bool {
-        let rows = std::mem::take(&mut self.a);
-        self.l.clear();
-        let mut ok = true;
-        for row in &rows {
-            match self.new_row(row, rel_tol) {
-                Some(l_row) => self.l.push(l_row),
-                None => {
-                    ok = false;
-                    break;
-                }
+        // w = L[r+1.., r]; then L without row and column r: rows below r move up one,
+        // columns right of r move left one (column-major: read before written)
+        let mut w: Vec<f64> = (r + 1..k).map(|i| self.l[(i, r)]).collect();
+        for j in 0..r {
+            for i in r..k - 1 {
+                self.l[(i, j)] = self.l[(i + 1, j)];
             }
         }
-        self.a = rows;
-        self.z = vec![1.0; self.l.len()];
-        self.forward_in_place_z();
-        ok
+        for j in r..k - 1 {
+            for i in j..k - 1 {
+                self.l[(i, j)] = self.l[(i + 1, j + 1)];
+            }
+        }
+        for j in 0..k {
+            self.l[(k - 1, j)] = 0.0;
+        }
+        let t = k - 1 - r;
+        let mut alpha = [1.0];
+        let updated = rank_r_update_clobber(
+            self.l.as_mut().submatrix_mut(r, r, t, t),
+            MatMut::from_column_major_slice_mut(&mut w, t, 1),
+            DiagMut::from_slice_mut(&mut alpha),
+        );
+        if updated.is_err() {
+            // only a non-finite entry can make a positive update fail
+            self.broken = !self.refactor(0.0);
+            return;
+        }
+        self.recompute_z();
     }
 
-    fn forward_in_place_z(&mut self) {
+    /// `z = L⁻¹e` by one forward substitution.
+    fn recompute_z(&mut self) {
+        let k = self.len();
         let mut z = std::mem::take(&mut self.z);
-        self.forward_in_place(&mut z);
+        z.clear();
+        z.resize(k, 1.0);
+        solve_lower_triangular_in_place(
+            self.factor_ref(),
+            MatMut::from_column_major_slice_mut(&mut z, k, 1),
+            Par::Seq,
+        );
         self.z = z;
+    }
+
+    /// Recomputes `L` from the stored `A` (faer's Cholesky); `false` (factor unusable) if
+    /// `A` is not numerically positive definite or a pivot² is not above
+    /// `rel_tol · A[i][i]`.
+    pub(crate) fn refactor(&mut self, rel_tol: f64) -> bool {
+        let k = self.len();
+        self.reserve(k);
+        let mut l = self.l.as_mut().submatrix_mut(0, 0, k, k);
+        for (i, row) in self.a.iter().enumerate() {
+            for (j, &v) in row.iter().enumerate() {
+                l[(i, j)] = v;
+            }
+        }
+        let mut mem = MemBuffer::new(cholesky_in_place_scratch::<f64>(
+            k,
+            Par::Seq,
+            Default::default(),
+        ));
+        let factored = cholesky_in_place(
+            l.as_mut(),
+            LltRegularization::default(),
+            Par::Seq,
+            MemStack::new(&mut mem),
+            Default::default(),
+        );
+        // faer may use the strict upper triangle as workspace: clear it
+        for j in 1..k {
+            for i in 0..j {
+                l[(i, j)] = 0.0;
+            }
+        }
+        let ok = factored.is_ok()
+            && (0..k).all(|i| {
+                let p = l[(i, i)];
+                p.is_finite() && p > 0.0 && p * p > rel_tol * self.a[i][i]
+            });
+        self.broken = !ok;
+        self.recompute_z();
+        ok
     }
 
     /// `x ← L⁻¹x`.
     fn forward_in_place(&self, x: &mut [f64]) {
-        for i in 0..self.len() {
-            x[i] = (x[i] - dot(&self.l[i][..i], &x[..i])) / self.l[i][i];
-        }
+        let k = self.len();
+        solve_lower_triangular_in_place(
+            self.factor_ref(),
+            MatMut::from_column_major_slice_mut(x, k, 1),
+            Par::Seq,
+        );
     }
 
     /// `x ← L⁻ᵀx`.
     fn backward_in_place(&self, x: &mut [f64]) {
-        for i in (0..self.len()).rev() {
-            x[i] /= self.l[i][i];
-            let xi = x[i];
-            for (xj, lij) in x[..i].iter_mut().zip(&self.l[i][..i]) {
-                *xj -= lij * xi;
-            }
-        }
+        let k = self.len();
+        solve_upper_triangular_in_place(
+            self.factor_ref().transpose(),
+            MatMut::from_column_major_slice_mut(x, k, 1),
+            Par::Seq,
+        );
     }
 
     /// Solves `A x = b` in place with the factor.
@@ -224,11 +318,15 @@ impl CholeskyFactor {
     }
 
     /// Solves `A μ = e` (all ones); with `check`, also takes one step of iterative
-    /// refinement and returns the residual `‖e − Aμ‖_∞` of the unrefined solve (else 0).
+    /// refinement and returns the residual `‖e − Aμ‖_∞` of the unrefined solve (else 0;
+    /// `∞` whenever the factor is unusable, so that the caller refactors or stops).
     pub(crate) fn solve_ones(&self, check: bool) -> (Vec<f64>, f64) {
         let k = self.len();
         let mut mu = self.z.clone();
         self.backward_in_place(&mut mu);
+        if self.broken {
+            return (mu, f64::INFINITY);
+        }
         if !check {
             return (mu, 0.0);
         }
@@ -646,7 +744,8 @@ mod tests {
     #[test]
     fn append_and_delete_match_a_fresh_factorisation() {
         let mut rng = ChaCha20Rng::seed_from_u64(7);
-        for k in [1usize, 2, 5, 12] {
+        // up to 64: a corral of the size the projections reach, many SIMD blocks per column
+        for k in [1usize, 2, 5, 12, 64] {
             let full = random_spd(&mut rng, k);
             let mut f = CholeskyFactor::default();
             for row in lower(&full) {

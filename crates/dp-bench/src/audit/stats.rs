@@ -5,107 +5,50 @@
 //! lower bound at confidence `1 − a` is the `p_L` with `P(Bin(n, p_L) ≥ k) = a`, and the
 //! upper bound the `p_U` with `P(Bin(n, p_U) ≤ k) = a`. Since
 //! `P(Bin(n, p) ≥ k) = I_p(k, n − k + 1)` (DLMF 8.17.5 with the binomial–beta relation),
-//! both are beta quantiles; they are computed here by bisection on `I_x(a, b)`, which is
-//! evaluated by its continued fraction (DLMF 8.17.22) with the modified Lentz algorithm.
-//! The bounds are exact up to floating-point error (≈1e-12 relative) — no normal
-//! approximation, so they hold at small counts, where the audit's best events live.
+//! both are beta quantiles; they are computed here by bisection on `I_x(a, b)`, which comes
+//! from the `special` crate (Algorithm AS 63, Majumder and Bhattacharjee 1973: Soper's
+//! reduction series, summed until a term is below 1e-15 of the sum, with `ln B(a, b)` from
+//! `libm`'s `lgamma`). No normal approximation, so the bounds hold at small counts, where the
+//! audit's best events live.
 //!
-//! **Why not statrs.** statrs 0.19's `beta_reg` evaluates the same continued fraction but
-//! stops after 140 terms and returns the unconverged value without saying so; the fraction
-//! needs about `√max(a, b)` terms. Measured against the binomial tail summed term by term
-//! (release build, 2026-11-26): at `n = 500 000`, `k = 250 000`, `p = 0.5` statrs is off by
-//! 1.5e-4 relative, this module by 5e-9 (the reference's own accuracy); at the other points
-//! tried (`n` from 200 to 500 000, `k` from 37 to 5 000, `p` from 0.7 to 1.1 times `k/n`) the
-//! two agree to the reference's accuracy, and 2 000 evaluations at `(120, 499 881)` take the
-//! same time (1.2 ms and 1.1 ms). The audit's counts reach those sizes, so the module keeps its
-//! own fraction, which iterates to convergence or fails.
+//! **Which crate (issue #28), measured** (release build, 2026-11-27, against the binomial
+//! tail summed term by term from the mode by the ratio recurrence, which needs no special
+//! function; 38 points with `n` from 10 to 2 000 000, `k` from 3 to 1 000 000, `p` from 0.7
+//! to 1.1 times `k/n`; `benches/incomplete_beta/`, command in docs/benchmarks.md):
+//!
+//! | implementation | worst relative error | 2 000 evaluations at `(a, b)` = (120, 499 881) / (250 000, 250 001) |
+//! |---|---|---|
+//! | `special` 0.14 (used) | 1.1e-9 | 1.0 ms / 29 ms |
+//! | the Lentz continued fraction this module had (same reference, 34 of the points) | 9.1e-10 | 2.0 ms / 5.1 ms |
+//! | statrs 0.19 `beta_reg` | 1.7e-2 (stops after 140 terms, unconverged, at `n` ≥ 500 000, `k ≈ n/2`) | 1.1 ms / 3.5 ms |
+//! | puruspe 0.4 `betai` | 37 (its quadrature branch for `a, b` > 3 000, and its continued fraction in the far tail) | 2.3 ms / 1.7 ms |
+//!
+//! The errors of about 1e-9 at `n` ≥ 500 000 are the same in `special` and the old fraction:
+//! both form the prefactor `x^a (1 − x)^b / B(a, b)` from logarithms of size `~n`, so `n·u`
+//! is their floor. `special` is slower near `a ≈ b ≈ n/2` (its series needs `~√n` terms
+//! there, the fraction fewer); a bound costs about 50 evaluations, negligible beside the
+//! mechanism runs an audit makes, so accuracy decided.
+
+use special::Beta;
 
 use crate::{BenchError, Result};
 
-/// ln Γ(x) for x > 0: the recurrence Γ(x) = Γ(x + 1)/x up to x ≥ 15, then Stirling's series
-/// with four correction terms (truncation error below 3e-14 there).
-pub fn ln_gamma(x: f64) -> f64 {
-    if x.is_nan() || x <= 0.0 {
-        return f64::NAN;
-    }
-    let mut shift = 0.0;
-    let mut y = x;
-    while y < 15.0 {
-        shift += y.ln();
-        y += 1.0;
-    }
-    let inv = 1.0 / y;
-    let inv2 = inv * inv;
-    let series = inv * (1.0 / 12.0 - inv2 * (1.0 / 360.0 - inv2 * (1.0 / 1260.0 - inv2 / 1680.0)));
-    (y - 0.5) * y.ln() - y + 0.5 * (2.0 * std::f64::consts::PI).ln() + series - shift
-}
-
-/// ln B(a, b) = ln Γ(a) + ln Γ(b) − ln Γ(a + b).
-pub fn ln_beta(a: f64, b: f64) -> f64 {
-    ln_gamma(a) + ln_gamma(b) - ln_gamma(a + b)
-}
-
-/// The continued fraction of I_x(a, b) (DLMF 8.17.22), without its prefactor, by the
-/// modified Lentz algorithm. Converges fast for x < (a + 1)/(a + b + 2).
-fn beta_continued_fraction(a: f64, b: f64, x: f64) -> Result<f64> {
-    const TINY: f64 = 1e-300;
-    const EPS: f64 = 1e-15;
-    const MAX_TERMS: usize = 1_000_000;
-    // f = 1/(1 + d1/(1 + d2/(1 + ...))); Lentz on the fraction b0 + a1/(b1 + a2/(b2 + ...))
-    // with b0 = 0, a1 = 1, b_j = 1, a_{j+1} = d_j.
-    let mut c = TINY;
-    let mut d = 0.0f64;
-    let mut f = TINY;
-    for j in 0..MAX_TERMS {
-        let numerator = if j == 0 {
-            1.0
-        } else {
-            let m = (j / 2) as f64;
-            if j % 2 == 0 {
-                m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m))
-            } else {
-                -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0))
-            }
-        };
-        d = 1.0 + numerator * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + numerator / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        let delta = c * d;
-        f *= delta;
-        if j > 0 && (delta - 1.0).abs() < EPS {
-            return Ok(f);
-        }
-    }
-    Err(BenchError::Statistics(format!(
-        "incomplete beta continued fraction did not converge (a = {a}, b = {b}, x = {x})"
-    )))
-}
-
-/// The regularized incomplete beta function I_x(a, b) for a, b > 0 and x ∈ [0, 1].
+/// The regularized incomplete beta function I_x(a, b) for a, b > 0 and x ∈ [0, 1]
+/// (`special`'s Algorithm AS 63; DLMF 8.17.2 for the definition). An error for arguments
+/// outside that range, or a non-finite result.
 pub fn regularized_incomplete_beta(a: f64, b: f64, x: f64) -> Result<f64> {
     if !(a > 0.0 && b > 0.0 && a.is_finite() && b.is_finite() && (0.0..=1.0).contains(&x)) {
         return Err(BenchError::Statistics(format!(
             "incomplete beta needs a, b > 0 and 0 ≤ x ≤ 1 (a = {a}, b = {b}, x = {x})"
         )));
     }
-    if x == 0.0 {
-        return Ok(0.0);
+    let value = x.inc_beta(a, b, a.ln_beta(b));
+    if !value.is_finite() {
+        return Err(BenchError::Statistics(format!(
+            "incomplete beta is not finite (a = {a}, b = {b}, x = {x})"
+        )));
     }
-    if x == 1.0 {
-        return Ok(1.0);
-    }
-    let ln_front = a * x.ln() + b * (-x).ln_1p() - ln_beta(a, b);
-    if x < (a + 1.0) / (a + b + 2.0) {
-        Ok((ln_front.exp() * beta_continued_fraction(a, b, x)? / a).clamp(0.0, 1.0))
-    } else {
-        Ok((1.0 - ln_front.exp() * beta_continued_fraction(b, a, 1.0 - x)? / b).clamp(0.0, 1.0))
-    }
+    Ok(value.clamp(0.0, 1.0))
 }
 
 /// The `x` with `I_x(a, b) = target` (a beta quantile), by bisection to 1e-15 absolute.
@@ -176,22 +119,6 @@ mod tests {
 
     fn ln_factorial(m: u64) -> f64 {
         (1..=m).map(|i| (i as f64).ln()).sum()
-    }
-
-    #[test]
-    fn ln_gamma_known_values() {
-        // Γ(1/2) = √π, Γ(1) = 1, Γ(10) = 9! = 362880, Γ(20.5) = 19.5·18.5···0.5·√π
-        assert!((ln_gamma(0.5) - std::f64::consts::PI.sqrt().ln()).abs() < 1e-13);
-        assert!(ln_gamma(1.0).abs() < 1e-13);
-        assert!((ln_gamma(10.0) - 362880f64.ln()).abs() < 1e-12);
-        let mut v = std::f64::consts::PI.sqrt().ln();
-        let mut x = 0.5f64;
-        while x < 20.0 {
-            v += x.ln();
-            x += 1.0;
-        }
-        assert!((ln_gamma(20.5) - v).abs() < 1e-11);
-        assert!((ln_gamma(1000.0) - ln_factorial(999)).abs() < 1e-9);
     }
 
     #[test]
