@@ -7,7 +7,7 @@
 //! `cargo run --release -p dp-bench --example adaptive_diag -- [WORKLOAD.json] [EPSILON]
 //! [SEED] [MAX_ERROR_EVERY]` (defaults adult_w64.json, 1, 1 and the library's; add/remove, δ = 1e-9); the
 //! environment variables `MC`, `RI`, `FI` (default: the library's) set the model cap and the round / final
-//! mirror-descent steps, `CS` and `CK` set the check share γ and resolution κ, `ME` the max-error rounds' resolution κ_max (`inf` for none), `BESIDE=1` turns on the measurements beside the model, `PT=0` takes the total from the 1-way tables alone, `FG` the final fit's χ² gain stop, `DATASET`
+//! mirror-descent steps, `CS` and `CK` set the check share γ and resolution κ, `ME` the max-error rounds' resolution κ_max (`inf` for none), `BESIDE=1` turns on the measurements beside the model, `PT=0` takes the total from the 1-way tables alone, `FG` the final fit's χ² gain stop, `FC` its cells × steps budget, `DATASET`
 //! picks another bundled table (then the workload may also be `all-2way`,
 //! `random-3way:64` …, workload seed 0). Seeded noise: an experiment, not a release.
 use dp_core::{Neighbouring, PrivacyLoss};
@@ -64,6 +64,7 @@ fn main() {
     );
     let ck = params.check_resolution;
     let me = params.max_error_resolution;
+    let (fg, fc) = (params.final_chi_square_gain, params.final_cell_steps);
     let mech = params
         .estimator(EstimatorChoice::GraphicalModel {
             round_iterations: env("RI", ri as f64) as usize,
@@ -77,7 +78,8 @@ fn main() {
         .check_share(env("CS", cs))
         .check_resolution(env("CK", ck))
         .pool_total(env("PT", 1.0) != 0.0)
-        .final_chi_square_gain(env("FG", 0.0))
+        .final_chi_square_gain(env("FG", fg))
+        .final_cell_steps(env("FC", fc))
         .check()
         .unwrap();
     // the Gaussian baseline with simplex post-processing, same budget, relation and seed

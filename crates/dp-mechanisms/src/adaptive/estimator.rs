@@ -49,8 +49,17 @@ pub trait MarginalEstimator: Send + Sync {
         true
     }
     /// The last fit, before the release: by default the same as [`Self::fit`]; estimators
-    /// with an iteration budget spend more here.
-    fn fit_final(&mut self, measurements: &[MeasuredMarginal], total: f64) -> Result<()> {
+    /// with an iteration budget spend more here. `covered` says that every workload table
+    /// lies in a measured table (or was measured beside the model), so that the release
+    /// reads no marginal the model must extrapolate: estimators may then fit to convergence
+    /// (docs/mechanisms/adaptive.md, "The final fit").
+    fn fit_final(
+        &mut self,
+        measurements: &[MeasuredMarginal],
+        total: f64,
+        covered: bool,
+    ) -> Result<()> {
+        let _ = covered;
         self.fit(measurements, total)
     }
     /// `n` synthetic records drawn from the estimate (post-processing randomness).
@@ -167,6 +176,10 @@ impl MarginalEstimator for IndependentEstimator {
     }
 }
 
+/// The most the work budget may multiply the final fit's steps by
+/// ([`GraphicalModelEstimator::final_cell_steps`]).
+pub const FINAL_STEPS_CAP: usize = 10;
+
 /// The maximum-entropy projection onto the marginal polytope: a graphical model on the
 /// measured cliques fitted by entropic mirror descent to the noise-weighted squared error
 /// (Private-PGM, McKenna–Sheldon–Miklau ICML 2019; [`dp_queries::GraphicalModel`]), warm
@@ -180,6 +193,8 @@ pub struct GraphicalModelEstimator {
     final_iterations: usize,
     final_window: usize,
     final_gain: f64,
+    final_cell_steps: f64,
+    final_converge: bool,
     model: Option<GraphicalModel>,
     last: Option<FitReport>,
 }
@@ -206,6 +221,8 @@ impl GraphicalModelEstimator {
             final_iterations,
             final_window: 0,
             final_gain: 0.0,
+            final_cell_steps: 0.0,
+            final_converge: false,
             model: None,
             last: None,
         }
@@ -217,6 +234,32 @@ impl GraphicalModelEstimator {
         self.final_window = window;
         self.final_gain = gain;
         self
+    }
+
+    /// Let the final fit take up to `cell_steps / model cells` steps (at most
+    /// [`FINAL_STEPS_CAP`] × `final_iterations`) when that is more than `final_iterations`:
+    /// a budget of work, cells × steps, fixed from public inputs (the measured cliques), so
+    /// that small models converge while large ones keep the default. 0 never does.
+    pub fn final_cell_steps(mut self, cell_steps: f64) -> Self {
+        self.final_cell_steps = cell_steps;
+        self
+    }
+
+    /// The final fit's step cap for these measurements.
+    fn final_steps(&self, measurements: &[MeasuredMarginal]) -> usize {
+        let base = self.final_iterations;
+        if self.final_cell_steps <= 0.0 {
+            return base;
+        }
+        let cliques: Vec<Vec<usize>> = measurements.iter().map(|m| m.attrs.clone()).collect();
+        match GraphicalModel::model_cells(&self.domain, &cliques) {
+            Ok(cells) if cells >= 1.0 => {
+                let budget = (self.final_cell_steps / cells).floor();
+                let cap = (base * FINAL_STEPS_CAP) as f64;
+                (budget.min(cap) as usize).max(base)
+            }
+            _ => base,
+        }
     }
 
     fn fit_with(
@@ -253,12 +296,25 @@ impl MarginalEstimator for GraphicalModelEstimator {
         self.fit_with(measurements, total, &s)
     }
 
-    fn fit_final(&mut self, measurements: &[MeasuredMarginal], total: f64) -> Result<()> {
-        let s = GraphicalModelSettings {
-            iterations: self.final_iterations,
-            chi_square_window: self.final_window,
-            min_chi_square_gain: self.final_gain,
-            ..self.round_settings.clone()
+    fn fit_final(
+        &mut self,
+        measurements: &[MeasuredMarginal],
+        total: f64,
+        covered: bool,
+    ) -> Result<()> {
+        self.final_converge = covered;
+        let s = if covered {
+            GraphicalModelSettings {
+                iterations: self.final_steps(measurements),
+                chi_square_window: self.final_window,
+                min_chi_square_gain: self.final_gain,
+                ..self.round_settings.clone()
+            }
+        } else {
+            GraphicalModelSettings {
+                iterations: self.final_iterations,
+                ..self.round_settings.clone()
+            }
         };
         self.fit_with(measurements, total, &s)
     }
@@ -284,8 +340,16 @@ impl MarginalEstimator for GraphicalModelEstimator {
     fn notes(&self) -> Vec<String> {
         match &self.last {
             Some(r) => vec![format!(
-                "last fit: {} mirror-descent steps, χ² = {:.1}, model of {} cells on {} cliques",
+                "last fit: {} mirror-descent steps{}, χ² = {:.1}, model of {} cells on {} cliques",
                 r.iterations,
+                if r.converged && self.final_converge && self.final_window > 0 {
+                    format!(
+                        " (stopped: the last {} gained less than {} in χ²)",
+                        self.final_window, self.final_gain
+                    )
+                } else {
+                    String::new()
+                },
                 r.chi_square,
                 r.model_cells,
                 r.cliques.len()
@@ -326,6 +390,51 @@ mod tests {
         let want = [0.0, 5.0 / 32.0, 15.0 / 32.0, 0.0, 3.0 / 32.0, 9.0 / 32.0];
         for (x, y) in m.iter().zip(want) {
             assert!((x - y).abs() < 1e-12, "{m:?}");
+        }
+    }
+
+    /// The final fit's step cap on both sides of the work budget: a model of `c` cells gets
+    /// `⌊budget / c⌋` steps when that lies between `final_iterations` and 10× it, the floor
+    /// below and the cap above, and exactly `final_iterations` with the budget off; the fit
+    /// then runs exactly that many steps when the χ² window is off (the measurements are
+    /// noisy, so no step stalls before it).
+    #[test]
+    fn the_final_fit_steps_follow_the_work_budget() {
+        // a 3×4 table and a 4×5 table sharing attribute 1: a junction tree of 12 + 20 cells
+        let d = Domain::new(vec![("a".into(), 3), ("b".into(), 4), ("c".into(), 5)]).unwrap();
+        let cells = GraphicalModel::model_cells(&d, &[vec![0, 1], vec![1, 2]]).unwrap();
+        assert_eq!(cells, 32.0);
+        let ms = vec![
+            MeasuredMarginal {
+                attrs: vec![0, 1],
+                values: (0..12).map(|i| 40.0 + (i * 7 % 11) as f64).collect(),
+                sigma2: 4.0,
+            },
+            MeasuredMarginal {
+                attrs: vec![1, 2],
+                values: (0..20).map(|i| 30.0 + (i * 5 % 13) as f64).collect(),
+                sigma2: 9.0,
+            },
+        ];
+        let base = 20;
+        let est = |budget: f64| {
+            GraphicalModelEstimator::new(&d, 5, base, 1e6, 1e6).final_cell_steps(budget)
+        };
+        for (budget, want) in [
+            (0.0, base),                           // off
+            (cells * 5.0, base),                   // below the floor
+            (cells * 73.0 + 31.0, 73),             // between: ⌊budget / cells⌋
+            (cells * 1e6, base * FINAL_STEPS_CAP), // above the cap
+        ] {
+            let mut e = est(budget);
+            assert_eq!(e.final_steps(&ms), want, "budget {budget}");
+            e.fit_final(&ms, 600.0, true).unwrap();
+            let r = e.last.as_ref().unwrap();
+            assert!(!r.stalled);
+            assert_eq!(r.iterations, want, "budget {budget}");
+            // not covered: the default steps whatever the budget
+            e.fit_final(&ms, 600.0, false).unwrap();
+            assert_eq!(e.last.as_ref().unwrap().iterations, base);
         }
     }
 }

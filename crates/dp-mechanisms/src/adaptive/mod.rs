@@ -86,7 +86,8 @@ pub enum EstimatorChoice {
     GraphicalModel {
         /// Steps per round (warm started).
         round_iterations: usize,
-        /// Steps of the final fit.
+        /// Steps of the final fit (more when the release reads only measured tables:
+        /// [`AdaptiveProjectionParams::final_chi_square_gain`]).
         final_iterations: usize,
     },
     /// The product of the measured 1-way marginals (a baseline; ignores larger tables).
@@ -185,11 +186,21 @@ pub struct AdaptiveProjectionParams {
     /// made once (cheap tables, checks, max-error rounds) use the total known when they are
     /// made. No effect under replace-one (the public `n`).
     pub pool_total: bool,
-    /// The final fit stops before its `final_iterations` steps once its last
-    /// [`FINAL_FIT_WINDOW`] steps together lowered χ² (count units) by less than this
-    /// (`GraphicalModelSettings::min_chi_square_gain`); 0 never stops early. Post-processing.
-    /// Finite, ≥ 0.
+    /// When every workload table lies in a measured table (the release then reads no
+    /// marginal the model extrapolates), the final fit runs toward convergence: it stops once
+    /// its last [`FINAL_FIT_WINDOW`] steps together lowered χ² (count units) by less than
+    /// this (`GraphicalModelSettings::min_chi_square_gain`), within the step budget
+    /// [`Self::final_cell_steps`]; otherwise it takes exactly `final_iterations` steps. 0
+    /// never stops early. Post-processing. Finite, ≥ 0. Default 3
+    /// (docs/mechanisms/adaptive.md, "The final fit").
     pub final_chi_square_gain: f64,
+    /// In the covered case of [`Self::final_chi_square_gain`], the final fit may take up to
+    /// `final_cell_steps / model cells` mirror-descent steps (at most 10 × `final_iterations`,
+    /// never fewer than it): a budget of work, cells × steps, fixed by the measured cliques
+    /// (public). The default 5·10⁸ is the default final fit (500 steps) on a model at the
+    /// default cap (10⁶ cells), so no final fit costs more than that one, and small models
+    /// converge. 0 keeps `final_iterations`. Finite, ≥ 0.
+    pub final_cell_steps: f64,
     /// The estimator.
     pub estimator: EstimatorChoice,
     /// Called after every round.
@@ -214,6 +225,7 @@ impl std::fmt::Debug for AdaptiveProjectionParams {
             .field("check_resolution", &self.check_resolution)
             .field("pool_total", &self.pool_total)
             .field("final_chi_square_gain", &self.final_chi_square_gain)
+            .field("final_cell_steps", &self.final_cell_steps)
             .field("estimator", &self.estimator)
             .finish_non_exhaustive()
     }
@@ -225,7 +237,9 @@ impl AdaptiveProjectionParams {
     /// (chosen on adult W64 and all2 at ε = 1, three seeds), the cheap workload tables
     /// measured first with β = 0.8, τ = 0.5 (chosen across the bundled tables, issue #24;
     /// docs/mechanisms/adaptive.md, "Cheap tables first"), the other workload tables checked
-    /// with γ = 0.1 where the check resolves κ = 0.005 of the total ("Checked tables").
+    /// with γ = 0.1 where the check resolves κ = 0.005 of the total ("Checked tables"), and
+    /// the final fit run toward convergence within a budget of 5·10⁸ cell-steps when every
+    /// workload table is measured ("The final fit").
     pub fn new(budget: PrivacyLoss) -> Self {
         AdaptiveProjectionParams {
             budget,
@@ -242,7 +256,8 @@ impl AdaptiveProjectionParams {
             check_share: 0.1,
             check_resolution: 0.005,
             pool_total: true,
-            final_chi_square_gain: 0.0,
+            final_chi_square_gain: 3.0,
+            final_cell_steps: 5e8,
             estimator: EstimatorChoice::GraphicalModel {
                 round_iterations: 100,
                 final_iterations: 500,
@@ -297,6 +312,12 @@ impl AdaptiveProjectionParams {
     /// Set [`Self::final_chi_square_gain`].
     pub fn final_chi_square_gain(mut self, gain: f64) -> Self {
         self.final_chi_square_gain = gain;
+        self
+    }
+
+    /// Set [`Self::final_cell_steps`].
+    pub fn final_cell_steps(mut self, cell_steps: f64) -> Self {
+        self.final_cell_steps = cell_steps;
         self
     }
 
@@ -404,6 +425,13 @@ impl AdaptiveProjectionParams {
                 "max_error_resolution",
                 self.max_error_resolution.to_string(),
                 "must be at least 0 (infinity lets every candidate into the max-error rounds)",
+            );
+        }
+        if !(self.final_cell_steps.is_finite() && self.final_cell_steps >= 0.0) {
+            return bad(
+                "final_cell_steps",
+                self.final_cell_steps.to_string(),
+                "must be finite and at least 0",
             );
         }
         if !(self.final_chi_square_gain.is_finite() && self.final_chi_square_gain >= 0.0) {
@@ -760,7 +788,8 @@ impl AdaptiveProjection {
                     self.params.max_model_cells,
                     self.params.max_elimination_cells,
                 )
-                .final_stop(FINAL_FIT_WINDOW, self.params.final_chi_square_gain),
+                .final_stop(FINAL_FIT_WINDOW, self.params.final_chi_square_gain)
+                .final_cell_steps(self.params.final_cell_steps),
             ),
             EstimatorChoice::Independent => Box::new(IndependentEstimator::new(domain)),
         }
@@ -1164,7 +1193,16 @@ impl AdaptiveProjection {
             );
         }
         // 3. the release
-        est.fit_final(&measurements, total)?;
+        // every workload table inside a measured table (or beside the model): the release
+        // reads nothing the model extrapolates, so the final fit may converge
+        // (estimator.rs, `final_steps`; docs/mechanisms/adaptive.md, "The final fit")
+        let covered = tables.iter().all(|&i| {
+            beside.contains_key(&i)
+                || measurements
+                    .iter()
+                    .any(|m| cands[i].attrs.iter().all(|a| m.attrs.contains(a)))
+        });
+        est.fit_final(&measurements, total, covered)?;
         let mut answers = Vec::with_capacity(workload.num_queries());
         let (mut checked_cells, mut checked_tables) = (0usize, 0usize);
         for m in workload.marginals() {
