@@ -57,9 +57,8 @@ pub trait MarginalEstimator: Send + Sync {
         &mut self,
         measurements: &[MeasuredMarginal],
         total: f64,
-        covered: bool,
+        _covered: bool,
     ) -> Result<()> {
-        let _ = covered;
         self.fit(measurements, total)
     }
     /// `n` synthetic records drawn from the estimate (post-processing randomness).
@@ -194,7 +193,6 @@ pub struct GraphicalModelEstimator {
     final_window: usize,
     final_gain: f64,
     final_cell_steps: f64,
-    final_converge: bool,
     model: Option<GraphicalModel>,
     last: Option<FitReport>,
 }
@@ -222,7 +220,6 @@ impl GraphicalModelEstimator {
             final_window: 0,
             final_gain: 0.0,
             final_cell_steps: 0.0,
-            final_converge: false,
             model: None,
             last: None,
         }
@@ -302,19 +299,16 @@ impl MarginalEstimator for GraphicalModelEstimator {
         total: f64,
         covered: bool,
     ) -> Result<()> {
-        self.final_converge = covered;
-        let s = if covered {
-            GraphicalModelSettings {
-                iterations: self.final_steps(measurements),
-                chi_square_window: self.final_window,
-                min_chi_square_gain: self.final_gain,
-                ..self.round_settings.clone()
-            }
+        let (iterations, chi_square_window) = if covered {
+            (self.final_steps(measurements), self.final_window)
         } else {
-            GraphicalModelSettings {
-                iterations: self.final_iterations,
-                ..self.round_settings.clone()
-            }
+            (self.final_iterations, 0)
+        };
+        let s = GraphicalModelSettings {
+            iterations,
+            chi_square_window,
+            min_chi_square_gain: self.final_gain,
+            ..self.round_settings.clone()
         };
         self.fit_with(measurements, total, &s)
     }
@@ -342,7 +336,9 @@ impl MarginalEstimator for GraphicalModelEstimator {
             Some(r) => vec![format!(
                 "last fit: {} mirror-descent steps{}, χ² = {:.1}, model of {} cells on {} cliques",
                 r.iterations,
-                if r.converged && self.final_converge && self.final_window > 0 {
+                // the rounds and an uncovered final fit run without a window or a tolerance,
+                // so only the χ² window of a covered final fit sets `converged`
+                if r.converged {
                     format!(
                         " (stopped: the last {} gained less than {} in χ²)",
                         self.final_window, self.final_gain

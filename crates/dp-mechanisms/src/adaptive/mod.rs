@@ -427,33 +427,15 @@ impl AdaptiveProjectionParams {
                 "must be at least 0 (infinity lets every candidate into the max-error rounds)",
             );
         }
-        if !(self.final_cell_steps.is_finite() && self.final_cell_steps >= 0.0) {
-            return bad(
-                "final_cell_steps",
-                self.final_cell_steps.to_string(),
-                "must be finite and at least 0",
-            );
-        }
-        if !(self.final_chi_square_gain.is_finite() && self.final_chi_square_gain >= 0.0) {
-            return bad(
-                "final_chi_square_gain",
-                self.final_chi_square_gain.to_string(),
-                "must be finite and at least 0",
-            );
-        }
-        if !(self.check_resolution.is_finite() && self.check_resolution >= 0.0) {
-            return bad(
-                "check_resolution",
-                self.check_resolution.to_string(),
-                "must be finite and at least 0",
-            );
-        }
-        if !(self.direct_noise_l1.is_finite() && self.direct_noise_l1 >= 0.0) {
-            return bad(
-                "direct_noise_l1",
-                self.direct_noise_l1.to_string(),
-                "must be finite and at least 0",
-            );
+        for (name, v) in [
+            ("final_cell_steps", self.final_cell_steps),
+            ("final_chi_square_gain", self.final_chi_square_gain),
+            ("check_resolution", self.check_resolution),
+            ("direct_noise_l1", self.direct_noise_l1),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return bad(name, v.to_string(), "must be finite and at least 0");
+            }
         }
         if !(self.max_model_cells.is_finite() && self.max_model_cells >= 1.0) {
             return bad(
