@@ -7,7 +7,7 @@
 //! `cargo run --release -p dp-bench --example adaptive_diag -- [WORKLOAD.json] [EPSILON]
 //! [SEED] [MAX_ERROR_EVERY]` (defaults adult_w64.json, 1, 1 and the library's; add/remove, δ = 1e-9); the
 //! environment variables `MC`, `RI`, `FI` (default: the library's) set the model cap and the round / final
-//! mirror-descent steps, `CS` and `CK` set the check share γ and resolution κ, `ME` the max-error rounds' resolution κ_max (`inf` for none), `BESIDE=1` turns on the measurements beside the model, `PT=0` takes the total from the 1-way tables alone, `FG` the final fit's χ² gain stop, `FC` its cells × steps budget, `DATASET`
+//! mirror-descent steps, `CS` and `CK` set the check share γ and resolution κ, `ME` the max-error rounds' resolution κ_max (`inf` for none), `BESIDE=1` turns on the measurements beside the model, `PT=0` takes the total from the 1-way tables alone, `FG` the final fit's χ² gain stop, `FC` its cells × steps budget, `BYTABLE=1` prints every table's ℓ1 beside the baseline's, summed by how the release measured it (direct, check, round, none), `DATASET`
 //! picks another bundled table (then the workload may also be `all-2way`,
 //! `random-3way:64` …, workload seed 0). Seeded noise: an experiment, not a release.
 use dp_core::{Neighbouring, PrivacyLoss};
@@ -138,6 +138,46 @@ fn main() {
         println!("note: {n}");
     }
     println!("direct: {} checks: {}", run.direct.len(), run.checks.len());
+    // per table, by how the release measured it: the release's ℓ1 against the baseline's
+    // (`BYTABLE=1`)
+    if env("BYTABLE", 0.0) != 0.0 {
+        let direct: Vec<Vec<usize>> = run.direct.iter().map(|r| r.selected.clone()).collect();
+        let checks: Vec<Vec<usize>> = run.checks.iter().map(|r| r.selected.clone()).collect();
+        let mut by: std::collections::BTreeMap<&str, (usize, f64, f64)> = Default::default();
+        for j in 0..w.len() {
+            let r = w.offset(j)..w.offset(j + 1);
+            let l1 = |a: &[f64]| -> f64 {
+                a[r.clone()]
+                    .iter()
+                    .zip(&truth[r.clone()])
+                    .map(|(x, y)| (x - y).abs())
+                    .sum()
+            };
+            let (la, lb) = (l1(&run.release.answers), l1(&base_rel.answers));
+            let mut at = w.marginals()[j].attrs().to_vec();
+            at.sort();
+            let kind = if direct.contains(&at) {
+                "direct"
+            } else if checks.contains(&at) {
+                "check"
+            } else if measured.contains(&at) {
+                "round"
+            } else {
+                "none"
+            };
+            let e = by.entry(kind).or_default();
+            e.0 += 1;
+            e.1 += la;
+            e.2 += lb;
+            println!(
+                "table t{j} {kind} cells={} adaptive {la:.4} baseline {lb:.4}",
+                w.marginals()[j].num_cells()
+            );
+        }
+        for (k, (c, a, b)) in by {
+            println!("bykind {k} tables {c} adaptive_sum {a:.3} baseline_sum {b:.3}");
+        }
+    }
     for r in &run.rounds {
         print!("{:?}{} ", r.selected, if r.annealed { "*" } else { "" });
     }
