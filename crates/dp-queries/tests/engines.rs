@@ -11,7 +11,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch, UInt8Array, UInt16Array};
+use datafusion::arrow::array::{
+    ArrayRef, BooleanArray, Float64Array, Int32Array, Int64Array, RecordBatch, StringArray,
+    UInt8Array, UInt16Array,
+};
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
 use datafusion::parquet::arrow::ArrowWriter;
 use dp_queries::io::engine::{CountPlan, EngineSettings, count_datafusion};
@@ -317,6 +320,64 @@ fn parquet_nulls_and_missing_columns_are_refused() {
         matches!(&e, QueryError::MissingColumn { column, .. } if column == "c"),
         "{e:?}"
     );
+}
+
+/// A Parquet file of `columns` (name, values), in one row group.
+fn parquet_of(columns: Vec<(&str, ArrayRef)>) -> PathBuf {
+    let fields: Vec<Field> = columns
+        .iter()
+        .map(|(name, a)| Field::new(*name, a.data_type().clone(), true))
+        .collect();
+    let arrow = Arc::new(ArrowSchema::new(fields));
+    let batch =
+        RecordBatch::try_new(arrow.clone(), columns.into_iter().map(|(_, a)| a).collect()).unwrap();
+    let path = scratch("parquet");
+    let mut w = ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), arrow, None).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    path
+}
+
+/// A code column must hold integers, as for the native Parquet loader: the engine would
+/// otherwise cast 2.7 to code 2, the text "3" to code 3 and `true` to code 1 and count them.
+/// Refused before the query runs, naming the column and its type (public), never a value.
+#[test]
+fn parquet_columns_that_are_not_integers_are_refused_by_column() {
+    let schema = small();
+    let w = MarginalWorkload::all_kway(schema.domain(), 2).unwrap();
+    let a: ArrayRef = Arc::new(Int64Array::from(vec![0, 1]));
+    let b: ArrayRef = Arc::new(UInt8Array::from(vec![1, 0]));
+    for (c, found) in [
+        (
+            Arc::new(Float64Array::from(vec![0.0, 2.7])) as ArrayRef,
+            "floating-point numbers",
+        ),
+        (
+            Arc::new(StringArray::from(vec!["1", "3"])) as ArrayRef,
+            "text",
+        ),
+        (
+            Arc::new(BooleanArray::from(vec![true, false])) as ArrayRef,
+            "true/false values",
+        ),
+    ] {
+        let p = parquet_of(vec![("a", a.clone()), ("b", b.clone()), ("c", c)]);
+        for plan in [CountPlan::GroupingSets, CountPlan::PerTable] {
+            let e = count_datafusion(&p, &schema, &w, &settings(plan)).unwrap_err();
+            assert!(matches!(&e, QueryError::EngineUnsupported { .. }), "{e:?}");
+            let msg = e.to_string();
+            assert!(
+                msg.contains(&format!("column 'c' holds {found}")),
+                "{found}: {msg}"
+            );
+            assert!(!msg.contains("2.7") && !msg.contains("\"3\""), "{msg}");
+        }
+    }
+    // integer columns of any width, signed or not, are read
+    let c: ArrayRef = Arc::new(Int32Array::from(vec![3, 0]));
+    let p = parquet_of(vec![("a", a), ("b", b), ("c", c)]);
+    let got = count_datafusion(&p, &schema, &w, &EngineSettings::default()).unwrap();
+    assert_eq!(got.rows, 2);
 }
 
 #[test]

@@ -49,6 +49,14 @@
 //! order, exactly as the loaders do) or a Parquet file (`.parquet`; integer columns, matched
 //! by name). Codes only: a schema with labels or bins is refused (the native loader encodes
 //! those). Compressed CSV (`.gz`) is not read by the engine.
+//!
+//! Where the engine's reader is looser than the native loader: a Parquet column of another
+//! type (floating-point, text, true/false) is refused before the query runs, as the native
+//! loader refuses it ([`QueryError::EngineUnsupported`], naming the column and its type — the
+//! query's cast would otherwise count 2.7 as code 2); but a CSV field with spaces around its
+//! digits or a leading `+` (` 1`, `+1`) is read as the number by the engine's CSV parser,
+//! where the native loader refuses it. The counts are equal to the native ones on every file
+//! the native loader accepts.
 #![allow(clippy::module_name_repetitions)]
 
 #[cfg(feature = "ballista")]
@@ -230,6 +238,7 @@ pub(crate) async fn count_with_context(
                 .map(|f| f.name().clone())
                 .collect();
             check_header(&names, &file, schema)?;
+            check_integer_columns(engine, &frame, schema)?;
             frame
         }
     };
@@ -308,6 +317,44 @@ fn check_header(names: &[String], file: &str, schema: &Schema) -> Result<()> {
         return Err(QueryError::MissingColumn {
             file: file.into(),
             column: missing.into(),
+        });
+    }
+    Ok(())
+}
+
+/// Every column of a Parquet file holds integers (or dictionary-encoded integers), as the
+/// native Parquet loader requires of a code column: the query casts each column to `Int64`,
+/// which would otherwise turn 2.7 into code 2, the text "3" into code 3 and `true` into 1.
+/// The column's type is public (the file's schema); no value is read here.
+fn check_integer_columns(engine: &str, frame: &DataFrame, schema: &Schema) -> Result<()> {
+    for field in frame.schema().fields() {
+        let value_type = match field.data_type() {
+            DataType::Dictionary(_, v) => v.as_ref(),
+            other => other,
+        };
+        if value_type.is_integer() || schema.domain().index_of(field.name()).is_err() {
+            continue;
+        }
+        let found = match value_type {
+            DataType::Float16 | DataType::Float32 | DataType::Float64 => {
+                "floating-point numbers".to_string()
+            }
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "text".into(),
+            DataType::Boolean => "true/false values".into(),
+            DataType::Null => "only nulls".into(),
+            DataType::Decimal32(..)
+            | DataType::Decimal64(..)
+            | DataType::Decimal128(..)
+            | DataType::Decimal256(..) => "decimal numbers".into(),
+            other => format!("values of type {other}"),
+        };
+        return Err(QueryError::EngineUnsupported {
+            engine: engine.into(),
+            reason: format!(
+                "column '{}' holds {found}, and the engine reads integer codes only: store the \
+                 codes as an integer column",
+                field.name()
+            ),
         });
     }
     Ok(())
