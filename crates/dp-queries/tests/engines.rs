@@ -450,6 +450,39 @@ mod ballista {
         );
     }
 
+    /// The scheduler's address must be `df://HOST:PORT`; checked before anything is read or
+    /// connected (the data file here does not exist).
+    #[test]
+    fn scheduler_urls_are_checked_first() {
+        let schema = small();
+        let w = MarginalWorkload::all_kway(schema.domain(), 1).unwrap();
+        let missing = scratch("csv");
+        let count = |url: &str| {
+            count_ballista(url, &missing, &schema, &w, &EngineSettings::default()).unwrap_err()
+        };
+        for bad in [
+            "127.0.0.1:50050",
+            "df://127.0.0.1",
+            "df://:50050",
+            "df://host:port",
+            "df://host:65536",
+            "http://host:1",
+        ] {
+            let e = count(bad);
+            assert!(
+                matches!(&e, QueryError::EngineUnsupported { .. }),
+                "{bad}: {e:?}"
+            );
+            assert!(e.to_string().contains("df://HOST:PORT"), "{bad}: {e}");
+        }
+        // a well-formed address passes the check (nothing connects before the query runs):
+        // the missing file is the error
+        for good in ["df://127.0.0.1:50050", "df://cluster.example:1"] {
+            let e = count(good);
+            assert!(matches!(&e, QueryError::Io { .. }), "{good}: {e:?}");
+        }
+    }
+
     #[test]
     fn an_unreachable_scheduler_is_a_fixed_message() {
         // port 9 (discard) on loopback: nothing listens there in the test environment

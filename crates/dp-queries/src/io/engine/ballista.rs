@@ -149,24 +149,3 @@ impl LoopbackCluster {
             .block_on(remote_count(&self.url, path, schema, workload, settings))
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::check_url;
-
-    #[test]
-    fn scheduler_urls_are_checked() {
-        assert!(check_url("df://127.0.0.1:50050").is_ok());
-        assert!(check_url("df://cluster.example:1").is_ok());
-        for bad in [
-            "127.0.0.1:50050",
-            "df://127.0.0.1",
-            "df://:50050",
-            "df://host:port",
-            "http://host:1",
-        ] {
-            let e = check_url(bad).unwrap_err().to_string();
-            assert!(e.contains("df://HOST:PORT"), "{bad}: {e}");
-        }
-    }
-}
