@@ -64,12 +64,13 @@ pub mod ballista;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, Int64Array};
 use datafusion::arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::functions_aggregate::count::count_all;
-use datafusion::logical_expr::{Expr, GroupingSet};
+use datafusion::logical_expr::{Expr, GroupingSet, LogicalPlan, Union};
 use datafusion::prelude::{
     CsvReadOptions, DataFrame, ParquetReadOptions, SessionConfig, SessionContext, cast, ident, lit,
     when,
@@ -360,6 +361,26 @@ fn check_integer_columns(engine: &str, frame: &DataFrame, schema: &Schema) -> Re
     Ok(())
 }
 
+/// One `UNION ALL` of `branches` with every branch a direct input (the types as
+/// [`DataFrame::union`] takes them). A chain of two-input unions is one plan level per branch,
+/// and DataFusion's analyzer recurses through every level before its optimizer flattens them:
+/// with hundreds of tables that overflowed a thread's stack.
+fn flat_union(branches: Vec<DataFrame>) -> datafusion::error::Result<DataFrame> {
+    let mut branches = branches.into_iter();
+    // `sets` is never empty: the domain has at least one attribute
+    let first = branches
+        .next()
+        .ok_or_else(|| datafusion::error::DataFusionError::Plan("no tables".to_string()))?;
+    if branches.len() == 0 {
+        return Ok(first);
+    }
+    let (state, plan) = first.into_parts();
+    let mut inputs = vec![Arc::new(plan)];
+    inputs.extend(branches.map(|b| Arc::new(b.into_unoptimized_plan())));
+    let union = Union::try_new_with_loose_types(inputs)?;
+    Ok(DataFrame::new(state, LogicalPlan::Union(union)))
+}
+
 /// The distinct attribute sets asked of the engine and how to put their cells back in
 /// workload order.
 struct QueryPlan {
@@ -482,7 +503,7 @@ impl QueryPlan {
             CountPlan::PerTable => {
                 // every branch has the same columns: the table index, every code column
                 // (null where the table does not group it) and the count
-                let mut union: Option<DataFrame> = None;
+                let mut branches: Vec<DataFrame> = Vec::with_capacity(self.sets.len());
                 for (t, set) in self.sets.iter().enumerate() {
                     let grouped = frame.clone().aggregate(
                         set.iter().map(|&i| ident(code_column(i))).collect(),
@@ -499,16 +520,9 @@ impl QueryPlan {
                         });
                     }
                     columns.push(ident(COUNT_COLUMN));
-                    let branch = grouped.select(columns)?;
-                    union = Some(match union {
-                        None => branch,
-                        Some(u) => u.union(branch)?,
-                    });
+                    branches.push(grouped.select(columns)?);
                 }
-                // `sets` is never empty: the domain has at least one attribute
-                union.ok_or_else(|| {
-                    datafusion::error::DataFusionError::Plan("no tables".to_string())
-                })
+                flat_union(branches)
             }
         }
     }
