@@ -116,6 +116,51 @@ fn the_cheap_tables_are_measured_only_when_they_are_most_of_the_workload() {
     assert_eq!(few.release.answers, run(0.02, 0.0).release.answers);
 }
 
+/// Both sides of the rule for the tables the model cannot take (`direct_unjoinable`). Same
+/// data and τ = 0.028 as above: the six tables of at most 6 cells are cheap, a majority, so the
+/// phase runs. With a model cap of 10⁶ cells the four others (8 and 12 cells) can join the
+/// model and are left to the rounds: six measured. With a cap of 13 cells (the 1-way model's
+/// 2 + 3 + 2 + 4 + 2) no table with the 4-valued attribute can join — its clique adds at least
+/// 2 cells to any junction tree of these tables — so the four are measured directly too — ten, each at
+/// the same `βρ/k` as the cheap ones (a wrong share moves σ² by 10/6× or more) — and the
+/// release says so; with the rule off, six again. Everything spent stays within ρ.
+#[test]
+fn tables_the_model_cannot_take_are_measured_directly_when_the_phase_runs() {
+    let (data, w) = small(400);
+    let (rho, beta) = (2.0, 0.6);
+    let run = |cap: f64, on: bool| {
+        let mut p = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(rho).unwrap())
+            .direct(beta, 0.028)
+            .direct_unjoinable(on);
+        p.max_model_cells = cap;
+        p.check()
+            .unwrap()
+            .run(&data, &w, &mut dp_core::seeded_rng(9))
+            .unwrap()
+    };
+    let roomy = run(1e6, true);
+    assert_eq!(roomy.direct.len(), 6);
+    let tight = run(13.0, true);
+    assert_eq!(tight.direct.len(), 10);
+    let rho_t = beta * rho / 10.0;
+    let s2 = 1.0 / (2.0 * rho_t);
+    for d in &tight.direct {
+        assert!((d.measure_rho - rho_t).abs() <= 1e-12 * rho_t);
+        assert!(
+            d.sigma2 >= s2 && d.sigma2 <= s2 * (1.0 + 1e-12),
+            "{}",
+            d.sigma2
+        );
+    }
+    assert!(tight.rounds.last().unwrap().rho_spent <= rho * (1.0 + 1e-12));
+    let notes = tight.release.diagnostics.notes.join("\n");
+    assert!(
+        notes.contains("4 of them tables the model cannot take at its cap"),
+        "{notes}"
+    );
+    assert_eq!(run(13.0, false).direct.len(), 6);
+}
+
 /// The step decomposition lists the direct measurements (one audited step for the first,
 /// their losses counted) and still composes to the certificate's ρ.
 #[test]

@@ -25,9 +25,15 @@
 //!   tables first"). "More than half" is the natural line, not a tuned one;
 //! * the cheap tables are measured once each, before any selection round, and join the model
 //!   (or, if a table's clique would take the model beyond its full size cap, are measured
-//!   beside it, [`super::beside`]); the selection rounds then spend what is left.
+//!   beside it, [`super::beside`]); the selection rounds then spend what is left;
+//! * when the phase runs, each other workload table whose clique the model cannot take even at
+//!   its full size cap (after the cheap tables joined; a function of the domain and of the
+//!   cheap tables, so public) is measured directly too, at the same `βρ/k`, beside the model
+//!   (`direct_unjoinable`, opt-in, not yet a default): AIM's rounds admit a clique only within the cap, so no
+//!   round could ever measure it (docs/mechanisms/adaptive.md, "Tables the model cannot
+//!   take").
 //!
-//! Only the cheap tables are charged, so `βρ·|cheap|/k ≤ βρ` leaves the rounds at least
+//! Only the tables measured are charged, so `βρ·(measured)/k ≤ βρ` leaves the rounds at least
 //! `(1 − β)ρ`. The privacy of each measurement is that of a selection round's measurement
 //! (`ρ_t`-zCDP, `Δ₂² = 1` add/remove or 2 replace-one,
 //! [`crate::sensitivity::single_marginal_count_sensitivity`]); which tables are measured is a

@@ -11,8 +11,9 @@
 //! `Δ₂²/(2ρ)` rounded up ([`crate::calibration::gaussian_sigma2`]) with `Δ₂² = 1` under
 //! add/remove and `2` under replace-one ([`crate::sensitivity::single_marginal_count_sensitivity`]).
 //!
-//! What the schedule cannot say before the data is read: which workload tables are cheap and
-//! whether the checks are made (both are decided from the noisy total), and when a round
+//! What the schedule cannot say before the data is read: which workload tables are cheap (and
+//! so whether the tables the model cannot take are measured directly too) and whether the
+//! checks are made (both are decided from the noisy total), and when a round
 //! anneals (decided from the noisy measurements). So the number of rounds is given as a
 //! range: at most [`NoiseSchedule::rounds_at_most`] (no direct measurements or checks, no
 //! annealing), at least [`NoiseSchedule::rounds_if_every_round_anneals`] (the opening's largest
