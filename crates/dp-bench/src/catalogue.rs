@@ -1864,7 +1864,11 @@ mod tests {
                         let c = m.certificate();
                         assert_eq!(m.name(), name, "{name}: the mechanism's own name");
                         assert_eq!(c.mechanism, name, "{name}: the certificate's name");
-                        assert_eq!(c.neighbouring, relation, "{name}: certificate relation");
+                        assert_eq!(
+                            c.neighbouring(),
+                            Some(relation),
+                            "{name}: certificate relation"
+                        );
                         assert_eq!(
                             m.produces_synthetic(),
                             spec.synthetic,

@@ -188,7 +188,7 @@ impl<'r> LocalPlan<'r> {
                     "statement": self.guarantee(),
                     "mechanism": self.spec.name,
                     "epsilon": self.epsilon,
-                    "messages_per_client": release.guarantee.messages_per_client,
+                    "messages_per_client": release.messages_per_client,
                     "workload": request.workload,
                     "marginals": self.workload.len(),
                     "queries": self.workload.num_queries(),

@@ -842,7 +842,8 @@ impl<'r> Plan<'r> {
             label: &label,
             data: Some(&data_key),
         };
-        ledger.check_spend(&charge, &certificate.loss, certificate.neighbouring)?;
+        let relation = ledger_file::central_relation(&certificate)?;
+        ledger.check_spend(&charge, &certificate.loss, relation)?;
         Ok(Some(OpenLedger {
             path: target.path.clone(),
             ledger,
@@ -929,7 +930,10 @@ impl<'r> Plan<'r> {
             return Ok(input.release(mech, &self.workload, rng)?);
         };
         let certificate = mech.certificate();
-        let (spend, relation) = (certificate.loss, certificate.neighbouring);
+        let (spend, relation) = (
+            certificate.loss,
+            ledger_file::central_relation(&certificate)?,
+        );
         // charged now, after every check that draws no noise and before the first noise is
         // drawn (`release_charged_with` records the spend, then runs the mechanism): a
         // release that fails or crashes from here on has been charged (no free retry), and
