@@ -60,6 +60,11 @@ fn every_local_mechanism_releases_nltcs_and_says_local() {
         let r: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
         assert_eq!(r["model"], "local", "{m}");
+        // the certificate, as central releases write it, in the local model
+        assert_eq!(r["certificate"]["model"], "local", "{m}");
+        assert_eq!(r["certificate"]["mechanism"], m, "{m}");
+        assert_eq!(r["certificate"]["loss"]["Pure"]["epsilon"], 2.0, "{m}");
+        assert!(r["certificate"].get("neighbouring").is_none(), "{m}");
         assert_eq!(r["clients"], 21574, "{m}");
     }
 }
@@ -123,7 +128,12 @@ fn dpqr_mechanisms_lists_the_local_model() {
         .filter(|e| e["model"] == "local")
         .collect();
     assert_eq!(locals.len(), 3);
-    assert!(locals.iter().all(|e| e["neighbouring"][0] == "local"));
+    assert!(
+        locals
+            .iter()
+            .all(|e| e["neighbouring"] == serde_json::json!([])
+                && e["neighbouring_default"].is_null())
+    );
 }
 
 #[test]

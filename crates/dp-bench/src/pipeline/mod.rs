@@ -46,7 +46,7 @@ pub use local::{LocalPlan, LocalReleased};
 pub use source::{DataSpec, PrivateInput, refuse_weighted};
 
 use crate::auto::{self, AutoChoice};
-use crate::catalogue::{self, BuildOptions, MechanismSpec};
+use crate::catalogue::{self, BuildOptions, CentralEntry, MechanismSpec, Model};
 use crate::io::answers::{
     AnswersForm, CountScale, Labelling, write_answers, write_labelled_answers, write_query_answers,
 };
@@ -358,18 +358,23 @@ pub struct Released<'r> {
 
 /// Run every stage of the release `request` (see the module documentation).
 pub fn release<'r>(request: &'r ReleaseRequest, events: &dyn ReleaseEvents) -> Result<Outcome<'r>> {
-    if let Some(spec) = catalogue::find_local(&request.mechanism) {
-        let plan = LocalPlan::validate(request, spec)?;
-        if request.dry_run {
-            return Ok(Outcome::LocalDryRun(Box::new(plan)));
+    // the one catalogue lookup; the entry's privacy model chooses the path
+    let (spec, auto) = choose_entry(request)?;
+    let central = match &spec.model {
+        Model::Central(central) => central,
+        Model::Local(kind) => {
+            let plan = LocalPlan::validate(request, spec, *kind)?;
+            if request.dry_run {
+                return Ok(Outcome::LocalDryRun(Box::new(plan)));
+            }
+            let released = plan.run(events)?;
+            return Ok(Outcome::LocalReleased {
+                plan: Box::new(plan),
+                released: Box::new(released),
+            });
         }
-        let released = plan.run(events)?;
-        return Ok(Outcome::LocalReleased {
-            plan: Box::new(plan),
-            released: Box::new(released),
-        });
-    }
-    let plan = Plan::validate(request, events)?;
+    };
+    let plan = Plan::validate_entry(request, spec, central, auto, events)?;
     let mut ledger = plan.open_ledger(events)?;
     if request.dry_run {
         let ledger_dataset = ledger.map(|l| l.dataset);
@@ -406,6 +411,22 @@ pub fn release<'r>(request: &'r ReleaseRequest, events: &dyn ReleaseEvents) -> R
         n_note,
         count_scale,
     })))
+}
+
+/// The catalogue entry `request` asks for — by name, or, for `--mechanism auto`, the one
+/// [`auto::choose`] picks from the workload's class and the budget's kind (public) — with
+/// the automatic choice when there was one. The one lookup of a release.
+fn choose_entry(request: &ReleaseRequest) -> Result<(&'static MechanismSpec, Option<AutoChoice>)> {
+    if request.mechanism != auto::AUTO {
+        return Ok((catalogue::spec(&request.mechanism)?, None));
+    }
+    let workload = AnyWorkload::parse_spec(
+        &request.data.public_domain()?,
+        &request.workload,
+        request.workload_seed,
+    )?;
+    let choice = auto::choose(workload.class(), &request.budget, request.post)?;
+    Ok((catalogue::spec(choice.mechanism)?, Some(choice)))
 }
 
 /// The δ of the request checked against [`delta_too_large`]: under replace-one neighbours
@@ -448,25 +469,29 @@ fn needs_records(what: &str, alternative: &str, mech: &dyn Mechanism<AnyWorkload
 
 impl<'r> Plan<'r> {
     /// Stage 1: check every argument of `request` from public inputs, build the mechanism
-    /// and choose the source. Reads no data and no ledger.
+    /// and choose the source. Reads no data and no ledger. A local-model mechanism is
+    /// refused: [`release`] runs it through [`LocalPlan`].
     pub fn validate(request: &'r ReleaseRequest, events: &dyn ReleaseEvents) -> Result<Self> {
-        // `--mechanism auto`: chosen from the workload's class and the budget's kind, both
-        // public (crate::auto; docs/auto.md), before anything else is checked
-        let auto = if request.mechanism == auto::AUTO {
-            let workload = AnyWorkload::parse_spec(
-                &request.data.public_domain()?,
-                &request.workload,
-                request.workload_seed,
-            )?;
-            Some(auto::choose(
-                workload.class(),
-                &request.budget,
-                request.post,
-            )?)
-        } else {
-            None
-        };
-        let spec = catalogue::spec(auto.as_ref().map_or(&request.mechanism, |a| a.mechanism))?;
+        let (spec, auto) = choose_entry(request)?;
+        let central = spec.central().ok_or_else(|| {
+            BenchError::Usage(format!(
+                "{} is a local-model mechanism: its release is checked by LocalPlan \
+                 (pipeline::release chooses the path from the catalogue entry)",
+                spec.name
+            ))
+        })?;
+        Self::validate_entry(request, spec, central, auto, events)
+    }
+
+    /// [`Self::validate`] for the central entry `spec` (with what it adds, `central`),
+    /// chosen by `--mechanism` or, with `auto`, by `--mechanism auto`.
+    fn validate_entry(
+        request: &'r ReleaseRequest,
+        spec: &'static MechanismSpec,
+        central: &CentralEntry,
+        auto: Option<AutoChoice>,
+        events: &dyn ReleaseEvents,
+    ) -> Result<Self> {
         let post = auto.as_ref().map_or(request.post, |a| a.post);
         let settings = &request.settings;
         spec.check_settings(settings)?;
@@ -474,7 +499,7 @@ impl<'r> Plan<'r> {
         let budget = request.budget.loss_for(spec)?;
         let relation = request
             .neighbouring
-            .unwrap_or_else(|| spec.default_relation());
+            .unwrap_or_else(|| central.default_relation());
         spec.check_relation(relation)?;
         spec.check_post(post)?;
         check_budget_is_meaningful(&budget)?;
