@@ -96,6 +96,11 @@ fn the_central_options_are_refused_before_anything_is_written() {
             "drop --neighbouring",
         ),
         (vec!["--epsilon", "0"], "ε"),
+        // the clients hold the records: nothing that only counts them can serve a release
+        (
+            vec!["--epsilon", "1", "--stream"],
+            "local-projection needs the records",
+        ),
     ] {
         let o = release(&out, "local-projection", &extra);
         assert!(!o.status.success(), "{extra:?}: {}", text(&o));

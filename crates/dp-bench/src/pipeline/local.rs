@@ -92,6 +92,8 @@ impl<'r> LocalPlan<'r> {
         }
         spec.check_settings(&request.settings)?;
         request.data.check_attributes()?;
+        // the clients hold the records: no source that only counts can serve them
+        super::check_counting(&request.counting, &request.data, false, name)?;
         let workload = AnyWorkload::parse_spec(
             &request.data.public_domain()?,
             &request.workload,

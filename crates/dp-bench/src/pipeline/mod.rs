@@ -456,15 +456,33 @@ fn check_delta(
     }
 }
 
-/// A refusal of a source that counts for a mechanism that needs the records.
-fn needs_records(what: &str, alternative: &str, mech: &dyn Mechanism<AnyWorkload>) -> BenchError {
+/// A refusal of a source that counts for the mechanism `name`, which needs the records.
+fn needs_records(what: &str, alternative: &str, name: &str) -> BenchError {
     BenchError::Usage(format!(
         "{what} releases from exact counts (of the workload or of a mechanism's counting \
-         plan), and {} needs the records: {alternative}, or choose a mechanism that releases \
-         from counts ({})",
-        mech.name(),
+         plan), and {name} needs the records: {alternative}, or choose a mechanism that \
+         releases from counts ({})",
         catalogue::counts_only_names().join(", ")
     ))
+}
+
+/// `Ok` if `counting` suits a release that reads what `from_counts` says — exact counts
+/// (`true`) or the records (`false`, where `--stream` and an engine are refused, naming the
+/// mechanism `name`).
+fn check_counting(
+    counting: &Counting,
+    data: &DataSpec,
+    from_counts: bool,
+    name: &str,
+) -> Result<()> {
+    if counting.stream && !from_counts {
+        return Err(needs_records("--stream", "drop --stream", name));
+    }
+    counting.engine.check(data)?;
+    if counting.engine.is_engine() && !from_counts {
+        return Err(needs_records("an engine", "use --engine native", name));
+    }
+    Ok(())
 }
 
 impl<'r> Plan<'r> {
@@ -598,21 +616,7 @@ impl<'r> Plan<'r> {
             }
         }
         let counts_suffice = access.from_counts();
-        if counting.stream && !counts_suffice {
-            return Err(needs_records(
-                "--stream",
-                "drop --stream",
-                mechanism.as_ref(),
-            ));
-        }
-        counting.engine.check(&request.data)?;
-        if counting.engine.is_engine() && !counts_suffice {
-            return Err(needs_records(
-                "an engine",
-                "use --engine native",
-                mechanism.as_ref(),
-            ));
-        }
+        check_counting(counting, &request.data, counts_suffice, mechanism.name())?;
         if counting.stream && request.data.attributes.is_some() {
             return Err(BenchError::Usage(
                 "--stream reads files holding exactly the domain's columns: drop --attributes"

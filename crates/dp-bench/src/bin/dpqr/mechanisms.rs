@@ -61,7 +61,8 @@ pub(crate) fn mechanisms(json: bool) -> Result<()> {
         outln!(
             "  model:          {}",
             match spec.model {
-                Model::Central(_) => "central: a curator holds the records and runs it on them",
+                Model::Central(_) =>
+                    "central: a trusted curator holds the records and runs the mechanism on them",
                 Model::Local(_) =>
                     "local: every client randomizes its own record (one \
                     simulated client per record of the data)",
