@@ -163,7 +163,7 @@ mod tests {
                 let spec = catalogue::spec(c.mechanism).unwrap();
                 assert!(spec.releases(class), "{class}: {}", c.mechanism);
                 assert!(spec.accepts(*kind), "{kind:?}: {}", c.mechanism);
-                assert_eq!(spec.relations.len(), 2, "{}", c.mechanism);
+                assert_eq!(spec.relations().len(), 2, "{}", c.mechanism);
                 assert!(spec.check_post(c.post).is_ok(), "{}", c.mechanism);
                 assert!(
                     c.sentence()

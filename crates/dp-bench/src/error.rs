@@ -177,6 +177,18 @@ pub enum BenchError {
         #[source]
         source: Box<CoreError>,
     },
+    /// A guarantee of the local model (a local-model mechanism's certificate,
+    /// [`dp_mechanisms::PrivacyModel::Local`]) offered to a ledger of central spends, which
+    /// cannot compose with it: nothing is charged or released.
+    #[error(
+        "{mechanism} gives a local ε-DP guarantee (any two inputs of one client), which a \
+         ledger of central spends cannot compose with them: release without --ledger and \
+         account the local ε per client (docs/privacy.md, \"The local model\")"
+    )]
+    LocalInLedger {
+        /// The mechanism's name.
+        mechanism: String,
+    },
     /// An error of a release charged to a ledger, with the ledger and dataset it concerns
     /// (e.g. [`BenchError::ReleaseFailedAfterCharge`]).
     #[error("ledger {ledger}: dataset {dataset}: {source}")]

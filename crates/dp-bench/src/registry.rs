@@ -200,9 +200,16 @@ pub fn delta_too_large(delta: f64, public_n: Option<usize>) -> Option<String> {
     }
 }
 
-/// The audit settings of the catalogue entry `name` (see [`MechanismSpec::audit`]).
+/// The audit settings of the catalogue entry `name` (see [`MechanismSpec::audit`]); an
+/// error for a local-model entry, which the audit of central guarantees does not run.
 pub fn audit_settings(name: &str) -> Result<AuditSettings> {
-    Ok(catalogue::spec(name)?.audit)
+    let spec = catalogue::spec(name)?;
+    spec.audit().ok_or_else(|| {
+        BenchError::Audit(format!(
+            "{name} is a local-model mechanism: the audit tests central guarantees on \
+             neighbouring datasets"
+        ))
+    })
 }
 
 #[cfg(test)]

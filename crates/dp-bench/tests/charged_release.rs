@@ -54,7 +54,9 @@ impl Mechanism for NoiseThenFail {
         PrivacyCertificate {
             mechanism: self.name().to_string(),
             loss: self.loss,
-            neighbouring: Neighbouring::ReplaceOne,
+            model: dp_mechanisms::PrivacyModel::Central {
+                neighbouring: Neighbouring::ReplaceOne,
+            },
             approx_equivalent: None,
         }
     }

@@ -60,6 +60,11 @@ fn every_local_mechanism_releases_nltcs_and_says_local() {
         let r: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
         assert_eq!(r["model"], "local", "{m}");
+        // the certificate, as central releases write it, in the local model
+        assert_eq!(r["certificate"]["model"], "local", "{m}");
+        assert_eq!(r["certificate"]["mechanism"], m, "{m}");
+        assert_eq!(r["certificate"]["loss"]["Pure"]["epsilon"], 2.0, "{m}");
+        assert!(r["certificate"].get("neighbouring").is_none(), "{m}");
         assert_eq!(r["clients"], 21574, "{m}");
     }
 }
@@ -91,6 +96,11 @@ fn the_central_options_are_refused_before_anything_is_written() {
             "drop --neighbouring",
         ),
         (vec!["--epsilon", "0"], "ε"),
+        // the clients hold the records: nothing that only counts them can serve a release
+        (
+            vec!["--epsilon", "1", "--stream"],
+            "local-projection needs the records",
+        ),
     ] {
         let o = release(&out, "local-projection", &extra);
         assert!(!o.status.success(), "{extra:?}: {}", text(&o));
@@ -123,7 +133,12 @@ fn dpqr_mechanisms_lists_the_local_model() {
         .filter(|e| e["model"] == "local")
         .collect();
     assert_eq!(locals.len(), 3);
-    assert!(locals.iter().all(|e| e["neighbouring"][0] == "local"));
+    assert!(
+        locals
+            .iter()
+            .all(|e| e["neighbouring"] == serde_json::json!([])
+                && e["neighbouring_default"].is_null())
+    );
 }
 
 #[test]

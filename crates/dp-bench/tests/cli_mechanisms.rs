@@ -91,10 +91,7 @@ fn mechanisms_are_listed_in_plain_words() {
     assert_eq!(by_name("dualquery")["synthetic_data"], true);
     // the default relation (issue #23 §3): add/remove wherever it is supported (n stays
     // private), else the one relation listed; by hand for three entries
-    for m in list
-        .iter()
-        .filter(|m| m["neighbouring"] != serde_json::json!(["local"]))
-    {
+    for m in list.iter().filter(|m| m["model"] == "central") {
         let relations = strings(&m["neighbouring"]);
         let want = if relations.iter().any(|r| r == "add-remove") {
             "add-remove"
@@ -169,10 +166,10 @@ fn release_refuses_what_the_list_says_a_mechanism_does_not_take() {
             }
             refusals += 1;
         }
-        // a local-model entry lists "local": --neighbouring is refused whatever its value
-        // (tests/cli_local.rs), not pointed to another relation
+        // a local-model entry lists no relation: --neighbouring is refused whatever its
+        // value (tests/cli_local.rs), not pointed to another relation
         for relation in ["replace-one", "add-remove"] {
-            if relations.iter().any(|r| r == relation || r == "local") {
+            if m["model"] == "local" || relations.iter().any(|r| r == relation) {
                 continue;
             }
             let mut a = accepted.to_vec();
@@ -197,4 +194,50 @@ fn release_refuses_what_the_list_says_a_mechanism_does_not_take() {
         }
     }
     assert!(refusals >= 10, "only {refusals} refusals checked");
+}
+
+/// One catalogue, one listing: every entry — central or local — has the same keys in
+/// `--json`, says its privacy model, and the model decides what it says of neighbours
+/// (central: the relations `--neighbouring` takes and the default; local: none).
+#[test]
+fn local_entries_are_listed_with_the_same_keys_as_central_ones() {
+    let list = listing();
+    let keys = |m: &serde_json::Value| -> Vec<String> {
+        let mut k: Vec<String> = m.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    let first = keys(&list[0]);
+    assert!(first.iter().any(|k| k == "model"), "{first:?}");
+    let mut models = std::collections::BTreeMap::new();
+    for m in &list {
+        let name = m["name"].as_str().unwrap();
+        assert_eq!(
+            keys(m),
+            first,
+            "{name}: other keys than {}",
+            list[0]["name"]
+        );
+        let model = m["model"].as_str().unwrap();
+        *models.entry(model.to_string()).or_insert(0) += 1;
+        let relations = strings(&m["neighbouring"]);
+        match model {
+            "central" => {
+                assert!(!relations.is_empty(), "{name}: no relation");
+                assert!(m["neighbouring_default"].is_string(), "{name}");
+            }
+            "local" => {
+                assert!(relations.is_empty(), "{name}: {relations:?}");
+                assert!(m["neighbouring_default"].is_null(), "{name}");
+                assert_eq!(strings(&m["budget_kinds"]), ["pure"], "{name}");
+                assert_eq!(m["reads"], "records", "{name}");
+            }
+            other => panic!("{name}: model {other}"),
+        }
+    }
+    assert_eq!(models.get("local"), Some(&3), "{models:?}");
+    assert!(
+        models.get("central").is_some_and(|&c| c >= 10),
+        "{models:?}"
+    );
 }

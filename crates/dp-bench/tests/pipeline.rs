@@ -343,3 +343,75 @@ fn a_local_release_takes_the_same_pipeline_and_equals_the_cli() {
         .to_string();
     assert!(e.contains("without --ledger"), "{e}");
 }
+
+/// Every catalogue entry, looked up once by `pipeline::release`, states its privacy model in
+/// its certificate before anything is read: a central entry the relation it runs under (each
+/// relation it lists, given with `--neighbouring`), a local entry the local model with its ε
+/// (dry runs: no data read, nothing written).
+#[test]
+fn every_entry_states_its_model_in_its_certificate() {
+    let d = fresh_dir("pipeline", "models");
+    let budgets = [
+        epsilon(1.0),
+        BudgetArgs {
+            epsilon: Some(1.0),
+            delta: Some(1e-9),
+            rho: None,
+        },
+        rho(0.5),
+    ];
+    let mut locals = 0;
+    for spec in dp_bench::catalogue::MECHANISMS {
+        let name = spec.name;
+        let budget = *budgets
+            .iter()
+            .find(|b| b.loss_for(spec).is_ok())
+            .unwrap_or_else(|| panic!("{name}: no budget"));
+        let mut req = request(&d, name, budget);
+        req.dry_run = true;
+        if spec.relations().is_empty() {
+            let certificate = match pipeline::release(&req, &Silent).unwrap() {
+                Outcome::LocalDryRun(plan) => plan.certificate(),
+                _ => panic!("{name}: not a local dry run"),
+            };
+            assert_eq!(
+                certificate.model,
+                dp_mechanisms::PrivacyModel::Local,
+                "{name}"
+            );
+            assert_eq!(
+                certificate.loss,
+                PrivacyLoss::Pure { epsilon: 1.0 },
+                "{name}"
+            );
+            assert_eq!(certificate.mechanism, name);
+            locals += 1;
+            continue;
+        }
+        for &relation in spec.relations() {
+            req.neighbouring = Some(relation);
+            let certificate = match pipeline::release(&req, &Silent) {
+                Ok(Outcome::DryRun { plan, .. }) => plan.mechanism().certificate(),
+                Ok(_) => panic!("{name}: not a central dry run"),
+                Err(e) => panic!("{name} under {relation}: {e}"),
+            };
+            assert_eq!(
+                certificate.model,
+                dp_mechanisms::PrivacyModel::Central {
+                    neighbouring: relation
+                },
+                "{name}"
+            );
+            assert_eq!(certificate.mechanism, name);
+            assert!(
+                certificate
+                    .statement()
+                    .ends_with(&format!("{relation} neighbours")),
+                "{name}: {}",
+                certificate.statement()
+            );
+        }
+    }
+    assert_eq!(locals, 3);
+    assert!(!d.join("lib.csv").exists(), "a dry run wrote the answers");
+}

@@ -16,7 +16,13 @@ fn produces_synthetic_matches_every_release() {
     ];
     let data = Dataset::from_columns(domain.clone(), cols).unwrap();
     let workload = MarginalWorkload::all_kway(&domain, 2).unwrap();
-    for name in MECHANISMS.iter().map(|s| s.name) {
+    // the central-model entries, which build a `Mechanism`; the local entries write answers
+    // only (the catalogue's own tests check that they say so)
+    for name in MECHANISMS
+        .iter()
+        .filter(|s| s.central().is_some())
+        .map(|s| s.name)
+    {
         let budget = [
             BudgetArgs {
                 epsilon: Some(2.0),

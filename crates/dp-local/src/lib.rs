@@ -26,6 +26,4 @@ pub use client::{
     TableMessage,
 };
 pub use error::{LocalError, Result};
-pub use protocol::{
-    LocalGuarantee, LocalMechanismKind, LocalProtocol, LocalRelease, LocalSettings,
-};
+pub use protocol::{LocalMechanismKind, LocalProtocol, LocalRelease, LocalSettings};

@@ -140,7 +140,7 @@ fn the_server_estimate_of_every_protocol_is_unbiased() {
     for kind in [LocalMechanismKind::Projection, LocalMechanismKind::Chaining] {
         let p = LocalProtocol::new(kind, eps, LocalSettings::default()).unwrap();
         let rel = p.run(&data, &w, &family(3)).unwrap();
-        let levels = rel.guarantee.messages_per_client as f64;
+        let levels = rel.messages_per_client as f64;
         // each level: per-coordinate variance ≤ m R² c²/n with c at ε/L, R ≤ √2
         let c = dp_local::PointRelease::scale_for(eps / levels);
         let se = (w.len() as f64 * 2.0 * c * c / data.n() as f64).sqrt() * levels.sqrt();
@@ -264,4 +264,39 @@ fn simulated_clients_send_one_message_each() {
     let r = SampledTableRelease::new(1.0, MarginalEncoding::new(&w)).unwrap();
     let agg = simulate_clients(&r, &data, &family(2), 0).unwrap();
     assert_eq!(agg.messages(), 1_234);
+}
+
+/// Every protocol's release carries the certificate it states before running: the local
+/// model (no neighbouring relation), pure ε at the protocol's ε, under its catalogue name;
+/// local chaining sends one message per non-trivial level at ε/L each, the others one.
+#[test]
+fn every_release_states_the_local_model() {
+    let data = dataset(2_000);
+    let w = MarginalWorkload::all_kway(data.domain(), 2).unwrap();
+    for kind in [
+        LocalMechanismKind::Projection,
+        LocalMechanismKind::Coarse,
+        LocalMechanismKind::Chaining,
+    ] {
+        let p = LocalProtocol::new(kind, 1.5, LocalSettings::default()).unwrap();
+        let rel = p.run(&data, &w, &family(4)).unwrap();
+        assert_eq!(rel.certificate, p.certificate(), "{}", kind.name());
+        let c = &rel.certificate;
+        assert_eq!(c.model, dp_mechanisms::PrivacyModel::Local);
+        assert_eq!(c.neighbouring(), None);
+        assert_eq!(c.mechanism, kind.name());
+        assert_eq!(c.loss, dp_core::PrivacyLoss::Pure { epsilon: 1.5 });
+        assert_eq!(
+            c.statement(),
+            format!(
+                "{}: local ε-DP with ε = 1.5 (any two inputs of one client)",
+                kind.name()
+            )
+        );
+        if kind == LocalMechanismKind::Chaining {
+            assert!(rel.messages_per_client >= 1);
+        } else {
+            assert_eq!(rel.messages_per_client, 1, "{}", kind.name());
+        }
+    }
 }

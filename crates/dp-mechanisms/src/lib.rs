@@ -78,8 +78,8 @@ pub use relaxed::{
     RelaxedProjectionParams, RelaxedSettings,
 };
 pub use release::{
-    Diagnostics, NoiseDescription, NoiseDistribution, Normaliser, PrivacyCertificate, Release,
-    SyntheticData,
+    Diagnostics, NoiseDescription, NoiseDistribution, Normaliser, PrivacyCertificate, PrivacyModel,
+    Release, SyntheticData,
 };
 pub use restricted::{ForQueryClasses, OnWorkloadAttributes};
 pub use steps::{

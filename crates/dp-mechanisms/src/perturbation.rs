@@ -160,7 +160,9 @@ impl GaussianMechanism {
         PrivacyCertificate {
             mechanism: "gaussian".to_string(),
             loss,
-            neighbouring: self.neighbouring,
+            model: crate::PrivacyModel::Central {
+                neighbouring: self.neighbouring,
+            },
             approx_equivalent: self.delta.and_then(|d| loss.to_approx(d).ok()),
         }
     }
@@ -289,7 +291,9 @@ impl LaplaceMechanism {
             loss: PrivacyLoss::Pure {
                 epsilon: self.epsilon,
             },
-            neighbouring: self.neighbouring,
+            model: crate::PrivacyModel::Central {
+                neighbouring: self.neighbouring,
+            },
             approx_equivalent: None,
         }
     }

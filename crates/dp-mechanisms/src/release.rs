@@ -5,6 +5,48 @@ use dp_core::{Neighbouring, PrivacyLoss};
 use dp_queries::Dataset;
 use serde::{Deserialize, Serialize};
 
+/// The model a privacy guarantee is stated in: who holds the records, and which pairs of
+/// inputs the loss is a bound for.
+///
+/// In JSON the model is a `model` field beside the certificate's other fields, `"central"`
+/// with the relation in a `neighbouring` field, or `"local"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "kebab-case")]
+pub enum PrivacyModel {
+    /// The central model: a curator holds every record and runs the mechanism on them; the
+    /// loss bounds what a release reveals about any two datasets that are neighbours under
+    /// `neighbouring`.
+    Central {
+        /// The neighbouring relation the guarantee is stated for.
+        neighbouring: Neighbouring,
+    },
+    /// The local model (seed 004 §5): every client randomizes its own record, and only the
+    /// randomized messages leave it. The loss, pure ε, bounds for **any two inputs of one
+    /// client** the distributions of all that client's messages together (ε-LDP), so it
+    /// holds against the server and against whoever reads the release, whatever the other
+    /// clients' records are. It is not a central guarantee under a neighbouring relation,
+    /// and never composes with one in a ledger.
+    Local,
+}
+
+impl PrivacyModel {
+    /// The neighbouring relation of a central guarantee; `None` in the local model.
+    pub fn neighbouring(&self) -> Option<Neighbouring> {
+        match self {
+            PrivacyModel::Central { neighbouring } => Some(*neighbouring),
+            PrivacyModel::Local => None,
+        }
+    }
+
+    /// `central` or `local`, as in the JSON `model` field.
+    pub fn key(&self) -> &'static str {
+        match self {
+            PrivacyModel::Central { .. } => "central",
+            PrivacyModel::Local => "local",
+        }
+    }
+}
+
 /// The privacy guarantee a release carries: stated before the mechanism runs (it depends only
 /// on the parameters, never on the data) and copied into every [`Release`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -13,22 +55,54 @@ pub struct PrivacyCertificate {
     pub mechanism: String,
     /// The guarantee in the mechanism's native accounting (pure ε, (ε, δ) or ρ-zCDP).
     pub loss: PrivacyLoss,
-    /// The neighbouring relation the guarantee is stated for.
-    pub neighbouring: Neighbouring,
+    /// The model the guarantee is stated in: central with its neighbouring relation, or
+    /// local.
+    #[serde(flatten)]
+    pub model: PrivacyModel,
     /// The same guarantee converted to (ε, δ) at the δ the user asked for, when the native
     /// accounting is zCDP (tight Canonne–Kamath–Steinke conversion, rounded up).
     pub approx_equivalent: Option<PrivacyLoss>,
 }
 
 impl PrivacyCertificate {
+    /// The certificate of a local-model mechanism called `mechanism` whose every client's
+    /// messages together are `epsilon`-LDP ([`PrivacyModel::Local`]).
+    pub fn local(mechanism: &str, epsilon: f64) -> Self {
+        PrivacyCertificate {
+            mechanism: mechanism.to_string(),
+            loss: PrivacyLoss::Pure { epsilon },
+            model: PrivacyModel::Local,
+            approx_equivalent: None,
+        }
+    }
+
+    /// The neighbouring relation of a central guarantee; `None` in the local model.
+    pub fn neighbouring(&self) -> Option<Neighbouring> {
+        self.model.neighbouring()
+    }
+
     /// A one-line human statement, e.g.
-    /// `gaussian: ρ = 0.012 (ρ-zCDP), implies (ε, δ) = (1, 1e-9), replace-one neighbours`.
+    /// `gaussian: ρ = 0.012 (ρ-zCDP), implies (ε, δ) = (1, 1e-9), replace-one neighbours`,
+    /// or in the local model
+    /// `local-projection: local ε-DP with ε = 2 (any two inputs of one client)`.
     pub fn statement(&self) -> String {
+        let neighbouring = match self.model {
+            PrivacyModel::Central { neighbouring } => neighbouring,
+            PrivacyModel::Local => {
+                let loss = match self.loss {
+                    PrivacyLoss::Pure { epsilon } => {
+                        format!("local ε-DP with ε = {}", dp_core::Num(epsilon))
+                    }
+                    other => format!("local {other}"),
+                };
+                return format!("{}: {loss} (any two inputs of one client)", self.mechanism);
+            }
+        };
         let mut s = format!("{}: {}", self.mechanism, self.loss);
         if let Some(a) = &self.approx_equivalent {
             s.push_str(&format!(", implies {a}"));
         }
-        s.push_str(&format!(", {} neighbours", self.neighbouring));
+        s.push_str(&format!(", {neighbouring} neighbours"));
         s
     }
 }
@@ -233,4 +307,69 @@ pub struct Release {
     pub certificate: PrivacyCertificate,
     /// Diagnostics of the run.
     pub diagnostics: Diagnostics,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn central(neighbouring: Neighbouring) -> PrivacyCertificate {
+        PrivacyCertificate {
+            mechanism: "gaussian".into(),
+            loss: PrivacyLoss::Zcdp { rho: 0.5 },
+            model: PrivacyModel::Central { neighbouring },
+            approx_equivalent: Some(PrivacyLoss::Approx {
+                epsilon: 4.5,
+                delta: 1e-9,
+            }),
+        }
+    }
+
+    #[test]
+    fn the_statement_names_the_model() {
+        assert_eq!(
+            central(Neighbouring::ReplaceOne).statement(),
+            "gaussian: ρ = 0.5 (ρ-zCDP), implies (ε, δ) = (4.5, 1e-9), replace-one neighbours"
+        );
+        assert_eq!(
+            central(Neighbouring::AddRemove).statement(),
+            "gaussian: ρ = 0.5 (ρ-zCDP), implies (ε, δ) = (4.5, 1e-9), add/remove neighbours"
+        );
+        let local = PrivacyCertificate::local("local-projection", 2.0);
+        assert_eq!(
+            local.statement(),
+            "local-projection: local ε-DP with ε = 2 (any two inputs of one client)"
+        );
+        assert!(!local.statement().contains("neighbours"));
+        assert_eq!(local.neighbouring(), None);
+        assert_eq!(
+            central(Neighbouring::AddRemove).neighbouring(),
+            Some(Neighbouring::AddRemove)
+        );
+    }
+
+    /// A central certificate keeps its top-level `neighbouring` field (what readers of the
+    /// reports written before the model existed look up) and gains `model`; a local one has
+    /// `model` and no relation. Both read back as written.
+    #[test]
+    fn the_json_has_a_model_field_and_keeps_the_relation_top_level() {
+        let c = serde_json::to_value(central(Neighbouring::ReplaceOne)).unwrap();
+        assert_eq!(c["model"], "central");
+        assert_eq!(c["neighbouring"], "ReplaceOne");
+        assert_eq!(c["mechanism"], "gaussian");
+        assert!(c["loss"]["Zcdp"].is_object(), "{c}");
+        let l = serde_json::to_value(PrivacyCertificate::local("local-coarse", 1.0)).unwrap();
+        assert_eq!(l["model"], "local");
+        assert!(l.get("neighbouring").is_none(), "{l}");
+        assert_eq!(l["loss"]["Pure"]["epsilon"], 1.0);
+        for cert in [
+            central(Neighbouring::AddRemove),
+            PrivacyCertificate::local("local-chaining", 0.5),
+        ] {
+            let text = serde_json::to_string(&cert).unwrap();
+            let back: PrivacyCertificate = serde_json::from_str(&text).unwrap();
+            assert_eq!(back, cert);
+            assert_eq!(back.model.key(), cert.model.key());
+        }
+    }
 }

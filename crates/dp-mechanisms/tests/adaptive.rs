@@ -74,7 +74,7 @@ fn rounds_spend_exactly_the_budget_and_never_more() {
                 // the initial per-round budget: T = 16·d rounds, α = 0.9
                 let t = 16.0 * d;
                 assert!((run.rounds[0].measure_rho - 0.9 * rho / t).abs() < 1e-12 * rho);
-                assert_eq!(run.release.certificate.neighbouring, rel);
+                assert_eq!(run.release.certificate.neighbouring(), Some(rel));
                 assert_eq!(run.release.answers.len(), w.num_queries());
                 assert!(
                     run.release

@@ -90,7 +90,10 @@ fn accounting_matches_the_hand_derivation() {
         PrivacyLoss::Zcdp { rho },
         "the certificate states the budget"
     );
-    assert_eq!(mech.certificate().neighbouring, Neighbouring::ReplaceOne);
+    assert_eq!(
+        mech.certificate().neighbouring(),
+        Some(Neighbouring::ReplaceOne)
+    );
 }
 
 /// On counts that differ by one between neighbours (one query up, all others down: the

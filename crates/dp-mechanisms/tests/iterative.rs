@@ -379,8 +379,8 @@ fn mechanisms_release_consistent_synthetic_data() {
     for m in &mechs {
         let rel = m.release(&data, &w, &mut seeded_rng(9)).unwrap();
         assert_eq!(
-            rel.certificate.neighbouring,
-            dp_core::Neighbouring::ReplaceOne
+            rel.certificate.neighbouring(),
+            Some(dp_core::Neighbouring::ReplaceOne)
         );
         assert_eq!(rel.certificate, m.certificate());
         let syn = rel.synthetic.as_ref().unwrap();
@@ -446,7 +446,7 @@ fn chaining_worst_case_plan_and_noise_by_hand() {
     assert!(plan.sigma2(1).is_none());
     let cert = mech.certificate();
     assert_eq!(cert.loss, PrivacyLoss::zcdp(0.5).unwrap());
-    assert_eq!(cert.neighbouring, Neighbouring::ReplaceOne);
+    assert_eq!(cert.neighbouring(), Some(Neighbouring::ReplaceOne));
     assert!(
         ChainingWorstCaseParams::new(PrivacyLoss::zcdp(0.5).unwrap())
             .neighbouring(Neighbouring::AddRemove)

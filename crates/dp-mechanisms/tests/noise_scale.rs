@@ -120,7 +120,10 @@ fn add_remove_halves_the_squared_sensitivity() {
     let release = mech.release(&data, &workload, &mut rng).unwrap();
     let noise = release.diagnostics.noise.unwrap();
     assert_eq!(noise.parameter, 10.0f64.next_up());
-    assert_eq!(release.certificate.neighbouring, Neighbouring::AddRemove);
+    assert_eq!(
+        release.certificate.neighbouring(),
+        Some(Neighbouring::AddRemove)
+    );
     // n is private under add/remove: answers are normalised by the noisy table totals, so
     // the tables' answers sum to one on average over tables.
     let total: f64 = release.answers.iter().sum::<f64>() / workload.len() as f64;
@@ -215,7 +218,7 @@ fn certificates_state_the_guarantee() {
         .unwrap();
     let c = g.certificate();
     assert!(matches!(c.loss, PrivacyLoss::Zcdp { .. }));
-    assert_eq!(c.neighbouring, Neighbouring::ReplaceOne);
+    assert_eq!(c.neighbouring(), Some(Neighbouring::ReplaceOne));
     match c.approx_equivalent {
         Some(PrivacyLoss::Approx { epsilon, delta }) => {
             assert!(epsilon <= 1.0 && epsilon > 0.99, "{epsilon}");

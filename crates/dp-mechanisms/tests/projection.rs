@@ -584,7 +584,7 @@ fn refusals() {
     .check()
     .unwrap()
     .certificate();
-    assert_eq!(c.neighbouring, Neighbouring::ReplaceOne);
+    assert_eq!(c.neighbouring(), Some(Neighbouring::ReplaceOne));
     assert!(matches!(c.loss, PrivacyLoss::Zcdp { .. }));
     assert!(c.approx_equivalent.is_some());
 }

@@ -251,7 +251,7 @@ fn dualquery_releases_conjunctions_directly() {
     for (a, b) in r.answers.iter().zip(&again) {
         assert!((a - b).abs() < 1e-12);
     }
-    assert_eq!(r.certificate.neighbouring, Neighbouring::ReplaceOne);
+    assert_eq!(r.certificate.neighbouring(), Some(Neighbouring::ReplaceOne));
 }
 
 #[test]

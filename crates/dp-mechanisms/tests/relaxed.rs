@@ -204,7 +204,7 @@ fn projection_does_not_lose_to_the_noisy_parities_and_tiny_noise_is_accurate() {
         .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
     assert!(max_err < 0.02, "max error {max_err}");
     let cert = Mechanism::certificate(&precise);
-    assert_eq!(cert.neighbouring, Neighbouring::ReplaceOne);
+    assert_eq!(cert.neighbouring(), Some(Neighbouring::ReplaceOne));
     assert_eq!(cert.loss, PrivacyLoss::Zcdp { rho: 1e6 });
 }
 

@@ -398,10 +398,14 @@ pub fn audit_with(
         PostProcessing::None,
     )?;
     let claimed = honest.certificate();
-    if claimed.neighbouring != config.neighbouring {
+    if claimed.neighbouring() != Some(config.neighbouring) {
         return Err(BenchError::Mismatch(format!(
-            "{name} declares {} neighbours, not {}",
-            claimed.neighbouring, config.neighbouring
+            "{name} declares {}, not {} neighbours",
+            match claimed.neighbouring() {
+                Some(r) => format!("{r} neighbours"),
+                None => "the local model".to_string(),
+            },
+            config.neighbouring
         )));
     }
     let mechanism: Box<dyn Mechanism> = match config.noise_factor {

@@ -710,7 +710,7 @@ pub fn release_charged<W: Workload>(
     rng: &mut dyn CryptoRng,
 ) -> Result<Release> {
     let certificate = mechanism.certificate();
-    let public_n = (certificate.neighbouring == Neighbouring::ReplaceOne).then(|| data.n());
+    let public_n = (central_relation(&certificate)? == Neighbouring::ReplaceOne).then(|| data.n());
     mechanism.check_inputs(workload, public_n)?;
     release_charged_with(ledger, charge, &certificate, || {
         mechanism.release(data, workload, rng)
@@ -729,8 +729,18 @@ pub fn release_charged_with(
     certificate: &dp_mechanisms::PrivacyCertificate,
     run: impl FnOnce() -> dp_mechanisms::Result<Release>,
 ) -> Result<Release> {
-    ledger.spend_and_save(charge, certificate.loss, certificate.neighbouring)?;
+    ledger.spend_and_save(charge, certificate.loss, central_relation(certificate)?)?;
     run().map_err(BenchError::ReleaseFailedAfterCharge)
+}
+
+/// The neighbouring relation of a central guarantee, the only kind a ledger records; a
+/// local-model certificate is refused ([`BenchError::LocalInLedger`]).
+pub fn central_relation(certificate: &dp_mechanisms::PrivacyCertificate) -> Result<Neighbouring> {
+    certificate
+        .neighbouring()
+        .ok_or_else(|| BenchError::LocalInLedger {
+            mechanism: certificate.mechanism.clone(),
+        })
 }
 
 /// Read a ledger (under the lock, so never a half-written state of a concurrent writer).

@@ -1,34 +1,33 @@
-//! The release pipeline for the local-model mechanisms (`local-projection`, `local-coarse`,
-//! `local-chaining`; [`crate::catalogue::LOCAL_MECHANISMS`]): one simulated client per
-//! record, each randomizing its own record (dp-local). The same stages as a central release
-//! — validate, count (here: load the records), run, write — without a ledger: the guarantee
-//! is local ε-DP, for any two inputs of one client, so the central options (`--delta`,
-//! `--rho`, `--neighbouring`, `--ledger`) are refused rather than given a meaning they do not
-//! have (docs/privacy.md, "The local model").
+//! The release pipeline for the local-model entries of the catalogue (`local-projection`,
+//! `local-coarse`, `local-chaining`: [`crate::catalogue::Model::Local`]): one simulated
+//! client per record, each randomizing its own record (dp-local). [`super::release`] looks
+//! the entry up once and comes here for a local one. The same stages as a central release —
+//! validate, count (here: load the records), run, write — without a ledger: the guarantee
+//! is local ε-DP, for any two inputs of one client (the certificate's
+//! [`dp_mechanisms::PrivacyModel::Local`]), so the central options (`--delta`, `--rho`,
+//! `--neighbouring`, `--ledger`) are refused rather than given a meaning they do not have
+//! (docs/privacy.md, "The local model").
 
 use super::{ReleaseEvents, ReleaseRequest};
-use crate::catalogue::LocalMechanismSpec;
+use crate::catalogue::MechanismSpec;
 use crate::io::answers::write_answers;
 use crate::io::output;
 use crate::registry::check_budget_is_meaningful;
 use crate::{BenchError, Result};
 use dp_core::{PrivacyLoss, StreamFamily, os_seeded_rng, seeded_rng};
-use dp_local::{LocalProtocol, LocalRelease, LocalSettings};
+use dp_local::{LocalMechanismKind, LocalProtocol, LocalRelease, LocalSettings};
+use dp_mechanisms::PrivacyCertificate;
 use dp_queries::{AnyWorkload, MarginalWorkload, Workload};
 use std::path::Path;
-
-fn refuse(name: &str, what: &str) -> BenchError {
-    BenchError::Usage(format!(
-        "{name} is a local-model mechanism (local ε-DP: any two inputs of one client) and \
-         does not take {what}; see docs/privacy.md, \"The local model\""
-    ))
-}
 
 /// A local release whose every argument has been checked.
 pub struct LocalPlan<'r> {
     request: &'r ReleaseRequest,
-    spec: &'static LocalMechanismSpec,
+    spec: &'static MechanismSpec,
+    /// The ε of every client's messages together.
     epsilon: f64,
+    /// The protocol at that ε.
+    protocol: LocalProtocol,
     /// The workload over the attributes it touches.
     workload: MarginalWorkload,
     /// The attributes it touches, in domain order.
@@ -44,10 +43,12 @@ pub struct LocalReleased {
 }
 
 impl<'r> LocalPlan<'r> {
-    /// Check every argument of `request` for the local mechanism `spec`.
+    /// Check every argument of `request` for the local-model entry `spec`, whose protocol
+    /// is `kind`.
     pub fn validate(
         request: &'r ReleaseRequest,
-        spec: &'static LocalMechanismSpec,
+        spec: &'static MechanismSpec,
+        kind: LocalMechanismKind,
     ) -> Result<Self> {
         let name = spec.name;
         let budget = &request.budget;
@@ -55,28 +56,24 @@ impl<'r> LocalPlan<'r> {
         // large)
         budget.check_values()?;
         if budget.delta.is_some() || budget.rho.is_some() {
-            return Err(refuse(name, "--delta or --rho (give --epsilon alone)"));
+            return Err(
+                spec.local_refuses(&format!("--delta or --rho (give {})", spec.budget_flags()))
+            );
         }
         let Some(epsilon) = budget.epsilon else {
             return Err(BenchError::Usage(format!(
                 "{name} needs a budget: give {}",
-                LocalMechanismSpec::BUDGET_FLAGS
+                spec.budget_flags()
             )));
         };
         check_budget_is_meaningful(&PrivacyLoss::Pure { epsilon })?;
-        if request.neighbouring.is_some() {
-            return Err(refuse(
-                name,
-                "--neighbouring (its guarantee is for any two inputs of one client, not for \
-                 neighbouring datasets): drop --neighbouring",
-            ));
+        if let Some(relation) = request.neighbouring {
+            spec.check_relation(relation)?;
         }
         if request.ledger.is_some() {
-            return Err(BenchError::Usage(format!(
-                "{name} gives a local ε-DP guarantee (any two inputs of one client), which a \
-                 ledger of central spends cannot compose with them: release without --ledger \
-                 and account the local ε per client (docs/privacy.md, \"The local model\")"
-            )));
+            return Err(BenchError::LocalInLedger {
+                mechanism: name.to_string(),
+            });
         }
         if request.outputs.synthetic.is_some() {
             return Err(BenchError::Usage(format!(
@@ -84,39 +81,28 @@ impl<'r> LocalPlan<'r> {
             )));
         }
         if request.post != dp_mechanisms::PostProcessing::None {
-            return Err(refuse(name, "--post (its answers are already projected)"));
+            return Err(spec.local_refuses("--post (its answers are already projected)"));
         }
         if request.outputs.answers_form == crate::io::answers::AnswersForm::Labelled {
             // the labelled form's counts need a total; the local protocols' answers are
             // estimates over clients, written as codes (issue #26 covers central releases)
-            return Err(refuse(
-                name,
-                "--answers-form labelled (its answers are written as codes)",
-            ));
+            return Err(
+                spec.local_refuses("--answers-form labelled (its answers are written as codes)")
+            );
         }
-        let given = request.settings.given();
-        if !given.is_empty() {
-            return Err(refuse(
-                name,
-                &format!(
-                    "{} (it has no settings)",
-                    given
-                        .iter()
-                        .map(|k| k.flag())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            ));
-        }
+        spec.check_settings(&request.settings)?;
         request.data.check_attributes()?;
+        // the clients hold the records: no source that only counts can serve them
+        super::check_counting(&request.counting, &request.data, false, name)?;
         let workload = AnyWorkload::parse_spec(
             &request.data.public_domain()?,
             &request.workload,
             request.workload_seed,
         )?;
+        spec.check_class(workload.class())?;
         let Some(marginals) = workload.as_marginals() else {
-            return Err(BenchError::Usage(format!(
-                "{name} releases marginal workloads only, and this workload is of class {}",
+            return Err(BenchError::Internal(format!(
+                "{name} releases marginal workloads only, and the workload is of class {}",
                 workload.class()
             )));
         };
@@ -126,23 +112,32 @@ impl<'r> LocalPlan<'r> {
         let inputs = request.inputs();
         let inputs: Vec<(&str, &Path)> = inputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
         output::check_outputs(&request.outputs.list(), &inputs)?;
+        let protocol = LocalProtocol::new(kind, epsilon, LocalSettings::default())?;
         Ok(LocalPlan {
             request,
             spec,
             epsilon,
+            protocol,
             workload,
             attributes,
         })
     }
 
-    /// The guarantee in words, e.g. "local-projection: local ε-DP with ε = 2 (any two
-    /// inputs of one client)".
+    /// The catalogue entry.
+    pub fn spec(&self) -> &'static MechanismSpec {
+        self.spec
+    }
+
+    /// The guarantee every release of the plan carries, stated before it runs: local ε-DP
+    /// ([`dp_mechanisms::PrivacyModel::Local`]).
+    pub fn certificate(&self) -> PrivacyCertificate {
+        self.protocol.certificate()
+    }
+
+    /// The guarantee in words ([`PrivacyCertificate::statement`]), e.g.
+    /// "local-projection: local ε-DP with ε = 2 (any two inputs of one client)".
     pub fn guarantee(&self) -> String {
-        format!(
-            "{}: local ε-DP with ε = {} (any two inputs of one client)",
-            self.spec.name,
-            dp_core::Num(self.epsilon)
-        )
+        self.certificate().statement()
     }
 
     /// The workload over the attributes it touches.
@@ -159,7 +154,6 @@ impl<'r> LocalPlan<'r> {
     /// simulated client per record, and write the answers and the report.
     pub fn run(&self, events: &dyn ReleaseEvents) -> Result<LocalReleased> {
         let request = self.request;
-        let protocol = LocalProtocol::new(self.spec.kind, self.epsilon, LocalSettings::default())?;
         let data = request.data.load(false)?;
         let names: Vec<&str> = self
             .attributes
@@ -178,17 +172,18 @@ impl<'r> LocalPlan<'r> {
             None => os_seeded_rng()?,
         };
         let family = StreamFamily::fork(&mut rng);
-        let release = protocol.run(&data, &self.workload, &family)?;
+        let release = self.protocol.run(&data, &self.workload, &family)?;
         let report = match &request.outputs.report {
             None => None,
             Some(path) => Some((
                 path,
                 serde_json::to_string_pretty(&serde_json::json!({
-                    "model": "local",
-                    "statement": self.guarantee(),
+                    "model": release.certificate.model.key(),
+                    "certificate": release.certificate,
+                    "statement": release.certificate.statement(),
                     "mechanism": self.spec.name,
                     "epsilon": self.epsilon,
-                    "messages_per_client": release.guarantee.messages_per_client,
+                    "messages_per_client": release.messages_per_client,
                     "workload": request.workload,
                     "marginals": self.workload.len(),
                     "queries": self.workload.num_queries(),

@@ -46,7 +46,7 @@ pub use local::{LocalPlan, LocalReleased};
 pub use source::{DataSpec, PrivateInput, refuse_weighted};
 
 use crate::auto::{self, AutoChoice};
-use crate::catalogue::{self, BuildOptions, MechanismSpec};
+use crate::catalogue::{self, BuildOptions, CentralEntry, MechanismSpec, Model};
 use crate::io::answers::{
     AnswersForm, CountScale, Labelling, write_answers, write_labelled_answers, write_query_answers,
 };
@@ -358,18 +358,23 @@ pub struct Released<'r> {
 
 /// Run every stage of the release `request` (see the module documentation).
 pub fn release<'r>(request: &'r ReleaseRequest, events: &dyn ReleaseEvents) -> Result<Outcome<'r>> {
-    if let Some(spec) = catalogue::find_local(&request.mechanism) {
-        let plan = LocalPlan::validate(request, spec)?;
-        if request.dry_run {
-            return Ok(Outcome::LocalDryRun(Box::new(plan)));
+    // the one catalogue lookup; the entry's privacy model chooses the path
+    let (spec, auto) = choose_entry(request)?;
+    let central = match &spec.model {
+        Model::Central(central) => central,
+        Model::Local(kind) => {
+            let plan = LocalPlan::validate(request, spec, *kind)?;
+            if request.dry_run {
+                return Ok(Outcome::LocalDryRun(Box::new(plan)));
+            }
+            let released = plan.run(events)?;
+            return Ok(Outcome::LocalReleased {
+                plan: Box::new(plan),
+                released: Box::new(released),
+            });
         }
-        let released = plan.run(events)?;
-        return Ok(Outcome::LocalReleased {
-            plan: Box::new(plan),
-            released: Box::new(released),
-        });
-    }
-    let plan = Plan::validate(request, events)?;
+    };
+    let plan = Plan::validate_entry(request, spec, central, auto, events)?;
     let mut ledger = plan.open_ledger(events)?;
     if request.dry_run {
         let ledger_dataset = ledger.map(|l| l.dataset);
@@ -408,6 +413,22 @@ pub fn release<'r>(request: &'r ReleaseRequest, events: &dyn ReleaseEvents) -> R
     })))
 }
 
+/// The catalogue entry `request` asks for — by name, or, for `--mechanism auto`, the one
+/// [`auto::choose`] picks from the workload's class and the budget's kind (public) — with
+/// the automatic choice when there was one. The one lookup of a release.
+fn choose_entry(request: &ReleaseRequest) -> Result<(&'static MechanismSpec, Option<AutoChoice>)> {
+    if request.mechanism != auto::AUTO {
+        return Ok((catalogue::spec(&request.mechanism)?, None));
+    }
+    let workload = AnyWorkload::parse_spec(
+        &request.data.public_domain()?,
+        &request.workload,
+        request.workload_seed,
+    )?;
+    let choice = auto::choose(workload.class(), &request.budget, request.post)?;
+    Ok((catalogue::spec(choice.mechanism)?, Some(choice)))
+}
+
 /// The δ of the request checked against [`delta_too_large`]: under replace-one neighbours
 /// with the public `n` (`public_n`, after the data is read), under add/remove with the
 /// fixed bound (`public_n = None`, before it is read). Refused unless `allow_large_delta`,
@@ -435,38 +456,60 @@ fn check_delta(
     }
 }
 
-/// A refusal of a source that counts for a mechanism that needs the records.
-fn needs_records(what: &str, alternative: &str, mech: &dyn Mechanism<AnyWorkload>) -> BenchError {
+/// A refusal of a source that counts for the mechanism `name`, which needs the records.
+fn needs_records(what: &str, alternative: &str, name: &str) -> BenchError {
     BenchError::Usage(format!(
         "{what} releases from exact counts (of the workload or of a mechanism's counting \
-         plan), and {} needs the records: {alternative}, or choose a mechanism that releases \
-         from counts ({})",
-        mech.name(),
+         plan), and {name} needs the records: {alternative}, or choose a mechanism that \
+         releases from counts ({})",
         catalogue::counts_only_names().join(", ")
     ))
 }
 
+/// `Ok` if `counting` suits a release that reads what `from_counts` says — exact counts
+/// (`true`) or the records (`false`, where `--stream` and an engine are refused, naming the
+/// mechanism `name`).
+fn check_counting(
+    counting: &Counting,
+    data: &DataSpec,
+    from_counts: bool,
+    name: &str,
+) -> Result<()> {
+    if counting.stream && !from_counts {
+        return Err(needs_records("--stream", "drop --stream", name));
+    }
+    counting.engine.check(data)?;
+    if counting.engine.is_engine() && !from_counts {
+        return Err(needs_records("an engine", "use --engine native", name));
+    }
+    Ok(())
+}
+
 impl<'r> Plan<'r> {
     /// Stage 1: check every argument of `request` from public inputs, build the mechanism
-    /// and choose the source. Reads no data and no ledger.
+    /// and choose the source. Reads no data and no ledger. A local-model mechanism is
+    /// refused: [`release`] runs it through [`LocalPlan`].
     pub fn validate(request: &'r ReleaseRequest, events: &dyn ReleaseEvents) -> Result<Self> {
-        // `--mechanism auto`: chosen from the workload's class and the budget's kind, both
-        // public (crate::auto; docs/auto.md), before anything else is checked
-        let auto = if request.mechanism == auto::AUTO {
-            let workload = AnyWorkload::parse_spec(
-                &request.data.public_domain()?,
-                &request.workload,
-                request.workload_seed,
-            )?;
-            Some(auto::choose(
-                workload.class(),
-                &request.budget,
-                request.post,
-            )?)
-        } else {
-            None
-        };
-        let spec = catalogue::spec(auto.as_ref().map_or(&request.mechanism, |a| a.mechanism))?;
+        let (spec, auto) = choose_entry(request)?;
+        let central = spec.central().ok_or_else(|| {
+            BenchError::Usage(format!(
+                "{} is a local-model mechanism: its release is checked by LocalPlan \
+                 (pipeline::release chooses the path from the catalogue entry)",
+                spec.name
+            ))
+        })?;
+        Self::validate_entry(request, spec, central, auto, events)
+    }
+
+    /// [`Self::validate`] for the central entry `spec` (with what it adds, `central`),
+    /// chosen by `--mechanism` or, with `auto`, by `--mechanism auto`.
+    fn validate_entry(
+        request: &'r ReleaseRequest,
+        spec: &'static MechanismSpec,
+        central: &CentralEntry,
+        auto: Option<AutoChoice>,
+        events: &dyn ReleaseEvents,
+    ) -> Result<Self> {
         let post = auto.as_ref().map_or(request.post, |a| a.post);
         let settings = &request.settings;
         spec.check_settings(settings)?;
@@ -474,7 +517,7 @@ impl<'r> Plan<'r> {
         let budget = request.budget.loss_for(spec)?;
         let relation = request
             .neighbouring
-            .unwrap_or_else(|| spec.default_relation());
+            .unwrap_or_else(|| central.default_relation());
         spec.check_relation(relation)?;
         spec.check_post(post)?;
         check_budget_is_meaningful(&budget)?;
@@ -573,21 +616,7 @@ impl<'r> Plan<'r> {
             }
         }
         let counts_suffice = access.from_counts();
-        if counting.stream && !counts_suffice {
-            return Err(needs_records(
-                "--stream",
-                "drop --stream",
-                mechanism.as_ref(),
-            ));
-        }
-        counting.engine.check(&request.data)?;
-        if counting.engine.is_engine() && !counts_suffice {
-            return Err(needs_records(
-                "an engine",
-                "use --engine native",
-                mechanism.as_ref(),
-            ));
-        }
+        check_counting(counting, &request.data, counts_suffice, mechanism.name())?;
         if counting.stream && request.data.attributes.is_some() {
             return Err(BenchError::Usage(
                 "--stream reads files holding exactly the domain's columns: drop --attributes"
@@ -842,7 +871,8 @@ impl<'r> Plan<'r> {
             label: &label,
             data: Some(&data_key),
         };
-        ledger.check_spend(&charge, &certificate.loss, certificate.neighbouring)?;
+        let relation = ledger_file::central_relation(&certificate)?;
+        ledger.check_spend(&charge, &certificate.loss, relation)?;
         Ok(Some(OpenLedger {
             path: target.path.clone(),
             ledger,
@@ -929,7 +959,10 @@ impl<'r> Plan<'r> {
             return Ok(input.release(mech, &self.workload, rng)?);
         };
         let certificate = mech.certificate();
-        let (spend, relation) = (certificate.loss, certificate.neighbouring);
+        let (spend, relation) = (
+            certificate.loss,
+            ledger_file::central_relation(&certificate)?,
+        );
         // charged now, after every check that draws no noise and before the first noise is
         // drawn (`release_charged_with` records the spend, then runs the mechanism): a
         // release that fails or crashes from here on has been charged (no free retry), and

@@ -1,11 +1,12 @@
 //! The baselines ([`crate::client::baselines`], [`crate::server::baselines`]) as simulated
 //! protocols, one client per record, deterministic from a seed.
 
-use super::{LocalGuarantee, LocalRelease, simulate};
+use super::{LocalRelease, simulate};
 use crate::client::{FourierParity, FrequencyOracle, PerAttributeRr, SampledTableOracle};
 use crate::server::{NoisyRecords, OracleAggregate, ParityAggregate};
 use crate::{LocalError, Result};
 use dp_core::StreamFamily;
+use dp_mechanisms::PrivacyCertificate;
 use dp_queries::{Dataset, MarginalWorkload};
 
 /// Which baseline.
@@ -91,10 +92,8 @@ pub fn run_baseline(
     Ok(LocalRelease {
         answers: estimate.clone(),
         estimate,
-        guarantee: LocalGuarantee {
-            epsilon,
-            messages_per_client: 1,
-        },
+        certificate: PrivacyCertificate::local(kind.name(), epsilon),
+        messages_per_client: 1,
         notes: vec![format!(
             "baseline {}: unbiased estimates, not post-processed",
             kind.name()

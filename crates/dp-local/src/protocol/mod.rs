@@ -29,6 +29,7 @@ use crate::server::{Aggregate, TableAggregate};
 use crate::{LocalError, Result};
 use dp_core::StreamFamily;
 use dp_geometry::{FrankWolfeResult, FrankWolfeSettings};
+use dp_mechanisms::PrivacyCertificate;
 use dp_mechanisms::projection::chaining::ChainDecomposition;
 use dp_mechanisms::projection::metric::MarginalMetric;
 use dp_mechanisms::projection::points::GatheredPoints;
@@ -54,26 +55,6 @@ impl LocalMechanismKind {
             LocalMechanismKind::Coarse => "local-coarse",
             LocalMechanismKind::Chaining => "local-chaining",
         }
-    }
-}
-
-/// The guarantee of a local release: ε-LDP, for any two inputs of one client.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LocalGuarantee {
-    /// The ε of every client's messages together.
-    pub epsilon: f64,
-    /// Messages each client sends (their ε's add up to `epsilon`).
-    pub messages_per_client: usize,
-}
-
-impl std::fmt::Display for LocalGuarantee {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "local ε-DP with ε = {} (any two inputs of one client; {} message(s) per client)",
-            dp_core::Num(self.epsilon),
-            self.messages_per_client
-        )
     }
 }
 
@@ -116,8 +97,14 @@ pub struct LocalRelease {
     pub answers: Vec<f64>,
     /// The server's unbiased estimate before projection (sum over levels for chaining).
     pub estimate: Vec<f64>,
-    /// The privacy guarantee.
-    pub guarantee: LocalGuarantee,
+    /// The privacy guarantee, in the local model
+    /// ([`dp_mechanisms::PrivacyModel::Local`]): the ε of every client's messages together.
+    pub certificate: PrivacyCertificate,
+    /// Messages each client sent: one, or one per non-trivial level of `local-chaining`
+    /// (their ε's add up to at most the certificate's; known once the public decomposition is
+    /// built, so it is stated here and not in the certificate, which depends on the
+    /// parameters alone).
+    pub messages_per_client: usize,
     /// Human-readable diagnostics.
     pub notes: Vec<String>,
 }
@@ -220,6 +207,12 @@ impl LocalProtocol {
         self.kind
     }
 
+    /// The guarantee every release of the protocol carries, stated from the parameters
+    /// alone: local ε-DP at the protocol's ε ([`PrivacyCertificate::local`]).
+    pub fn certificate(&self) -> PrivacyCertificate {
+        PrivacyCertificate::local(self.kind.name(), self.epsilon)
+    }
+
     /// Simulates the protocol with one client per record of `data` (the clients' streams
     /// come from `family`) and returns the server's release.
     pub fn run(
@@ -267,10 +260,8 @@ impl LocalProtocol {
             notes: vec![format!("projection onto conv 𝒳: {}", fw_summary(&fw))],
             answers: fw.point,
             estimate: y,
-            guarantee: LocalGuarantee {
-                epsilon: self.epsilon,
-                messages_per_client: 1,
-            },
+            certificate: self.certificate(),
+            messages_per_client: 1,
         })
     }
 
@@ -309,10 +300,8 @@ impl LocalProtocol {
             ],
             answers: fw.point,
             estimate: y,
-            guarantee: LocalGuarantee {
-                epsilon: self.epsilon,
-                messages_per_client: 1,
-            },
+            certificate: self.certificate(),
+            messages_per_client: 1,
         })
     }
 
@@ -387,10 +376,8 @@ impl LocalProtocol {
         Ok(LocalRelease {
             answers,
             estimate,
-            guarantee: LocalGuarantee {
-                epsilon: self.epsilon,
-                messages_per_client: levels.max(1),
-            },
+            certificate: self.certificate(),
+            messages_per_client: levels.max(1),
             notes,
         })
     }

@@ -1632,7 +1632,9 @@ impl Mechanism for AdaptiveProjection {
         PrivacyCertificate {
             mechanism: self.name().to_string(),
             loss,
-            neighbouring: self.params.neighbouring,
+            model: crate::PrivacyModel::Central {
+                neighbouring: self.params.neighbouring,
+            },
             approx_equivalent: self.delta.and_then(|d| loss.to_approx(d).ok()),
         }
     }

@@ -904,7 +904,9 @@ impl Mechanism for DualQuery {
         PrivacyCertificate {
             mechanism: "dualquery".into(),
             loss: self.budget,
-            neighbouring: Neighbouring::ReplaceOne,
+            model: crate::PrivacyModel::Central {
+                neighbouring: Neighbouring::ReplaceOne,
+            },
             approx_equivalent: None,
         }
     }

@@ -637,7 +637,9 @@ impl Mechanism for IterativeConstruction {
         PrivacyCertificate {
             mechanism: "ic-mw".into(),
             loss: self.budget,
-            neighbouring: Neighbouring::ReplaceOne,
+            model: crate::PrivacyModel::Central {
+                neighbouring: Neighbouring::ReplaceOne,
+            },
             approx_equivalent: None,
         }
     }

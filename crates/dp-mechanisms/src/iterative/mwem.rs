@@ -521,7 +521,9 @@ impl Mechanism for Mwem {
         PrivacyCertificate {
             mechanism: "mwem".into(),
             loss: self.plan.loss,
-            neighbouring: Neighbouring::ReplaceOne,
+            model: crate::PrivacyModel::Central {
+                neighbouring: Neighbouring::ReplaceOne,
+            },
             approx_equivalent: self.plan.approx_equivalent,
         }
     }

@@ -739,7 +739,9 @@ impl PolynomialMechanism {
         PrivacyCertificate {
             mechanism: "polynomial".to_string(),
             loss,
-            neighbouring: Neighbouring::ReplaceOne,
+            model: crate::PrivacyModel::Central {
+                neighbouring: Neighbouring::ReplaceOne,
+            },
             approx_equivalent,
         }
     }

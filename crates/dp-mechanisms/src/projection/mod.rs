@@ -215,7 +215,9 @@ impl ZcdpBudget {
         PrivacyCertificate {
             mechanism: name.to_string(),
             loss,
-            neighbouring: Neighbouring::ReplaceOne,
+            model: crate::PrivacyModel::Central {
+                neighbouring: Neighbouring::ReplaceOne,
+            },
             approx_equivalent: self.delta.and_then(|d| loss.to_approx(d).ok()),
         }
     }

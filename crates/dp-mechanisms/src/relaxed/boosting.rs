@@ -442,7 +442,9 @@ impl BoostingForQueries {
         PrivacyCertificate {
             mechanism: "boosting".into(),
             loss,
-            neighbouring: Neighbouring::ReplaceOne,
+            model: crate::PrivacyModel::Central {
+                neighbouring: Neighbouring::ReplaceOne,
+            },
             approx_equivalent: self.delta.and_then(|d| loss.to_approx(d).ok()),
         }
     }

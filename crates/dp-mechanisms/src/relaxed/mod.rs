@@ -234,7 +234,9 @@ impl RelaxedProjection {
         PrivacyCertificate {
             mechanism: "relaxed-projection".into(),
             loss,
-            neighbouring: Neighbouring::ReplaceOne,
+            model: crate::PrivacyModel::Central {
+                neighbouring: Neighbouring::ReplaceOne,
+            },
             approx_equivalent: self.delta.and_then(|d| loss.to_approx(d).ok()),
         }
     }

@@ -1,9 +1,6 @@
 //! `dpqr mechanisms`: the catalogue in plain words or JSON.
 
-use dp_bench::catalogue::{
-    BudgetKind, LOCAL_MECHANISMS, LocalMechanismSpec, MECHANISMS, MechanismSpec, Reads,
-    neighbouring_flag,
-};
+use dp_bench::catalogue::{BudgetKind, MECHANISMS, MechanismSpec, Model, Reads, neighbouring_flag};
 use dp_bench::{BenchError, Result};
 
 /// One catalogue entry for `dpqr mechanisms --json`.
@@ -11,19 +8,20 @@ pub(crate) fn mechanism_json(spec: &MechanismSpec) -> serde_json::Value {
     let flags: Vec<&str> = spec.budgets.iter().map(|k| k.flags()).collect();
     let kinds: Vec<&str> = spec.budgets.iter().map(|k| k.key()).collect();
     let relations: Vec<&str> = spec
-        .relations
+        .relations()
         .iter()
         .map(|r| neighbouring_flag(*r))
         .collect();
     serde_json::json!({
         "name": spec.name,
+        "model": spec.model_key(),
         "description": spec.description,
         "guarantee": spec.guarantee,
         "budget_kinds": kinds,
         "budget_flags": flags,
         "neighbouring": relations,
-        "neighbouring_default": neighbouring_flag(spec.default_relation()),
-        "neighbouring_note": spec.relations_note,
+        "neighbouring_default": spec.default_relation().map(neighbouring_flag),
+        "neighbouring_note": spec.relations_note(),
         "synthetic_data": spec.synthetic,
         "counts_suffice": spec.reads == Reads::WorkloadCounts,
         "reads": spec.reads.key(),
@@ -42,38 +40,10 @@ pub(crate) fn mechanism_json(spec: &MechanismSpec) -> serde_json::Value {
     })
 }
 
-/// One local-model entry for `dpqr mechanisms --json`.
-fn local_json(spec: &LocalMechanismSpec) -> serde_json::Value {
-    serde_json::json!({
-        "name": spec.name,
-        "model": "local",
-        "description": spec.description,
-        "guarantee": LocalMechanismSpec::GUARANTEE,
-        "budget_kinds": ["pure"],
-        "budget_flags": [LocalMechanismSpec::BUDGET_FLAGS],
-        "neighbouring": ["local"],
-        "neighbouring_note": "any two inputs of one client; not a central relation, never \
-                              recorded in a ledger of central spends",
-        "synthetic_data": false,
-        "counts_suffice": false,
-        "reads": Reads::Records.key(),
-        "counting_plan": null,
-        "streams": false,
-        "universe": spec.universe,
-        "wrong_choice": spec.wrong_choice,
-        "post_processing": false,
-        "settings": [],
-    })
-}
-
 /// `dpqr mechanisms`: every catalogue entry in plain words, or as JSON.
 pub(crate) fn mechanisms(json: bool) -> Result<()> {
     if json {
-        let list: Vec<serde_json::Value> = MECHANISMS
-            .iter()
-            .map(mechanism_json)
-            .chain(LOCAL_MECHANISMS.iter().map(local_json))
-            .collect();
+        let list: Vec<serde_json::Value> = MECHANISMS.iter().map(mechanism_json).collect();
         let text = serde_json::to_string_pretty(&list).map_err(|source| BenchError::Encode {
             what: "the list",
             source,
@@ -88,26 +58,35 @@ pub(crate) fn mechanisms(json: bool) -> Result<()> {
         outln!("{}", spec.name);
         outln!("  what:           {}", spec.description);
         outln!("  guarantee:      {}", spec.guarantee);
+        outln!(
+            "  model:          {}",
+            match spec.model {
+                Model::Central(_) =>
+                    "central: a trusted curator holds the records and runs the mechanism on them",
+                Model::Local(_) =>
+                    "local: every client randomizes its own record (one \
+                    simulated client per record of the data)",
+            }
+        );
         outln!("  budget flags:   {}", spec.budget_flags());
-        let relations = if spec.relations.len() == 1 {
-            format!(
+        let relations = match (spec.relations(), spec.default_relation()) {
+            ([], _) | (_, None) => format!("none — {}", spec.relations_note()),
+            ([only], _) => format!(
                 "{} only (--neighbouring {}): {}",
                 spec.relation_list(),
-                neighbouring_flag(spec.relations[0]),
-                spec.relations_note
-            )
-        } else {
-            format!(
+                neighbouring_flag(*only),
+                spec.relations_note()
+            ),
+            (all, Some(default)) => format!(
                 "{} (--neighbouring {}; default {}: {})",
                 spec.relation_list(),
-                spec.relations
-                    .iter()
+                all.iter()
                     .map(|r| neighbouring_flag(*r))
                     .collect::<Vec<_>>()
                     .join(" or "),
-                neighbouring_flag(spec.default_relation()),
-                spec.relations_note
-            )
+                neighbouring_flag(default),
+                spec.relations_note()
+            ),
         };
         outln!("  neighbours:     {relations}");
         outln!(
@@ -152,21 +131,6 @@ pub(crate) fn mechanisms(json: bool) -> Result<()> {
                 s.unit
             );
         }
-    }
-    for spec in LOCAL_MECHANISMS {
-        outln!();
-        outln!("{}", spec.name);
-        outln!("  what:           {}", spec.description);
-        outln!("  guarantee:      {}", LocalMechanismSpec::GUARANTEE);
-        outln!("  budget flags:   {}", LocalMechanismSpec::BUDGET_FLAGS);
-        outln!(
-            "  neighbours:     local — any two inputs of one client (one simulated client per \
-             record); not a central relation, so --neighbouring and --ledger are refused"
-        );
-        outln!("  synthetic data: no, answers only");
-        outln!("  domain:         {}", spec.universe);
-        outln!("  wrong choice when: {}", spec.wrong_choice);
-        outln!("  settings:       none");
     }
     let kinds: Vec<String> = BudgetKind::ALL
         .iter()

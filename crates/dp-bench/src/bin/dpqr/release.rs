@@ -335,7 +335,7 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
                 "{} clients (one per record), {} message(s) per client; not recorded in any \
                  ledger (a local ε is accounted per client)",
                 released.clients,
-                released.release.guarantee.messages_per_client
+                released.release.messages_per_client
             );
             outln!("wrote {}", quoted(&args.out.display().to_string()));
             Ok(())
@@ -652,8 +652,8 @@ fn dry_run(plan: &Plan<'_>, ledger_note: Option<String>) -> Result<()> {
     // answer perturbation: the noise per count is fixed before running
     // the mechanism's own checks of public inputs, as the release runs them before the
     // spend is recorded (with --assume-n as n under replace-one neighbours)
-    let public_n = match (mech.certificate().neighbouring, args.assume_n) {
-        (Neighbouring::ReplaceOne, Some(n)) => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+    let public_n = match (mech.certificate().neighbouring(), args.assume_n) {
+        (Some(Neighbouring::ReplaceOne), Some(n)) => Some(usize::try_from(n).unwrap_or(usize::MAX)),
         _ => None,
     };
     match mech.check_inputs(workload, public_n) {
@@ -662,7 +662,7 @@ fn dry_run(plan: &Plan<'_>, ledger_note: Option<String>) -> Result<()> {
         }
         Ok(()) => outln!(
             "checks: the mechanism's checks of the parameters and workload pass{}",
-            if mech.certificate().neighbouring == Neighbouring::ReplaceOne {
+            if mech.certificate().neighbouring() == Some(Neighbouring::ReplaceOne) {
                 "; those that need n run after the data is read, before anything is charged \
                  (give --assume-n N to run them now)"
             } else {
