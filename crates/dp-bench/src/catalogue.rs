@@ -1493,7 +1493,7 @@ pub static MECHANISMS: &[MechanismSpec] = &[
             kind: SettingKind::Rounds,
             meaning: "rounds per workload attribute: the planned number of rounds is this \
                 times the number of attributes the workload touches, which sets each round's \
-                share of the budget (rounds end early when the budget is spent); at least 5, \
+                share of the budget (rounds end early when the budget is spent); at least 10, \
                 so that the 1-way tables, the direct measurements and the checks leave budget \
                 for the rounds",
             default: || {

@@ -256,7 +256,7 @@ fn other_public_failures_found_by_extreme_settings_are_refused_uncharged() {
             "nltcs",
             "adaptive-projection",
             &["--rho", "1", "--rounds", "2"],
-            "invalid parameter rounds_per_attribute = 2: must be at least 5",
+            "invalid parameter rounds_per_attribute = 2: must be at least 10",
         ),
         // rounds within the limit whose synopses exceed --max-memory-mib
         (
