@@ -568,6 +568,46 @@ impl MechanismSpec {
         serde_json::Value::Object(map)
     }
 
+    /// The entry as JSON, as `dpqr mechanisms --json` lists it (and `dpqr.mechanisms()` in
+    /// Python): its name, model, description, guarantee, budget kinds and flags, relations
+    /// with the default, whether it makes synthetic data, what it reads, its domain limits,
+    /// where it is the wrong choice, post-processing, and each setting with its default.
+    pub fn to_json(&self) -> serde_json::Value {
+        let flags: Vec<&str> = self.budgets.iter().map(|k| k.flags()).collect();
+        let kinds: Vec<&str> = self.budgets.iter().map(|k| k.key()).collect();
+        let relations: Vec<&str> = self
+            .relations()
+            .iter()
+            .map(|r| neighbouring_flag(*r))
+            .collect();
+        serde_json::json!({
+            "name": self.name,
+            "model": self.model_key(),
+            "description": self.description,
+            "guarantee": self.guarantee,
+            "budget_kinds": kinds,
+            "budget_flags": flags,
+            "neighbouring": relations,
+            "neighbouring_default": self.default_relation().map(neighbouring_flag),
+            "neighbouring_note": self.relations_note(),
+            "synthetic_data": self.synthetic,
+            "counts_suffice": self.reads == Reads::WorkloadCounts,
+            "reads": self.reads.key(),
+            "counting_plan": self.reads.tables(),
+            "streams": self.reads.from_counts(),
+            "universe": self.universe,
+            "wrong_choice": self.wrong_choice,
+            "post_processing": self.post_processing,
+            "settings": self.settings.iter().map(|s| serde_json::json!({
+                "flag": s.kind.flag(),
+                "name": s.kind.key(),
+                "meaning": s.meaning,
+                "default": (s.default)().to_json(),
+                "default_text": format!("{}{}", (s.default)(), s.unit),
+            })).collect::<Vec<_>>(),
+        })
+    }
+
     /// `Ok` if the entry is stated for `relation`; otherwise an error naming the relations
     /// it is stated for and the flag that selects them.
     pub fn check_relation(&self, relation: Neighbouring) -> Result<()> {

@@ -3,47 +3,10 @@
 use dp_bench::catalogue::{BudgetKind, MECHANISMS, MechanismSpec, Model, Reads, neighbouring_flag};
 use dp_bench::{BenchError, Result};
 
-/// One catalogue entry for `dpqr mechanisms --json`.
-pub(crate) fn mechanism_json(spec: &MechanismSpec) -> serde_json::Value {
-    let flags: Vec<&str> = spec.budgets.iter().map(|k| k.flags()).collect();
-    let kinds: Vec<&str> = spec.budgets.iter().map(|k| k.key()).collect();
-    let relations: Vec<&str> = spec
-        .relations()
-        .iter()
-        .map(|r| neighbouring_flag(*r))
-        .collect();
-    serde_json::json!({
-        "name": spec.name,
-        "model": spec.model_key(),
-        "description": spec.description,
-        "guarantee": spec.guarantee,
-        "budget_kinds": kinds,
-        "budget_flags": flags,
-        "neighbouring": relations,
-        "neighbouring_default": spec.default_relation().map(neighbouring_flag),
-        "neighbouring_note": spec.relations_note(),
-        "synthetic_data": spec.synthetic,
-        "counts_suffice": spec.reads == Reads::WorkloadCounts,
-        "reads": spec.reads.key(),
-        "counting_plan": spec.reads.tables(),
-        "streams": spec.reads.from_counts(),
-        "universe": spec.universe,
-        "wrong_choice": spec.wrong_choice,
-        "post_processing": spec.post_processing,
-        "settings": spec.settings.iter().map(|s| serde_json::json!({
-            "flag": s.kind.flag(),
-            "name": s.kind.key(),
-            "meaning": s.meaning,
-            "default": (s.default)().to_json(),
-            "default_text": format!("{}{}", (s.default)(), s.unit),
-        })).collect::<Vec<_>>(),
-    })
-}
-
 /// `dpqr mechanisms`: every catalogue entry in plain words, or as JSON.
 pub(crate) fn mechanisms(json: bool) -> Result<()> {
     if json {
-        let list: Vec<serde_json::Value> = MECHANISMS.iter().map(mechanism_json).collect();
+        let list: Vec<serde_json::Value> = MECHANISMS.iter().map(MechanismSpec::to_json).collect();
         let text = serde_json::to_string_pretty(&list).map_err(|source| BenchError::Encode {
             what: "the list",
             source,

@@ -1,0 +1,212 @@
+//! The extension module `dpqr._native` (PyO3): the functions the Python package
+//! (`python/dpqr/__init__.py`) calls once it has put the data, schema and workload into
+//! files, and the exception `dpqr.DpqrError`. Its typed signatures are in
+//! `python/dpqr/_native.pyi`.
+
+use crate::arguments::{Arguments, SettingArg, SyntheticChoice};
+use crate::error::BindingError;
+use crate::run;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
+use std::path::PathBuf;
+
+pyo3::create_exception!(
+    dpqr,
+    DpqrError,
+    pyo3::exceptions::PyValueError,
+    "An input dpqr refuses, or a release that failed: the message is the one `dpqr` prints \
+     after `error: ` for the same input; `exit_status` is the status it would exit with (2, \
+     or 3 for a spend a budget refused)."
+);
+
+/// `err` as a `DpqrError` carrying its message and exit status.
+fn raise(py: Python<'_>, err: BindingError) -> PyErr {
+    let e = DpqrError::new_err(err.to_string());
+    // an attribute that cannot be set leaves the message, which is what matters
+    e.value(py).setattr("exit_status", err.exit_status()).ok();
+    e
+}
+
+/// A setting's value as the argument checks take it.
+fn setting_arg(value: &Bound<'_, PyAny>) -> PyResult<SettingArg> {
+    // bool is a subclass of int in Python: refused before the int test
+    if value.is_instance_of::<PyBool>() {
+    } else if value.is_instance_of::<PyInt>() {
+        if let Ok(n) = value.extract::<i64>() {
+            return Ok(SettingArg::Whole(n));
+        }
+    } else if value.is_instance_of::<PyFloat>() {
+        return Ok(SettingArg::Real(value.extract::<f64>()?));
+    } else if value.is_instance_of::<PyString>() {
+        return Ok(SettingArg::Text(value.extract::<String>()?));
+    }
+    Ok(SettingArg::Other {
+        type_name: value.get_type().name()?.to_string(),
+        repr: value.repr()?.to_string(),
+    })
+}
+
+/// A whole-number keyword argument (`seed`, `workload_seed`) of at most 64 bits.
+fn unsigned(py: Python<'_>, key: &str, value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    if !value.is_instance_of::<PyBool>()
+        && let Ok(n) = value.extract::<u64>()
+    {
+        return Ok(n);
+    }
+    Err(raise(
+        py,
+        BindingError::Argument(format!(
+            "{key}={}: give a whole number from 0 to {}",
+            value.repr()?,
+            u64::MAX
+        )),
+    ))
+}
+
+/// A keyword argument `rows` as a whole number (its range is the pipeline's to check).
+fn rows(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<i64> {
+    match setting_arg(value)? {
+        SettingArg::Whole(n) => Ok(n),
+        other => Err(raise(
+            py,
+            BindingError::Argument(format!(
+                "rows={}: give a whole number of at least 1",
+                match other {
+                    SettingArg::Other { repr, .. } => repr,
+                    _ => value.repr()?.to_string(),
+                }
+            )),
+        )),
+    }
+}
+
+/// Run one release (the pipeline of `dpqr release`) with the interpreter lock released,
+/// writing the answers to `answers`, the report to `report` and, when made, the synthetic
+/// records to `synthetic_out`. Returns a dict: `certificate` (a dict of the fields of
+/// `dpqr.Certificate`), `labelled`, `synthetic` (whether written) and `warnings` (the lines `dpqr release`
+/// prints on stderr). Raises `DpqrError` with the command line's message.
+#[pyfunction]
+#[pyo3(signature = (
+    *, data, schema, workload, mechanism, answers, report, synthetic_out,
+    epsilon=None, delta=None, rho=None, neighbouring=None, post=None, seed=None,
+    settings=None, synthetic=None, rows=None, workload_seed=None, allow_large_delta=false,
+    delimiter=None, ignore_extra_columns=false, labelled=true, max_memory_mib=4096
+))]
+#[allow(clippy::too_many_arguments)]
+fn release<'py>(
+    py: Python<'py>,
+    data: PathBuf,
+    schema: PathBuf,
+    workload: String,
+    mechanism: String,
+    answers: PathBuf,
+    report: PathBuf,
+    synthetic_out: PathBuf,
+    epsilon: Option<f64>,
+    delta: Option<f64>,
+    rho: Option<f64>,
+    neighbouring: Option<String>,
+    post: Option<String>,
+    seed: Option<Bound<'py, PyAny>>,
+    settings: Option<Bound<'py, PyDict>>,
+    synthetic: Option<bool>,
+    rows: Option<Bound<'py, PyAny>>,
+    workload_seed: Option<Bound<'py, PyAny>>,
+    allow_large_delta: bool,
+    delimiter: Option<String>,
+    ignore_extra_columns: bool,
+    labelled: bool,
+    max_memory_mib: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut pairs = Vec::new();
+    if let Some(settings) = &settings {
+        for (key, value) in settings.iter() {
+            pairs.push((key.extract::<String>()?, setting_arg(&value)?));
+        }
+    }
+    let args = Arguments {
+        data,
+        schema,
+        delimiter,
+        ignore_extra_columns,
+        workload,
+        workload_seed: match &workload_seed {
+            Some(v) => unsigned(py, "workload_seed", v)?,
+            None => 0,
+        },
+        mechanism,
+        epsilon,
+        delta,
+        rho,
+        allow_large_delta,
+        neighbouring,
+        post,
+        seed: seed.as_ref().map(|v| unsigned(py, "seed", v)).transpose()?,
+        settings: pairs,
+        labelled,
+        answers,
+        report,
+        synthetic_out,
+        synthetic: match synthetic {
+            None => SyntheticChoice::IfMade,
+            Some(true) => SyntheticChoice::Always,
+            Some(false) => SyntheticChoice::Never,
+        },
+        rows: rows.as_ref().map(|v| self::rows(py, v)).transpose()?,
+        max_memory_mib,
+    };
+    // the release runs without the interpreter lock: other Python threads go on meanwhile
+    let ran = py
+        .detach(|| run::release(&args))
+        .map_err(|e| raise(py, e))?;
+    let c = &ran.certificate;
+    let certificate = PyDict::new(py);
+    certificate.set_item("mechanism", &c.mechanism)?;
+    certificate.set_item("model", c.model)?;
+    certificate.set_item("neighbouring", c.neighbouring)?;
+    certificate.set_item("guarantee", c.guarantee)?;
+    certificate.set_item("epsilon", c.epsilon)?;
+    certificate.set_item("delta", c.delta)?;
+    certificate.set_item("rho", c.rho)?;
+    certificate.set_item("approx_equivalent", c.approx_equivalent)?;
+    certificate.set_item("statement", &c.statement)?;
+    let out = PyDict::new(py);
+    out.set_item("certificate", certificate)?;
+    out.set_item("labelled", ran.labelled)?;
+    out.set_item("synthetic", ran.synthetic)?;
+    out.set_item("warnings", ran.warnings)?;
+    Ok(out)
+}
+
+/// The catalogue as JSON text: a list with one object per mechanism, as `dpqr mechanisms
+/// --json` prints it.
+#[pyfunction]
+fn mechanisms(py: Python<'_>) -> PyResult<String> {
+    run::mechanisms_json().map_err(|e| raise(py, e))
+}
+
+/// NON-PRIVATE: a schema (JSON text) drafted by reading the CSV text `csv` (a header row,
+/// then the records), as `dpqr schema draft` drafts it. `name` names the data in errors.
+#[pyfunction]
+#[pyo3(signature = (csv, *, name, max_labels=20, bins=10))]
+fn draft_schema_nonprivate(
+    py: Python<'_>,
+    csv: &[u8],
+    name: &str,
+    max_labels: usize,
+    bins: usize,
+) -> PyResult<String> {
+    run::draft_schema_nonprivate(csv, name, max_labels, bins).map_err(|e| raise(py, e))
+}
+
+/// The Rust half of the Python package `dpqr`: the release pipeline of the `dpqr` command
+/// line. Use the package's functions (`dpqr.release`, `dpqr.mechanisms`), not these.
+#[pymodule]
+#[pyo3(name = "_native")]
+fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("DpqrError", m.py().get_type::<DpqrError>())?;
+    m.add_function(wrap_pyfunction!(release, m)?)?;
+    m.add_function(wrap_pyfunction!(mechanisms, m)?)?;
+    m.add_function(wrap_pyfunction!(draft_schema_nonprivate, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,336 @@
+"""dpqr: differentially private query release from pandas and Polars DataFrames.
+
+A release answers a workload of statistical queries (by default every 3-way marginal table)
+from a private table, and gives synthetic data where the mechanism makes it, with a stated
+privacy guarantee. The mechanisms, the accounting, the checks and every error message are
+those of the ``dpqr`` command line: :func:`release` runs the same Rust pipeline as
+``dpqr release`` (docs/python.md puts the two side by side).
+
+>>> import dpqr, pandas as pd
+>>> adult = pd.read_csv("data/adult/adult.csv")
+>>> r = dpqr.release(adult, schema="data/adult/adult-domain.json",
+...                  workload="data/workloads/adult_w64.json",
+...                  mechanism="adaptive-projection", epsilon=1.0, delta=1e-9, rows=10_000)
+
+``r.answers`` holds the 64 tables' cells with their labels, proportions and counts,
+``r.synthetic`` 10 000 synthetic rows with adult's columns, ``r.certificate`` the guarantee.
+
+Mechanisms are named as in ``dpqr mechanisms`` (:func:`mechanisms` lists them); their papers
+are cited there by authors and year, and resolved in docs/references.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+import pandas as pd
+
+from . import _native
+from ._native import DpqrError
+
+__all__ = [
+    "Certificate",
+    "DpqrError",
+    "DpqrWarning",
+    "Release",
+    "mechanisms",
+    "release",
+]
+
+#: What :func:`release` takes as data: a pandas or Polars DataFrame, or the path of a CSV,
+#: gzip-compressed CSV or Parquet file.
+Data = Union["pd.DataFrame", Any, str, "os.PathLike[str]"]
+#: A workload: ``"all-Kway"``, ``"random-Kway:M"``, the path of a workload JSON file, a list
+#: of tables (each a sequence of column names), or a workload JSON object (``{"class": ...}``).
+WorkloadSpec = Union[str, "os.PathLike[str]", Sequence[Sequence[str]], Mapping[str, Any]]
+#: A schema: a dict in the JSON form of ``--domain`` files, or the path of one.
+SchemaSpec = Union[Mapping[str, Any], str, "os.PathLike[str]"]
+
+
+class DpqrWarning(UserWarning):
+    """A warning ``dpqr release`` prints on stderr: a fixed ``seed`` (the release is then not
+    private against whoever knows the seed), a large δ accepted, or answers so noisy that any
+    table of proportions would be closer to the truth. The same text as the command line's."""
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """The privacy guarantee a release carries, stated before the mechanism ran (it depends
+    on the parameters only, never on the data).
+
+    ``guarantee`` is the mechanism's native accounting: ``"pure"`` (ε-DP, ``epsilon``),
+    ``"approx"`` ((ε, δ)-DP, ``epsilon`` and ``delta``) or ``"zcdp"`` (ρ-zCDP, ``rho``; its
+    (ε, δ) at the δ asked is ``approx_equivalent``). ``model`` is ``"central"`` (a curator
+    ran the mechanism on the records; ``neighbouring`` is the relation the guarantee is
+    stated for, ``"add-remove"`` or ``"replace-one"``) or ``"local"`` (every simulated client
+    randomized its own record; ``neighbouring`` is ``None``). ``statement`` is the line
+    ``dpqr release`` prints after "privacy spent:".
+    """
+
+    mechanism: str
+    model: str
+    neighbouring: Optional[str]
+    guarantee: str
+    epsilon: Optional[float]
+    delta: Optional[float]
+    rho: Optional[float]
+    approx_equivalent: Optional[Tuple[float, float]]
+    statement: str
+
+
+@dataclass(frozen=True)
+class Release:
+    """What :func:`release` returns.
+
+    * ``certificate``: the guarantee (:class:`Certificate`).
+    * ``answers``: one row per answer, as the answers file of ``dpqr release`` holds them.
+      For marginal tables released in the central model: ``marginal`` (the table, e.g.
+      ``age|sex``), ``cell`` (its codes, ``3|1``), ``answer`` (the released proportion),
+      ``label`` (the cell named through the schema, ``age=[25,45)|sex=female``) and
+      ``count`` (the proportion times the total: the public n under replace-one neighbours,
+      the release's own noisy total under add/remove, where n is private; empty when the
+      mechanism states no total). The report's ``counts`` says which. Local-model releases
+      give ``marginal, cell, answer``; other query classes ``query, class, description,
+      answer``.
+    * ``synthetic``: the synthetic records in the input's form (labels, a number drawn within
+      each bin, empty for ``missing``, integer codes), weighted (a last column ``weight``)
+      or, with ``rows=N``, ``N`` plain rows; ``None`` when none were made.
+    * ``report``: the release report (``dpqr release --report``) as a dict: the certificate,
+      the mechanism's diagnostics, the settings, the schema, what the counts are scaled by.
+    """
+
+    certificate: Certificate
+    answers: pd.DataFrame
+    synthetic: Optional[pd.DataFrame]
+    report: Dict[str, Any]
+
+
+def mechanisms() -> List[Dict[str, Any]]:
+    """The catalogue, one dict per mechanism, as ``dpqr mechanisms --json`` prints it: its
+    ``name`` (what :func:`release` takes as ``mechanism``), ``description`` (with the papers
+    it implements, by authors and year), ``guarantee``, ``budget_kinds``, ``neighbouring``
+    relations and default, ``synthetic_data``, ``reads``, ``universe``, ``wrong_choice`` and
+    its ``settings`` (each with ``name``, the keyword :func:`release` takes, and
+    ``default``)."""
+    return json.loads(_native.mechanisms())
+
+
+def _is_polars(data: Any) -> bool:
+    return type(data).__module__.split(".")[0] == "polars" and hasattr(data, "write_parquet")
+
+
+def _write_data(data: Data, directory: Path) -> Tuple[Path, Optional[pd.DataFrame]]:
+    """The data as a file the pipeline reads: a path as it is, a DataFrame written as Parquet
+    into ``directory`` (types kept: text, numbers, nulls for empty cells). Returns the file
+    and, for a pandas DataFrame, the frame (the synthetic records take its column types)."""
+    if isinstance(data, (str, os.PathLike)):
+        return Path(data), None
+    path = directory / "data.parquet"
+    if isinstance(data, pd.DataFrame):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            table = pa.Table.from_pandas(data, preserve_index=False)
+        except (pa.ArrowException, TypeError, ValueError) as e:
+            raise DpqrError(f"the DataFrame cannot be handed to dpqr as Parquet: {e}") from e
+        pq.write_table(table, path)
+        return path, data
+    if _is_polars(data):
+        data.write_parquet(path)
+        return path, None
+    raise TypeError(
+        "data: give a pandas or Polars DataFrame, or the path of a CSV, gzip CSV or Parquet "
+        f"file, not {type(data).__name__}"
+    )
+
+
+def _write_schema(schema: Optional[SchemaSpec], directory: Path) -> Path:
+    if schema is None:
+        raise DpqrError(
+            "schema: give the public schema, a dict like {\"age\": {\"bins\": [0, 18, 65, 120]}, "
+            "\"sex\": {\"labels\": [\"female\", \"male\"]}, \"children\": 5} or the path of a "
+            "schema JSON file; it must be fixed without looking at the data "
+            "(dpqr.nonprivate.draft_schema drafts one from the data, NON-PRIVATE: review it)"
+        )
+    if isinstance(schema, (str, os.PathLike)):
+        return Path(schema)
+    path = directory / "schema.json"
+    path.write_text(json.dumps(schema))
+    return path
+
+
+def _workload_spec(workload: WorkloadSpec, directory: Path) -> str:
+    """The workload as ``--workload`` takes it: a list of tables or a JSON object is written
+    to a file in ``directory``."""
+    if isinstance(workload, (str, os.PathLike)):
+        return os.fspath(workload)
+    if isinstance(workload, Mapping):
+        value: Any = dict(workload)
+    else:
+        value = [[c for c in table] if not isinstance(table, str) else [table] for table in workload]
+    path = directory / "workload.json"
+    path.write_text(json.dumps(value))
+    return str(path)
+
+
+#: How ``pd.read_csv`` reads every float exactly as written: ``float_precision="round_trip"``
+#: before pandas 3, its default (and the argument deprecated) since.
+_EXACT_FLOATS: Dict[str, Any] = (
+    {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+)
+
+
+def _read_answers(path: Path) -> pd.DataFrame:
+    """The answers file as a DataFrame: names and codes as text (a label ``NA`` stays
+    ``NA``), answers and counts as floats (an empty count is missing)."""
+    with open(path, encoding="utf-8") as f:
+        header = f.readline().strip().split(",")
+    numeric = {"answer", "count"}
+    return pd.read_csv(
+        path,
+        dtype={c: str for c in header if c not in numeric},
+        keep_default_na=False,
+        na_values={c: [""] for c in header if c in numeric},
+        **_EXACT_FLOATS,
+    )
+
+
+def _read_synthetic(path: Path, like: Optional[pd.DataFrame]) -> pd.DataFrame:
+    """The synthetic records file as a DataFrame: an empty cell (``missing``) is missing;
+    with ``like`` (the pandas input), each column takes the input column's type where its
+    values allow it."""
+    frame = pd.read_csv(path, keep_default_na=False, na_values=[""], **_EXACT_FLOATS)
+    if like is None:
+        return frame
+    for column in frame.columns:
+        if column not in like.columns:
+            continue
+        dtype = like[column].dtype
+        try:
+            if isinstance(dtype, pd.CategoricalDtype):
+                values = frame[column].astype(like[column].cat.categories.dtype)
+                extra = [v for v in pd.unique(values.dropna()) if v not in dtype.categories]
+                categories = list(dtype.categories) + extra
+                frame[column] = values.astype(pd.CategoricalDtype(categories, dtype.ordered))
+            else:
+                frame[column] = frame[column].astype(dtype)
+        except (TypeError, ValueError):
+            # e.g. integers with an empty (missing) cell: kept as read
+            pass
+    return frame
+
+
+def release(
+    data: Data,
+    *,
+    mechanism: str = "adaptive-projection",
+    workload: WorkloadSpec = "all-3way",
+    epsilon: Optional[float] = None,
+    delta: Optional[float] = None,
+    rho: Optional[float] = None,
+    neighbouring: Optional[str] = None,
+    schema: Optional[SchemaSpec] = None,
+    seed: Optional[int] = None,
+    post: Optional[str] = None,
+    synthetic: Optional[bool] = None,
+    rows: Optional[int] = None,
+    workload_seed: int = 0,
+    allow_large_delta: bool = False,
+    delimiter: Optional[str] = None,
+    ignore_extra_columns: bool = False,
+    max_memory_mib: int = 4096,
+    **settings: Any,
+) -> Release:
+    """Release the answers to ``workload`` on ``data`` with ``mechanism`` under a budget, and
+    synthetic records where the mechanism makes them: ``dpqr release`` from Python.
+
+    ``data`` is a pandas or Polars DataFrame (handed to the pipeline as a temporary Parquet
+    file, removed afterwards) or the path of a CSV, gzip CSV or Parquet file; ``schema`` its
+    public schema (a dict, or the path of a schema JSON file: ``--domain``), required.
+
+    ``mechanism`` is a name from :func:`mechanisms`, or ``"auto"`` (chosen from the workload's
+    class and the budget's kind alone). The default, ``"adaptive-projection"``, picks the
+    worst-fitted marginal table in rounds with the exponential mechanism (McSherry, Talwar
+    2007), measures it with discrete Gaussian noise and re-fits a graphical model to every
+    measurement (the iterative construction of Roth 2011 with the estimation of McKenna,
+    Sheldon, Miklau 2019, in rounds like AIM, McKenna et al. 2022); its synthetic records are
+    sampled from the model. The projection family follows Błasiok, Bun, Nikolov, Steinke 2019
+    and Dwork, Nikolov, Talwar 2014, DualQuery Gaboardi et al. 2014, the polynomial release
+    Thaler, Ullman, Vadhan 2012 (docs/references.md).
+
+    The budget is ``epsilon`` alone (pure ε-DP), ``epsilon`` with ``delta`` ((ε, δ)-DP) or
+    ``rho`` (ρ-zCDP), each accepted by the mechanisms listed for it; ``neighbouring`` is
+    ``"add-remove"`` (the default where supported: n stays private) or ``"replace-one"``.
+    ``workload`` is ``"all-Kway"``, ``"random-Kway:M"`` (drawn with ``workload_seed``), a list
+    of tables such as ``[("age", "sex"), ("race",)]``, a workload JSON object or the path of a
+    workload JSON file. Mechanism settings are keyword arguments (``rounds=20``, ``eta=0.4``,
+    ``samples``, ``alpha``, ``tolerance``, ``max_iterations``, ``oracle``), checked by the
+    mechanism's catalogue entry; ``post="simplex"`` projects each table onto the proportions
+    where the mechanism offers it.
+
+    ``synthetic``: ``None`` gives synthetic records when the mechanism makes them, ``True``
+    refuses a mechanism that makes none, ``False`` skips them; ``rows=N`` writes ``N`` plain
+    rows instead of weighted records (publishing ``N`` = n would publish n).
+
+    ``seed`` is for tests and reproducible experiments ONLY: anyone who knows or guesses it
+    can regenerate the noise and recover the exact counts. It is accepted as ``--seed`` is,
+    with the same warning (a :class:`DpqrWarning`), and never written to any output. Without
+    it the operating system seeds the noise.
+
+    The interpreter lock is released while the release runs. Every refusal and failure
+    raises :class:`DpqrError` with the message ``dpqr release`` prints for the same input;
+    nothing else about the data is output beyond what the command line outputs.
+    """
+    with tempfile.TemporaryDirectory(prefix="dpqr-") as tmp:
+        directory = Path(tmp)
+        data_path, frame = _write_data(data, directory)
+        schema_path = _write_schema(schema, directory)
+        workload_text = _workload_spec(workload, directory)
+        answers = directory / "answers.csv"
+        report = directory / "report.json"
+        synthetic_out = directory / "synthetic.csv"
+        ran = _native.release(
+            data=data_path,
+            schema=schema_path,
+            workload=workload_text,
+            mechanism=mechanism,
+            answers=answers,
+            report=report,
+            synthetic_out=synthetic_out,
+            epsilon=epsilon,
+            delta=delta,
+            rho=rho,
+            neighbouring=neighbouring,
+            post=post,
+            seed=seed,
+            settings=settings,
+            synthetic=synthetic,
+            rows=rows,
+            workload_seed=workload_seed,
+            allow_large_delta=allow_large_delta,
+            delimiter=delimiter,
+            ignore_extra_columns=ignore_extra_columns,
+            labelled=True,
+            max_memory_mib=max_memory_mib,
+        )
+        for message in ran["warnings"]:
+            warnings.warn(message, DpqrWarning, stacklevel=2)
+        return Release(
+            certificate=Certificate(**ran["certificate"]),
+            answers=_read_answers(answers),
+            synthetic=_read_synthetic(synthetic_out, frame) if ran["synthetic"] else None,
+            report=json.loads(report.read_text(encoding="utf-8")),
+        )
+
+
+# the NON-PRIVATE helpers, as ``dpqr.nonprivate`` (imported last: they use the names above)
+from . import nonprivate  # noqa: E402
+
+__all__.append("nonprivate")

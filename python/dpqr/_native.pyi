@@ -1,0 +1,71 @@
+"""Type stub of the extension module ``dpqr._native`` (crates/dpqr-python/src/module.rs).
+
+The package's functions (``dpqr.release``, ``dpqr.mechanisms``,
+``dpqr.nonprivate.draft_schema``) call these once the data, schema and workload are files;
+use those, not these.
+"""
+
+import os
+from typing import Any, List, Mapping, Optional, Tuple, TypedDict, Union
+
+_Path = Union[str, "os.PathLike[str]"]
+
+class DpqrError(ValueError):
+    """An input dpqr refuses, or a release that failed: the message ``dpqr`` prints after
+    ``error: `` for the same input."""
+
+    #: The status ``dpqr`` would exit with: 2, or 3 for a spend a budget refused.
+    exit_status: int
+
+class _Certificate(TypedDict):
+    mechanism: str
+    model: str
+    neighbouring: Optional[str]
+    guarantee: str
+    epsilon: Optional[float]
+    delta: Optional[float]
+    rho: Optional[float]
+    approx_equivalent: Optional[Tuple[float, float]]
+    statement: str
+
+class _Ran(TypedDict):
+    certificate: _Certificate
+    labelled: bool
+    synthetic: bool
+    warnings: List[str]
+
+def release(
+    *,
+    data: _Path,
+    schema: _Path,
+    workload: str,
+    mechanism: str,
+    answers: _Path,
+    report: _Path,
+    synthetic_out: _Path,
+    epsilon: Optional[float] = None,
+    delta: Optional[float] = None,
+    rho: Optional[float] = None,
+    neighbouring: Optional[str] = None,
+    post: Optional[str] = None,
+    seed: Optional[int] = None,
+    settings: Optional[Mapping[str, Any]] = None,
+    synthetic: Optional[bool] = None,
+    rows: Optional[int] = None,
+    workload_seed: Optional[int] = None,
+    allow_large_delta: bool = False,
+    delimiter: Optional[str] = None,
+    ignore_extra_columns: bool = False,
+    labelled: bool = True,
+    max_memory_mib: int = 4096,
+) -> _Ran:
+    """One run of the ``dpqr release`` pipeline, the interpreter lock released: the answers,
+    report and (when made) synthetic records written to the paths given."""
+
+def mechanisms() -> str:
+    """The catalogue as JSON text, as ``dpqr mechanisms --json`` prints it."""
+
+def draft_schema_nonprivate(
+    csv: bytes, *, name: str, max_labels: int = 20, bins: int = 10
+) -> str:
+    """NON-PRIVATE: a schema (JSON text) drafted by reading the CSV text ``csv``."""
