@@ -227,6 +227,19 @@ def _read_synthetic(path: Path, like: Optional[pd.DataFrame]) -> pd.DataFrame:
     return frame
 
 
+def _renamed(error: DpqrError, names: Mapping[str, str]) -> DpqrError:
+    """``error`` with each temporary file's path in its message replaced by what the caller
+    gave (``the DataFrame``), its exit status kept; ``error`` itself when none is named."""
+    message = str(error)
+    for path, name in names.items():
+        message = message.replace(path, name)
+    if message == str(error):
+        return error
+    renamed = DpqrError(message)
+    renamed.exit_status = getattr(error, "exit_status", 2)
+    return renamed
+
+
 def release(
     data: Data,
     *,
@@ -296,30 +309,40 @@ def release(
         answers = directory / "answers.csv"
         report = directory / "report.json"
         synthetic_out = directory / "synthetic.csv"
-        ran = _native.release(
-            data=data_path,
-            schema=schema_path,
-            workload=workload_text,
-            mechanism=mechanism,
-            answers=answers,
-            report=report,
-            synthetic_out=synthetic_out,
-            epsilon=epsilon,
-            delta=delta,
-            rho=rho,
-            neighbouring=neighbouring,
-            post=post,
-            seed=seed,
-            settings=settings,
-            synthetic=synthetic,
-            rows=rows,
-            workload_seed=workload_seed,
-            allow_large_delta=allow_large_delta,
-            delimiter=delimiter,
-            ignore_extra_columns=ignore_extra_columns,
-            labelled=True,
-            max_memory_mib=max_memory_mib,
-        )
+        # the temporary files the package wrote, by what the caller gave
+        written = {
+            data_path: "the DataFrame",
+            schema_path: "the schema dict",
+            Path(workload_text): "the workload",
+        }
+        try:
+            ran = _native.release(
+                data=data_path,
+                schema=schema_path,
+                workload=workload_text,
+                mechanism=mechanism,
+                answers=answers,
+                report=report,
+                synthetic_out=synthetic_out,
+                epsilon=epsilon,
+                delta=delta,
+                rho=rho,
+                neighbouring=neighbouring,
+                post=post,
+                seed=seed,
+                settings=settings,
+                synthetic=synthetic,
+                rows=rows,
+                workload_seed=workload_seed,
+                allow_large_delta=allow_large_delta,
+                delimiter=delimiter,
+                ignore_extra_columns=ignore_extra_columns,
+                labelled=True,
+                max_memory_mib=max_memory_mib,
+            )
+        except DpqrError as e:
+            names = {str(p): n for p, n in written.items() if p.parent == directory}
+            raise _renamed(e, names) from None
         for message in ran["warnings"]:
             warnings.warn(message, DpqrWarning, stacklevel=2)
         return Release(

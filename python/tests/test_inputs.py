@@ -101,6 +101,20 @@ def test_refusals_before_rust(adult):
         dpqr.release(adult, schema=ADULT_DOMAIN, rho=0.1, neighbouring="adjacent")
 
 
+def test_errors_name_what_the_caller_gave_not_the_temporary_files():
+    frame = pd.DataFrame({"a": ["u", "v", "u"], "b": [True, False, True]})
+    schema = {"a": {"labels": ["u", "v"]}, "b": 2}
+    with pytest.raises(dpqr.DpqrError) as raised:
+        dpqr.release(frame, schema=schema, workload="all-1way", rho=0.1)
+    # the loader's message, with the frame's temporary Parquet file named as the frame
+    assert str(raised.value).startswith("the DataFrame: column 'b': the column holds true/false")
+    assert raised.value.exit_status == 2
+    with pytest.raises(dpqr.DpqrError) as raised:
+        dpqr.release(frame, schema={"a": {"labels": "u"}}, workload="all-1way", rho=0.1)
+    assert str(raised.value).startswith("the schema dict"), raised.value
+    assert "dpqr-" not in str(raised.value)
+
+
 def test_other_threads_run_during_a_release(adult, monkeypatch):
     """The interpreter lock is released while the pipeline runs: a Python loop on another
     thread keeps counting during the native call, at a good share of the rate it counts
