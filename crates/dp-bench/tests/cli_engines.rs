@@ -40,6 +40,39 @@ fn release(csv: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
     run(&args)
 }
 
+/// `release` of nltcs with `mechanism` on the workload file `workload`, ρ = 0.5 and a fixed
+/// seed, to `out`, with `extra` flags (the engine under test).
+#[cfg(feature = "datafusion")]
+fn release_nltcs_workload(
+    workload: &Path,
+    mechanism: &str,
+    out: &Path,
+    extra: &[&str],
+) -> std::process::Output {
+    let csv = data_dir("nltcs").join("nltcs.csv");
+    let domain = data_dir("nltcs").join("nltcs-domain.json");
+    let mut args = vec![
+        "release",
+        "--data",
+        s(&csv),
+        "--domain",
+        s(&domain),
+        "--quiet",
+        "--workload",
+        s(workload),
+        "--mechanism",
+        mechanism,
+        "--rho",
+        "0.5",
+        "--seed",
+        "4",
+        "--out",
+        s(out),
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
 #[test]
 fn ballista_url_needs_the_ballista_engine_and_the_reverse() {
     let d = fresh_dir("engines", "flags");
@@ -182,36 +215,13 @@ fn datafusion_releases_the_same_answers_as_the_native_stream() {
 #[test]
 fn datafusion_counts_a_counting_plan_with_the_same_answers() {
     let d = fresh_dir("engines", "plan");
-    let csv = data_dir("nltcs").join("nltcs.csv");
-    let domain = data_dir("nltcs").join("nltcs-domain.json");
     let workload = d.join("w.json");
     std::fs::write(
         &workload,
         r#"{"class": "marginals", "marginals": [["bathing", "cooking"], ["eating"]]}"#,
     )
     .unwrap();
-    let go = |out: &Path, extra: &[&str]| {
-        let mut args = vec![
-            "release",
-            "--data",
-            s(&csv),
-            "--domain",
-            s(&domain),
-            "--quiet",
-            "--workload",
-            s(&workload),
-            "--mechanism",
-            "chaining",
-            "--rho",
-            "0.5",
-            "--seed",
-            "4",
-            "--out",
-            s(out),
-        ];
-        args.extend_from_slice(extra);
-        run(&args)
-    };
+    let go = |out: &Path, extra: &[&str]| release_nltcs_workload(&workload, "chaining", out, extra);
     let (native, df) = (d.join("native.csv"), d.join("df.csv"));
     let o = go(&native, &[]);
     assert!(o.status.success(), "{}", text(&o));
@@ -248,8 +258,6 @@ fn ballista_on_a_loopback_cluster_releases_the_same_answers() {
 #[test]
 fn adaptive_projection_releases_the_same_answers_on_every_engine() {
     let d = fresh_dir("engines", "adaptive");
-    let csv = data_dir("nltcs").join("nltcs.csv");
-    let domain = data_dir("nltcs").join("nltcs-domain.json");
     let workload = d.join("w.json");
     std::fs::write(
         &workload,
@@ -257,26 +265,7 @@ fn adaptive_projection_releases_the_same_answers_on_every_engine() {
     )
     .unwrap();
     let go = |out: &Path, extra: &[&str]| {
-        let mut args = vec![
-            "release",
-            "--data",
-            s(&csv),
-            "--domain",
-            s(&domain),
-            "--quiet",
-            "--workload",
-            s(&workload),
-            "--mechanism",
-            "adaptive-projection",
-            "--rho",
-            "0.5",
-            "--seed",
-            "4",
-            "--out",
-            s(out),
-        ];
-        args.extend_from_slice(extra);
-        run(&args)
+        release_nltcs_workload(&workload, "adaptive-projection", out, extra)
     };
     let native = d.join("native.csv");
     let o = go(&native, &[]);
