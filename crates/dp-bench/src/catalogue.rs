@@ -22,7 +22,7 @@ use dp_mechanisms::{
     AdaptiveProjectionParams, AdaptiveRound, BoostingParams, BoostingSettings, ChainingParams,
     ChainingWorstCaseParams, CoarseProjectionParams, DualQuery, DualQueryParams, ForQueryClasses,
     GaussianMechanism, GaussianParams, IcParams, LaplaceMechanism, LaplaceParams, Mechanism,
-    MwemParams, OnWorkloadAttributes, OneHotEncoded, PostProcessed, PostProcessing,
+    MwemParams, OnWorkloadAttributes, OneHotEncoded, PostProcessed, PostProcessing, PrivacyModel,
     ProjectionParams, ProjectionSettings, RelaxedProjectionParams, RelaxedSettings,
 };
 use dp_queries::{AnyWorkload, QueryClass};
@@ -381,11 +381,12 @@ impl MechanismSpec {
         self.budgets.contains(&kind)
     }
 
-    /// The privacy model's key, as in certificates: `central` or `local`.
+    /// The privacy model's key, as in certificates ([`PrivacyModel::key`]): `central` or
+    /// `local`.
     pub fn model_key(&self) -> &'static str {
         match self.model {
-            Model::Central(_) => "central",
-            Model::Local(_) => "local",
+            Model::Central(_) => PrivacyModel::CENTRAL_KEY,
+            Model::Local(_) => PrivacyModel::LOCAL_KEY,
         }
     }
 
@@ -682,12 +683,8 @@ impl MechanismSpec {
     /// What the central entry adds, or, for a local entry, the error that it builds no
     /// central [`Mechanism`] (its protocol runs in [`crate::pipeline::LocalPlan`]).
     fn central_builder(&self) -> Result<&CentralEntry> {
-        self.central().ok_or_else(|| {
-            BenchError::Usage(format!(
-                "{} is a local-model mechanism: it is no central mechanism to build, and runs \
-                 through `dpqr release` (one simulated client per record)",
-                self.name
-            ))
+        self.central().ok_or_else(|| BenchError::NotCentral {
+            mechanism: self.name.to_string(),
         })
     }
 
@@ -1063,13 +1060,11 @@ fn build_adaptive_projection(
 
 /// The iterative mechanisms take no relation: the catalogue admits replace-one only, and
 /// this refuses anything else in case a builder is called directly.
-fn replace_one_only(name: &str, relation: Neighbouring) -> Result<()> {
+fn replace_one_only(name: &'static str, relation: Neighbouring) -> Result<()> {
     if relation == Neighbouring::ReplaceOne {
         return Ok(());
     }
-    Err(BenchError::Usage(format!(
-        "{name} is stated for replace-one neighbours only (n is public)"
-    )))
+    Err(BenchError::ReplaceOneOnly { mechanism: name })
 }
 
 fn build_mwem(

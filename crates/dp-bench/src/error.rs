@@ -8,10 +8,15 @@ use dp_queries::QueryError;
 ///
 /// Exit status of `dpqr` ([`BenchError::exit_status`]): 3 for a spend a budget refused,
 /// nothing charged ([`BenchError::is_over_budget`]); 2 for every other error, usage errors
-/// ([`BenchError::Usage`], like the argument parser's own), bad input
-/// ([`BenchError::InputFile`], [`BenchError::InvalidInput`] and the other file variants),
-/// outputs that cannot be written ([`BenchError::Output`]), audits that cannot run
-/// ([`BenchError::Audit`]) and broken invariants ([`BenchError::Internal`]) alike. (`dpqr`
+/// ([`BenchError::Usage`], like the argument parser's own: only for a flag, argument or
+/// combination the user gave — docs/cli.md, "Errors: usage or typed"), bad input
+/// ([`BenchError::InputFile`], [`BenchError::InvalidInput`],
+/// [`BenchError::WeightedRecords`] and the other file variants), a ledger's datasets that
+/// refuse a charge ([`BenchError::UnknownLedgerDataset`] and its neighbours), a release
+/// over the memory cap ([`BenchError::OverMemoryCap`]), outputs that cannot be written
+/// ([`BenchError::Output`]), audits that cannot run ([`BenchError::Audit`]), a library
+/// caller's mistake ([`BenchError::NotCentral`], [`BenchError::ReplaceOneOnly`]) and
+/// broken invariants ([`BenchError::Internal`]) alike. (`dpqr`
 /// itself exits with 5 instead when a release fails after its spend was charged, 1 for a
 /// failed audit and 4 when stdout cannot be written after success.)
 #[derive(Debug, thiserror::Error)]
@@ -212,6 +217,126 @@ pub enum BenchError {
         /// What is wrong.
         message: String,
     },
+    /// A private input that is a weighted records file (a column of weights, as `dpqr
+    /// release --synthetic-out` writes them), not one row per person: refused, since a
+    /// release on weighted rows would not have the sensitivity the mechanisms are
+    /// calibrated to. Exit status 2.
+    #[error(
+        "{file} is a weighted records file (its column {column} holds weights, as `dpqr release \
+         --synthetic-out` writes them), not one row per person: a release on weighted rows \
+         would not have the sensitivity the mechanisms are calibrated to, so it is refused. \
+         To use the file as data, expand it to integer rows first with `dpqr synthetic \
+         expand --in FILE --domain DOMAIN --total N --out ROWS.csv` (the guarantee then \
+         protects those rows; see docs/privacy.md)"
+    )]
+    WeightedRecords {
+        /// The file.
+        file: String,
+        /// Its weight column, quoted.
+        column: String,
+    },
+    /// A release whose counts would need more memory than `--max-memory-mib` allows,
+    /// refused before anything is allocated or read. Exit status 2.
+    #[error(
+        "{what}: the release would need about {need_mib:.1} MiB ({bytes_per} bytes per \
+         {unit}), more than --max-memory-mib {cap_mib}; refusing before allocating"
+    )]
+    OverMemoryCap {
+        /// What is counted, e.g. `workload 'all-3way' has 5000 counting queries`.
+        what: String,
+        /// The memory the counts need, in MiB.
+        need_mib: f64,
+        /// The bytes one count takes.
+        bytes_per: u64,
+        /// What one count is: `query` or `count`.
+        unit: &'static str,
+        /// The cap, `--max-memory-mib`.
+        cap_mib: u64,
+    },
+    /// A local-model catalogue entry asked to build a central mechanism (a library
+    /// caller's mistake: its protocol runs in [`crate::pipeline::LocalPlan`], which
+    /// [`crate::pipeline::validate`] chooses from the entry). Exit status 2.
+    #[error(
+        "{mechanism} is a local-model mechanism: it is no central mechanism to build, and runs \
+         through `dpqr release` (one simulated client per record)"
+    )]
+    NotCentral {
+        /// The entry's name.
+        mechanism: String,
+    },
+    /// A mechanism's builder called with a neighbouring relation it is not stated for,
+    /// past the catalogue's check ([`crate::catalogue::MechanismSpec::check_relation`],
+    /// which refuses the flag first). Exit status 2.
+    #[error("{mechanism} is stated for replace-one neighbours only (n is public)")]
+    ReplaceOneOnly {
+        /// The mechanism's name.
+        mechanism: &'static str,
+    },
+    /// A dataset name that a ledger already holds, given to `dpqr ledger init` twice or to
+    /// `dpqr ledger add-dataset`; nothing written. Exit status 2.
+    #[error("the ledger already holds a dataset {name}; give each dataset once")]
+    DatasetExists {
+        /// The name, quoted.
+        name: String,
+    },
+    /// A release to be charged to a ledger that holds no dataset: nothing charged.
+    /// Exit status 2.
+    #[error(
+        "ledger {ledger} holds no dataset; nothing charged. Add one with `dpqr ledger \
+         add-dataset {ledger} NAME`, then release with --ledger-dataset NAME"
+    )]
+    LedgerEmpty {
+        /// The ledger file.
+        ledger: String,
+    },
+    /// A release to be charged, without `--ledger-dataset`, to a ledger of several
+    /// datasets: nothing charged. Exit status 2.
+    #[error(
+        "ledger {ledger} holds several datasets ({datasets}); nothing charged. Name the one \
+         this release reads with --ledger-dataset NAME"
+    )]
+    LedgerDatasetUnnamed {
+        /// The ledger file.
+        ledger: String,
+        /// Its datasets, quoted and listed.
+        datasets: String,
+    },
+    /// A release charged to a dataset the ledger does not hold: nothing charged.
+    /// Exit status 2.
+    #[error(
+        "ledger {ledger}: no dataset {name} (the ledger's datasets: {datasets}); nothing \
+         charged. A release is charged only to a dataset the ledger already holds: name one \
+         of those with --ledger-dataset, or, for data that is in the ledger under no name, \
+         add it first with `dpqr ledger add-dataset {ledger} NAME`"
+    )]
+    UnknownLedgerDataset {
+        /// The ledger file.
+        ledger: String,
+        /// The name given, quoted.
+        name: String,
+        /// The ledger's datasets, quoted and listed, or `none`.
+        datasets: String,
+    },
+    /// Data already charged to another dataset of the ledger, charged to a second one
+    /// (the same records would have two budgets): nothing charged. Exit status 2.
+    #[error(
+        "the data {data} was already charged to dataset {charged_to} of this ledger; \
+         charging it to dataset {dataset} as well would give the same records a second \
+         budget, so the release is refused and nothing is charged. Charge releases of this \
+         data to the dataset that holds it (--ledger-dataset {first}); a dataset added for \
+         other data reads that data from its own files (`dpqr ledger show` lists the data \
+         each dataset was used with)"
+    )]
+    DataInAnotherDataset {
+        /// The data's ledger key (`file:…` or `bundled:…`).
+        data: String,
+        /// The datasets it was charged to, quoted, joined by `and`.
+        charged_to: String,
+        /// The dataset this charge names, quoted.
+        dataset: String,
+        /// The first of `charged_to`.
+        first: String,
+    },
     /// A bad row in an answers CSV file.
     #[error("{file}, line {line}: {message}")]
     AnswersFile {
@@ -294,8 +419,9 @@ mod tests {
         assert_eq!(quoted(&long), format!("'{}…'", "x".repeat(60)));
     }
 
-    /// Usage errors, bad input, unwritable outputs, audits that cannot run and internal
-    /// errors all exit with 2; a budget's refusal with 3.
+    /// Usage errors, bad input, a ledger's refusal of a dataset, the memory cap, unwritable
+    /// outputs, audits that cannot run and internal errors all exit with 2; a budget's
+    /// refusal with 3.
     #[test]
     fn exit_status_of_each_kind() {
         let typed = [
@@ -312,6 +438,31 @@ mod tests {
             },
             BenchError::Audit("no step to audit".into()),
             BenchError::Internal("already committed".into()),
+            BenchError::WeightedRecords {
+                file: "syn.csv".into(),
+                column: "'weight'".into(),
+            },
+            BenchError::OverMemoryCap {
+                what: "workload 'all-3way' has 5000 counting queries".into(),
+                need_mib: 2.5,
+                bytes_per: 64,
+                unit: "query",
+                cap_mib: 1,
+            },
+            BenchError::NotCentral {
+                mechanism: "local-projection".into(),
+            },
+            BenchError::UnknownLedgerDataset {
+                ledger: "l.json".into(),
+                name: "'b'".into(),
+                datasets: "'a'".into(),
+            },
+            BenchError::DataInAnotherDataset {
+                data: "bundled:nltcs".into(),
+                charged_to: "'a'".into(),
+                dataset: "'b'".into(),
+                first: "'a'".into(),
+            },
         ];
         for e in &typed {
             assert_eq!(e.exit_status(), 2, "{e}");

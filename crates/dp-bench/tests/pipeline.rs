@@ -8,8 +8,8 @@ use common::{fresh_dir, run, s, text};
 use dp_bench::BenchError;
 use dp_bench::io::ledger_file;
 use dp_bench::pipeline::{
-    self, Counting, DataSpec, LedgerTarget, Outcome, Plan, ReleaseOutputs, ReleaseRequest, Silent,
-    SourceKind,
+    self, Counting, DataSpec, LedgerTarget, Outcome, ReleaseOutputs, ReleaseRequest, Silent,
+    SourceKind, Validated,
 };
 use dp_bench::registry::BudgetArgs;
 use dp_bench::settings::Settings;
@@ -194,7 +194,7 @@ fn a_bad_argument_is_refused_before_the_ledger_is_charged() {
         }),
     ];
     for (message, req) in cases {
-        let e = match Plan::validate(&req, &Silent) {
+        let e = match pipeline::validate(&req, &Silent) {
             Ok(_) => panic!("{message}: accepted"),
             Err(e) => e,
         };
@@ -299,6 +299,27 @@ fn a_local_release_takes_the_same_pipeline_and_equals_the_cli() {
     let d = fresh_dir("pipeline", "local");
     let mut req = request(&d, "local-projection", epsilon(2.0));
     req.outputs.report = None;
+    // one validation for both models: the entry's model chooses the plan, and a local
+    // release makes no synthetic records
+    match pipeline::validate(&req, &Silent).unwrap() {
+        Validated::Local(plan) => assert!(plan.guarantee().starts_with("local-projection")),
+        Validated::Central(_) => panic!("local-projection validated as a central release"),
+    }
+    let central = request(&d, "mwem", epsilon(1.0));
+    match pipeline::validate(&central, &Silent).unwrap() {
+        Validated::Central(plan) => assert_eq!(plan.mechanism().name(), "mwem"),
+        Validated::Local(_) => panic!("mwem validated as a local release"),
+    }
+    assert!(
+        pipeline::validate(&central, &Silent)
+            .unwrap()
+            .produces_synthetic()
+    );
+    assert!(
+        !pipeline::validate(&req, &Silent)
+            .unwrap()
+            .produces_synthetic()
+    );
     let released = match pipeline::release(&req, &Silent).unwrap() {
         Outcome::LocalReleased { plan, released } => {
             assert_eq!(

@@ -30,6 +30,11 @@ pub enum PrivacyModel {
 }
 
 impl PrivacyModel {
+    /// The key of the central model, as in the JSON `model` field: `central`.
+    pub const CENTRAL_KEY: &'static str = "central";
+    /// The key of the local model, as in the JSON `model` field: `local`.
+    pub const LOCAL_KEY: &'static str = "local";
+
     /// The neighbouring relation of a central guarantee; `None` in the local model.
     pub fn neighbouring(&self) -> Option<Neighbouring> {
         match self {
@@ -41,8 +46,8 @@ impl PrivacyModel {
     /// `central` or `local`, as in the JSON `model` field.
     pub fn key(&self) -> &'static str {
         match self {
-            PrivacyModel::Central { .. } => "central",
-            PrivacyModel::Local => "local",
+            PrivacyModel::Central { .. } => Self::CENTRAL_KEY,
+            PrivacyModel::Local => Self::LOCAL_KEY,
         }
     }
 }
@@ -360,6 +365,9 @@ mod tests {
         assert!(c["loss"]["Zcdp"].is_object(), "{c}");
         let l = serde_json::to_value(PrivacyCertificate::local("local-coarse", 1.0)).unwrap();
         assert_eq!(l["model"], "local");
+        // serde's tag is the model's key, the one spelling the catalogue uses too
+        assert_eq!(c["model"], PrivacyModel::CENTRAL_KEY);
+        assert_eq!(l["model"], PrivacyModel::LOCAL_KEY);
         assert!(l.get("neighbouring").is_none(), "{l}");
         assert_eq!(l["loss"]["Pure"]["epsilon"], 1.0);
         for cert in [

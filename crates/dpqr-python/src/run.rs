@@ -8,7 +8,7 @@ use crate::error::Result;
 use dp_bench::BenchError;
 use dp_bench::catalogue::{self, BudgetKind, MECHANISMS, MechanismSpec, neighbouring_flag};
 use dp_bench::io::answers::AnswersForm;
-use dp_bench::pipeline::{self, Outcome, Plan, ReleaseEvents, ReleaseRequest, Silent};
+use dp_bench::pipeline::{self, Outcome, ReleaseEvents, ReleaseRequest, Silent};
 use dp_core::PrivacyLoss;
 use dp_mechanisms::PrivacyCertificate;
 use dp_queries::AnyWorkload;
@@ -124,13 +124,11 @@ fn answers_form(request: &ReleaseRequest) -> AnswersForm {
 }
 
 /// Whether the release of `request` makes synthetic records, from public inputs: the
-/// mechanism the pipeline would build (the one `auto` would choose) says so. `false` when
-/// the request does not validate — the release itself then reports why.
+/// mechanism the pipeline would build (the one `auto` would choose) says so; a local-model
+/// release makes none. `false` when the request does not validate — the release itself
+/// then reports why.
 fn makes_synthetic(request: &ReleaseRequest) -> bool {
-    if is_local(&request.mechanism) {
-        return false;
-    }
-    Plan::validate(request, &Silent).is_ok_and(|plan| plan.mechanism().produces_synthetic())
+    pipeline::validate(request, &Silent).is_ok_and(|plan| plan.produces_synthetic())
 }
 
 /// Run the release `args` ask for, writing its answers, report and (when made) synthetic

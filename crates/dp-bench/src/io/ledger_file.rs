@@ -225,10 +225,9 @@ impl LedgerFile {
     pub fn add_dataset(&mut self, name: &str) -> Result<()> {
         check_dataset_name(name)?;
         if self.datasets.contains_key(name) {
-            return Err(BenchError::Usage(format!(
-                "the ledger already holds a dataset {}; give each dataset once",
-                show_name(name)
-            )));
+            return Err(BenchError::DatasetExists {
+                name: show_name(name),
+            });
         }
         self.datasets.insert(
             name.to_string(),
@@ -354,16 +353,13 @@ impl LedgerFile {
                 let mut names = self.datasets.keys();
                 match (names.next(), names.next()) {
                     (Some(only), None) => Ok(only.clone()),
-                    (None, _) => Err(BenchError::Usage(format!(
-                        "ledger {file} holds no dataset; nothing charged. Add one with \
-                         `dpqr ledger add-dataset {file} NAME`, then release with \
-                         --ledger-dataset NAME"
-                    ))),
-                    (Some(_), Some(_)) => Err(BenchError::Usage(format!(
-                        "ledger {file} holds several datasets ({}); nothing charged. Name \
-                         the one this release reads with --ledger-dataset NAME",
-                        self.listed_names()
-                    ))),
+                    (None, _) => Err(BenchError::LedgerEmpty {
+                        ledger: file.to_string(),
+                    }),
+                    (Some(_), Some(_)) => Err(BenchError::LedgerDatasetUnnamed {
+                        ledger: file.to_string(),
+                        datasets: self.listed_names(),
+                    }),
                 }
             }
         }
@@ -371,18 +367,15 @@ impl LedgerFile {
 
     /// The refusal of a dataset name the ledger does not hold.
     fn unknown_dataset(&self, name: &str, file: &str) -> BenchError {
-        BenchError::Usage(format!(
-            "ledger {file}: no dataset {} (the ledger's datasets: {}); nothing charged. A \
-             release is charged only to a dataset the ledger already holds: name one of \
-             those with --ledger-dataset, or, for data that is in the ledger under no name, \
-             add it first with `dpqr ledger add-dataset {file} NAME`",
-            show_name(name),
-            if self.datasets.is_empty() {
+        BenchError::UnknownLedgerDataset {
+            ledger: file.to_string(),
+            name: show_name(name),
+            datasets: if self.datasets.is_empty() {
                 "none".to_string()
             } else {
                 self.listed_names()
-            }
-        ))
+            },
+        }
     }
 
     /// The account of `dataset`, or the refusal of an unknown name.
@@ -413,16 +406,12 @@ impl LedgerFile {
         let Some(first) = others.first() else {
             return Ok(());
         };
-        Err(BenchError::Usage(format!(
-            "the data {data} was already charged to dataset {} of this ledger; charging it \
-             to dataset {} as well would give the same records a second budget, so the \
-             release is refused and nothing is charged. Charge releases of this data to the \
-             dataset that holds it (--ledger-dataset {first}); a dataset added for other data \
-             reads that data from its own files (`dpqr ledger show` lists the data each \
-             dataset was used with)",
-            others.join(" and "),
-            show_name(charge.dataset),
-        )))
+        Err(BenchError::DataInAnotherDataset {
+            data: data.to_string(),
+            charged_to: others.join(" and "),
+            dataset: show_name(charge.dataset),
+            first: first.clone(),
+        })
     }
 
     /// `Ok` if `loss`, stated for `neighbouring`, fits in what is left of the budget of
@@ -795,7 +784,7 @@ mod tests {
         let e = l
             .spend_and_save(&to("adult.csv.gz"), PrivacyLoss::pure(0.1).unwrap(), RO)
             .unwrap_err();
-        assert!(matches!(e, BenchError::Usage(_)), "{e}");
+        assert!(matches!(e, BenchError::UnknownLedgerDataset { .. }), "{e}");
         drop(l);
         let back = read(&p).unwrap();
         assert_eq!(back.datasets.len(), 2);

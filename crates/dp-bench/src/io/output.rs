@@ -341,7 +341,7 @@ mod tests {
         std::fs::write(&p, "old\n").unwrap();
         let e = write_atomically(&p, |w| {
             w.write_all(b"half of the new").map_err(io_error("t"))?;
-            Err(BenchError::Usage("stopped half-way".into()))
+            Err(BenchError::Internal("stopped half-way".into()))
         });
         assert!(e.is_err());
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "old\n");

@@ -103,8 +103,10 @@ impl EngineChoice {
     ) -> Result<(Vec<i64>, usize)> {
         use dp_queries::io::engine::EngineSettings;
         let (Some(path), Some(domain)) = (&data.data, &data.domain) else {
-            return Err(BenchError::Usage(
-                "give --data FILE.csv|FILE.parquet --domain FILE.json".into(),
+            return Err(BenchError::Internal(
+                "an engine counts a --data file read through its --domain; \
+                 EngineChoice::check refuses a request without them before counting"
+                    .into(),
             ));
         };
         let Some(marginals) = workload.as_marginals() else {
@@ -143,8 +145,10 @@ impl EngineChoice {
         _workload: &AnyWorkload,
         _allow_empty: bool,
     ) -> Result<(Vec<i64>, usize)> {
-        Err(BenchError::Usage(
-            "this dpqr was built without the engines: use --engine native".into(),
+        Err(BenchError::Internal(
+            "this dpqr was built without the engines, and EngineChoice::check refuses every \
+             engine before counting"
+                .into(),
         ))
     }
 }

@@ -1,8 +1,9 @@
 //! The release pipeline: one private release from a [`ReleaseRequest`] — the arguments of
 //! `dpqr release` as plain data — in stages that each run once, in this order:
 //!
-//! 1. **validate** ([`Plan::validate`]): every argument, from public inputs only — the
-//!    catalogue entry looked up once, the budget's kind checked once against it, the
+//! 1. **validate** ([`validate`]): every argument, from public inputs only — the catalogue
+//!    entry looked up once, its privacy model choosing a central [`Plan`] or a
+//!    [`LocalPlan`] ([`Validated`]), the budget's kind checked once against it, the
 //!    relation, the settings and the post-processing checked, the workload parsed from the
 //!    public domain and class-checked, the mechanism built once, what it reads asked once
 //!    ([`dp_mechanisms::DataAccess`]: the workload's counts, its counting plan's tables, or
@@ -356,25 +357,60 @@ pub struct Released<'r> {
     pub count_scale: Option<CountScale>,
 }
 
+/// A release whose every argument has been checked ([`validate`]), in the privacy model of
+/// its catalogue entry.
+pub enum Validated<'r> {
+    /// A central-model mechanism: the stages of [`Plan`].
+    Central(Box<Plan<'r>>),
+    /// A local-model mechanism: one simulated client per record, no ledger.
+    Local(Box<LocalPlan<'r>>),
+}
+
+impl Validated<'_> {
+    /// Whether the release makes synthetic records: the central mechanism built says so; a
+    /// local-model release makes none.
+    pub fn produces_synthetic(&self) -> bool {
+        match self {
+            Validated::Central(plan) => plan.mechanism().produces_synthetic(),
+            Validated::Local(_) => false,
+        }
+    }
+}
+
+/// Stage 1: check every argument of `request` from public inputs — the catalogue entry looked
+/// up once, its privacy model choosing the checks ([`Plan`] for a central entry, with the
+/// mechanism built and the source chosen; [`LocalPlan`] for a local one). Reads no data and
+/// no ledger.
+pub fn validate<'r>(
+    request: &'r ReleaseRequest,
+    events: &dyn ReleaseEvents,
+) -> Result<Validated<'r>> {
+    let (spec, auto) = choose_entry(request)?;
+    Ok(match &spec.model {
+        Model::Central(central) => Validated::Central(Box::new(Plan::validate_entry(
+            request, spec, central, auto, events,
+        )?)),
+        Model::Local(kind) => {
+            Validated::Local(Box::new(LocalPlan::validate(request, spec, *kind)?))
+        }
+    })
+}
+
 /// Run every stage of the release `request` (see the module documentation).
 pub fn release<'r>(request: &'r ReleaseRequest, events: &dyn ReleaseEvents) -> Result<Outcome<'r>> {
-    // the one catalogue lookup; the entry's privacy model chooses the path
-    let (spec, auto) = choose_entry(request)?;
-    let central = match &spec.model {
-        Model::Central(central) => central,
-        Model::Local(kind) => {
-            let plan = LocalPlan::validate(request, spec, *kind)?;
+    let plan = match validate(request, events)? {
+        Validated::Central(plan) => *plan,
+        Validated::Local(plan) => {
             if request.dry_run {
-                return Ok(Outcome::LocalDryRun(Box::new(plan)));
+                return Ok(Outcome::LocalDryRun(plan));
             }
             let released = plan.run(events)?;
             return Ok(Outcome::LocalReleased {
-                plan: Box::new(plan),
+                plan,
                 released: Box::new(released),
             });
         }
     };
-    let plan = Plan::validate_entry(request, spec, central, auto, events)?;
     let mut ledger = plan.open_ledger(events)?;
     if request.dry_run {
         let ledger_dataset = ledger.map(|l| l.dataset);
@@ -486,23 +522,9 @@ fn check_counting(
 }
 
 impl<'r> Plan<'r> {
-    /// Stage 1: check every argument of `request` from public inputs, build the mechanism
-    /// and choose the source. Reads no data and no ledger. A local-model mechanism is
-    /// refused: [`release`] runs it through [`LocalPlan`].
-    pub fn validate(request: &'r ReleaseRequest, events: &dyn ReleaseEvents) -> Result<Self> {
-        let (spec, auto) = choose_entry(request)?;
-        let central = spec.central().ok_or_else(|| {
-            BenchError::Usage(format!(
-                "{} is a local-model mechanism: its release is checked by LocalPlan \
-                 (pipeline::release chooses the path from the catalogue entry)",
-                spec.name
-            ))
-        })?;
-        Self::validate_entry(request, spec, central, auto, events)
-    }
-
-    /// [`Self::validate`] for the central entry `spec` (with what it adds, `central`),
-    /// chosen by `--mechanism` or, with `auto`, by `--mechanism auto`.
+    /// [`validate`] for the central entry `spec` (with what it adds, `central`), chosen by
+    /// `--mechanism` or, with `auto`, by `--mechanism auto`: check every argument, build the
+    /// mechanism and choose the source.
     fn validate_entry(
         request: &'r ReleaseRequest,
         spec: &'static MechanismSpec,
@@ -535,15 +557,17 @@ impl<'r> Plan<'r> {
         spec.check_class(workload.class())?;
         let need = (workload.num_queries() as u64).saturating_mul(BYTES_PER_QUERY);
         if need > request.memory_cap() && !request.dry_run {
-            return Err(BenchError::Usage(format!(
-                "workload {} has {} counting queries: the release would need about {:.1} MiB \
-                 ({BYTES_PER_QUERY} bytes per query), more than --max-memory-mib {}; refusing \
-                 before allocating",
-                quoted(&request.workload),
-                workload.num_queries(),
-                need as f64 / (1u64 << 20) as f64,
-                request.max_memory_mib
-            )));
+            return Err(BenchError::OverMemoryCap {
+                what: format!(
+                    "workload {} has {} counting queries",
+                    quoted(&request.workload),
+                    workload.num_queries()
+                ),
+                need_mib: need as f64 / (1u64 << 20) as f64,
+                bytes_per: BYTES_PER_QUERY,
+                unit: "query",
+                cap_mib: request.max_memory_mib,
+            });
         }
         let attribute_names = Arc::new(OnceLock::new());
         let options = BuildOptions {
@@ -604,15 +628,17 @@ impl<'r> Plan<'r> {
                 .saturating_add(cells)
                 .saturating_mul(BYTES_PER_QUERY);
             if need > request.memory_cap() && !request.dry_run {
-                return Err(BenchError::Usage(format!(
-                    "{} counts {cells} table cells for workload {} (its counting plan): the \
-                     release would need about {:.1} MiB ({BYTES_PER_QUERY} bytes per count), \
-                     more than --max-memory-mib {}; refusing before allocating",
-                    mechanism.name(),
-                    quoted(&request.workload),
-                    need as f64 / (1u64 << 20) as f64,
-                    request.max_memory_mib
-                )));
+                return Err(BenchError::OverMemoryCap {
+                    what: format!(
+                        "{} counts {cells} table cells for workload {} (its counting plan)",
+                        mechanism.name(),
+                        quoted(&request.workload)
+                    ),
+                    need_mib: need as f64 / (1u64 << 20) as f64,
+                    bytes_per: BYTES_PER_QUERY,
+                    unit: "count",
+                    cap_mib: request.max_memory_mib,
+                });
             }
         }
         let counts_suffice = access.from_counts();

@@ -308,16 +308,10 @@ fn explain_extra_column(e: QueryError, csv: &Path, domain: &Domain) -> BenchErro
 
 /// The refusal of a weighted records file as the private input of a release.
 pub fn refuse_weighted(csv: &Path, weight: &str) -> BenchError {
-    BenchError::Usage(format!(
-        "{} is a weighted records file (its column {} holds weights, as `dpqr release \
-         --synthetic-out` writes them), not one row per person: a release on weighted rows \
-         would not have the sensitivity the mechanisms are calibrated to, so it is refused. \
-         To use the file as data, expand it to integer rows first with `dpqr synthetic \
-         expand --in FILE --domain DOMAIN --total N --out ROWS.csv` (the guarantee then \
-         protects those rows; see docs/privacy.md)",
-        csv.display(),
-        quoted(weight)
-    ))
+    BenchError::WeightedRecords {
+        file: csv.display().to_string(),
+        column: quoted(weight),
+    }
 }
 
 /// The private input of a release as counted: the records, or exact counts — the
