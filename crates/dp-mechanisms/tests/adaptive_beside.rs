@@ -86,3 +86,23 @@ fn a_table_the_model_cannot_take_is_measured_beside_it() {
         assert!(l1(&roomy.release.answers, &truth) < 0.1);
     }
 }
+
+/// The default (issue #24, since 2026-11-27): parameters that do not say otherwise measure a
+/// table the model cannot take beside it, and the release says so.
+#[test]
+fn the_default_measures_beside_the_model() {
+    let (data, w) = dependent(5000);
+    let truth = w.answers(&data).unwrap();
+    let mut p = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(2.0).unwrap())
+        .direct(0.0, 0.0)
+        .check_share(0.0);
+    p.max_model_cells = 50.0;
+    let out = p
+        .check()
+        .unwrap()
+        .run(&data, &w, &mut dp_core::seeded_rng(7))
+        .unwrap();
+    let notes = out.release.diagnostics.notes.join("\n");
+    assert!(notes.contains("measured beside it"), "{notes}");
+    assert!(l1(&out.release.answers, &truth) < 0.1);
+}
