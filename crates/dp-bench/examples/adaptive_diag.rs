@@ -63,6 +63,7 @@ fn main() {
         params.check_share,
     );
     let ck = params.check_resolution;
+    let beside = f64::from(u8::from(params.measure_beside_model));
     let me = params.max_error_resolution;
     let (fg, fc) = (params.final_chi_square_gain, params.final_cell_steps);
     let mech = params
@@ -73,9 +74,7 @@ fn main() {
         .neighbouring(Neighbouring::AddRemove)
         .max_error_every(every)
         .max_error_resolution(env("ME", me))
-        .measure_beside_model(
-            env("BESIDE", f64::from(u8::from(params.measure_beside_model))) != 0.0,
-        )
+        .measure_beside_model(env("BESIDE", beside) != 0.0)
         .direct_unjoinable(env("DU", 0.0) != 0.0)
         .direct(env("DS", ds), env("DT", dt))
         .check_share(env("CS", cs))
