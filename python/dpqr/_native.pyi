@@ -6,7 +6,7 @@ use those, not these.
 """
 
 import os
-from typing import Any, List, Mapping, Optional, Tuple, TypedDict, Union
+from typing import Any, List, Literal, Mapping, Optional, Tuple, TypedDict, Union, overload
 
 _Path = Union[str, "os.PathLike[str]"]
 
@@ -34,6 +34,11 @@ class _Ran(TypedDict):
     synthetic: bool
     warnings: List[str]
 
+class _Planned(TypedDict):
+    plan: str
+    warnings: List[str]
+
+@overload
 def release(
     *,
     data: _Path,
@@ -58,6 +63,40 @@ def release(
     ignore_extra_columns: bool = False,
     labelled: bool = True,
     max_memory_mib: int = 4096,
+    dry_run: Literal[True],
+    assume_n: Optional[int] = None,
+) -> _Planned:
+    """The dry run (``dpqr release --dry-run``): every check made before data is read, and
+    the plan as JSON text (``plan``); nothing but the data file's header is read, nothing
+    written."""
+
+@overload
+def release(
+    *,
+    data: _Path,
+    schema: _Path,
+    workload: str,
+    mechanism: str,
+    answers: _Path,
+    report: _Path,
+    synthetic_out: _Path,
+    epsilon: Optional[float] = None,
+    delta: Optional[float] = None,
+    rho: Optional[float] = None,
+    neighbouring: Optional[str] = None,
+    post: Optional[str] = None,
+    seed: Optional[int] = None,
+    settings: Optional[Mapping[str, Any]] = None,
+    synthetic: Optional[bool] = None,
+    rows: Optional[int] = None,
+    workload_seed: Optional[int] = None,
+    allow_large_delta: bool = False,
+    delimiter: Optional[str] = None,
+    ignore_extra_columns: bool = False,
+    labelled: bool = True,
+    max_memory_mib: int = 4096,
+    dry_run: Literal[False] = False,
+    assume_n: Optional[int] = None,
 ) -> _Ran:
     """One run of the ``dpqr release`` pipeline, the interpreter lock released: the answers,
     report and (when made) synthetic records written to the paths given."""

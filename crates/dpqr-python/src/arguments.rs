@@ -114,6 +114,10 @@ pub struct Arguments {
     pub rows: Option<i64>,
     /// `--max-memory-mib`.
     pub max_memory_mib: u64,
+    /// `--dry-run`: plan only ([`crate::run::plan`]).
+    pub dry_run: bool,
+    /// `--assume-n`: with a dry run, predict for a table of this many records.
+    pub assume_n: Option<u64>,
 }
 
 /// The settings `pairs` (keyword, value) as the pipeline's [`Settings`]. A keyword is a
@@ -298,8 +302,8 @@ impl Arguments {
             },
             ledger: None,
             max_memory_mib: self.max_memory_mib,
-            dry_run: false,
-            assume_n: None,
+            dry_run: self.dry_run,
+            assume_n: self.assume_n,
             counting: Counting::default(),
         })
     }

@@ -83,14 +83,20 @@ fn rows(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<i64> {
 /// Run one release (the pipeline of `dpqr release`) with the interpreter lock released,
 /// writing the answers to `answers`, the report to `report` and, when made, the synthetic
 /// records to `synthetic_out`. Returns a dict: `certificate` (a dict of the fields of
-/// `dpqr.Certificate`), `labelled`, `synthetic` (whether written) and `warnings` (the lines `dpqr release`
-/// prints on stderr). Raises `DpqrError` with the command line's message.
+/// `dpqr.Certificate`), `labelled`, `synthetic` (whether written) and `warnings` (the lines
+/// `dpqr release` prints on stderr). Raises `DpqrError` with the command line's message.
+///
+/// With `dry_run=True` (`--dry-run`, with `assume_n` as `--assume-n`): every check made
+/// before data is read, then the plan; nothing read but the data file's header, nothing
+/// written. Returns a dict: `plan` (JSON text: the fields of `dpqr.Plan`, `lines` the lines
+/// `dpqr release --dry-run` prints) and `warnings`.
 #[pyfunction]
 #[pyo3(signature = (
     *, data, schema, workload, mechanism, answers, report, synthetic_out,
     epsilon=None, delta=None, rho=None, neighbouring=None, post=None, seed=None,
     settings=None, synthetic=None, rows=None, workload_seed=None, allow_large_delta=false,
-    delimiter=None, ignore_extra_columns=false, labelled=true, max_memory_mib=4096
+    delimiter=None, ignore_extra_columns=false, labelled=true, max_memory_mib=4096,
+    dry_run=false, assume_n=None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn release<'py>(
@@ -117,6 +123,8 @@ fn release<'py>(
     ignore_extra_columns: bool,
     labelled: bool,
     max_memory_mib: u64,
+    dry_run: bool,
+    assume_n: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut pairs = Vec::new();
     if let Some(settings) = &settings {
@@ -154,7 +162,20 @@ fn release<'py>(
         },
         rows: rows.as_ref().map(|v| self::rows(py, v)).transpose()?,
         max_memory_mib,
+        dry_run,
+        assume_n: assume_n
+            .as_ref()
+            .map(|v| unsigned(py, "assume_n", v))
+            .transpose()?,
     };
+    if dry_run {
+        // public inputs only, and quick: the plan is made with the lock held
+        let planned = run::plan(&args).map_err(|e| raise(py, e))?;
+        let out = PyDict::new(py);
+        out.set_item("plan", planned.plan.to_string())?;
+        out.set_item("warnings", planned.warnings)?;
+        return Ok(out);
+    }
     // the release runs without the interpreter lock: other Python threads go on meanwhile
     let ran = py
         .detach(|| run::release(&args))

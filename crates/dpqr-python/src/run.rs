@@ -4,11 +4,14 @@
 //! files it wrote, so a release from Python outputs exactly what the command line does.
 
 use crate::arguments::{Arguments, SyntheticChoice};
-use crate::error::Result;
+use crate::error::{BindingError, Result};
 use dp_bench::BenchError;
 use dp_bench::catalogue::{self, BudgetKind, MECHANISMS, MechanismSpec, neighbouring_flag};
 use dp_bench::io::answers::AnswersForm;
-use dp_bench::pipeline::{self, Outcome, ReleaseEvents, ReleaseRequest, Silent};
+use dp_bench::pipeline::{
+    self, DryRunChecks, DryRunReport, Outcome, PredictedError, ReleaseEvents, ReleaseRequest,
+    Silent,
+};
 use dp_core::PrivacyLoss;
 use dp_mechanisms::PrivacyCertificate;
 use dp_queries::AnyWorkload;
@@ -39,6 +42,21 @@ pub struct CertificateView {
 }
 
 impl CertificateView {
+    /// The fields as a JSON object, named as `dpqr.Certificate` names them.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "mechanism": self.mechanism,
+            "model": self.model,
+            "neighbouring": self.neighbouring,
+            "guarantee": self.guarantee,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "rho": self.rho,
+            "approx_equivalent": self.approx_equivalent,
+            "statement": self.statement,
+        })
+    }
+
     /// The view of `c`.
     pub fn of(c: &PrivacyCertificate) -> Self {
         let (epsilon, delta, rho) = match c.loss {
@@ -131,9 +149,9 @@ fn makes_synthetic(request: &ReleaseRequest) -> bool {
     pipeline::validate(request, &Silent).is_ok_and(|plan| plan.produces_synthetic())
 }
 
-/// Run the release `args` ask for, writing its answers, report and (when made) synthetic
-/// records to the paths they give.
-pub fn release(args: &Arguments) -> Result<Ran> {
+/// The request of `args` with the outputs `dpqr release` would be told to write: labelled
+/// answers where they can be, synthetic records as [`Arguments::synthetic`] decides.
+fn request(args: &Arguments) -> Result<ReleaseRequest> {
     let mut request = args.request()?;
     if args.labelled {
         request.outputs.answers_form = answers_form(&request);
@@ -146,6 +164,14 @@ pub fn release(args: &Arguments) -> Result<Ran> {
     if synthetic {
         request.outputs.synthetic = Some(args.synthetic_out.clone());
     }
+    Ok(request)
+}
+
+/// Run the release `args` ask for, writing its answers, report and (when made) synthetic
+/// records to the paths they give.
+pub fn release(args: &Arguments) -> Result<Ran> {
+    let request = request(args)?;
+    let synthetic = request.outputs.synthetic.is_some();
     let events = Collected::default();
     let outcome = pipeline::release(&request, &events)?;
     let (certificate, labelled) = match outcome {
@@ -166,6 +192,147 @@ pub fn release(args: &Arguments) -> Result<Ran> {
         labelled,
         synthetic,
         warnings,
+    })
+}
+
+/// What a dry run from Python found: the plan as JSON (the fields of `dpqr.Plan`) and the
+/// warnings `dpqr release --dry-run` prints on stderr.
+#[derive(Debug)]
+pub struct Planned {
+    /// The plan: `certificate` ([`CertificateView::to_json`]), the typed fields of the
+    /// [`DryRunReport`] and `lines`, the lines `dpqr release --dry-run` prints.
+    pub plan: serde_json::Value,
+    /// The warnings, in order.
+    pub warnings: Vec<String>,
+}
+
+/// The dry run of the release `args` ask for (with [`Arguments::dry_run`] set here): every
+/// check the release makes before it reads data, and its plan. Reads no data (only the
+/// data file's header), spends nothing, writes nothing.
+pub fn plan(args: &Arguments) -> Result<Planned> {
+    if args.assume_n == Some(0) {
+        // the flag's range, as `--assume-n 0` is refused
+        return Err(BindingError::Argument(
+            "assume_n=0: give a whole number of at least 1".into(),
+        ));
+    }
+    let request = request(&Arguments {
+        dry_run: true,
+        ..args.clone()
+    })?;
+    let events = Collected::default();
+    let plan = match pipeline::release(&request, &events)? {
+        Outcome::DryRun {
+            plan,
+            ledger_dataset,
+        } => {
+            let report = DryRunReport::of(&plan, ledger_dataset);
+            central_plan_json(&report, plan.mechanism().produces_synthetic())
+        }
+        Outcome::LocalDryRun(plan) => serde_json::json!({
+            "certificate": CertificateView::of(&plan.certificate()).to_json(),
+            "workload": pipeline::describe_workload(&dp_queries::AnyWorkload::Marginals(
+                plan.workload().clone(),
+            )),
+            "queries": dp_queries::Workload::num_queries(plan.workload()),
+            "touched_attributes": plan.attributes(),
+            "synthetic": false,
+            "lines": plan.dry_run_lines(),
+        }),
+        Outcome::Released(_) | Outcome::LocalReleased { .. } => {
+            return Err(
+                BenchError::Internal("a dry run from Python ran as a release".into()).into(),
+            );
+        }
+    };
+    let warnings = events
+        .warnings
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    Ok(Planned { plan, warnings })
+}
+
+/// The fields of `dpqr.Plan` for the central dry run `r` (`synthetic`: whether the
+/// mechanism makes synthetic records).
+fn central_plan_json(r: &DryRunReport, synthetic: bool) -> serde_json::Value {
+    let (checks_pass, checks_refusal) = match &r.checks {
+        DryRunChecks::Pass { .. } => (true, None),
+        DryRunChecks::Refused(why) => (false, Some(why.clone())),
+    };
+    let prediction = match &r.prediction {
+        PredictedError::CountNoise { noise, per_answer } => serde_json::json!({
+            "kind": "count-noise",
+            "count_std": noise.variance().sqrt(),
+            "assume_n": per_answer.map(|p| p.n),
+            "answer_std": per_answer.map(|p| p.answer_std),
+            "table_l1": per_answer.and_then(|p| p.table_l1),
+        }),
+        PredictedError::Schedule { schedule: s, table } => {
+            let measurement = |m: &dp_mechanisms::adaptive::ScheduledMeasurement| serde_json::json!({ "rho": m.measure_rho, "sigma": m.sigma() });
+            let phase = |p: &dp_mechanisms::adaptive::ScheduledPhase| {
+                serde_json::json!({
+                    "tables": p.tables,
+                    "share": p.share,
+                    "rho": p.measurement.measure_rho,
+                    "sigma": p.measurement.sigma(),
+                })
+            };
+            serde_json::json!({
+                "kind": "schedule",
+                "count_std": s.round.measurement.sigma(),
+                "rho": s.rho,
+                "attributes": s.attributes,
+                "one_way": measurement(&s.one_way),
+                "round": {
+                    "measurement": measurement(&s.round.measurement),
+                    "select_epsilon": s.round.select_epsilon,
+                    "select_rho": s.round.select_rho,
+                },
+                "annealed_round": {
+                    "measurement": measurement(&s.annealed_round.measurement),
+                    "select_epsilon": s.annealed_round.select_epsilon,
+                    "select_rho": s.annealed_round.select_rho,
+                },
+                "direct": s.direct.as_ref().map(phase),
+                "check": s.check.as_ref().map(phase),
+                "nominal_rounds": s.nominal_rounds,
+                "rounds_at_most": s.rounds_at_most,
+                "rounds_after_full_opening": s.rounds_after_full_opening,
+                "rounds_if_every_round_anneals": s.rounds_if_every_round_anneals,
+                "table_cells": table.map(|t| t.cells),
+                "table_l1_before_annealing": table.map(|t| t.before_annealing),
+                "table_l1_after_annealing": table.map(|t| t.after_annealing),
+            })
+        }
+        PredictedError::StatedBound { n, bound } => serde_json::json!({
+            "kind": "stated-bound",
+            "assume_n": n,
+            "bound": bound.as_ref().map(|b| serde_json::json!({
+                "statement": b.statement,
+                "value": b.value,
+                "confidence": b.confidence,
+                "citation": b.citation,
+            })),
+        }),
+        PredictedError::BoundNeedsN => serde_json::json!({ "kind": "stated-bound-needs-n" }),
+        PredictedError::None => serde_json::json!({ "kind": "none" }),
+    };
+    serde_json::json!({
+        "certificate": CertificateView::of(&r.certificate).to_json(),
+        "auto_choice": r.auto_choice,
+        "settings": r.settings,
+        "workload": r.workload,
+        "queries": r.queries,
+        "touched_attributes": r.touched_attributes,
+        "memory_bytes": r.memory.need_bytes,
+        "memory_refused": r.memory.refused(),
+        "universe_log10": r.universe.as_ref().map(|u| u.log10),
+        "checks_pass": checks_pass,
+        "checks_refusal": checks_refusal,
+        "count_std": r.count_std(),
+        "prediction": prediction,
+        "synthetic": synthetic,
+        "lines": r.lines(),
     })
 }
 
@@ -373,6 +540,55 @@ mod tests {
         let e = release(&column).unwrap_err().to_string();
         assert!(e.contains("shape"), "{e}");
         assert!(!column.answers.exists());
+    }
+
+    #[test]
+    fn a_plan_reads_no_value_writes_nothing_and_its_fields_agree_with_its_lines() {
+        let dir = TempDir::new("plan");
+        let args = Arguments {
+            assume_n: Some(300),
+            ..arguments(&dir.0)
+        };
+        // a value the schema refuses: a dry run never reads it
+        std::fs::write(&args.data, "colour,size\npurple,99\n").unwrap();
+        let planned = plan(&args).unwrap();
+        let p = &planned.plan;
+        assert!(!args.answers.exists() && !args.report.exists());
+        let sd = p["count_std"].as_f64().unwrap();
+        assert_eq!(p["prediction"]["kind"], "count-noise");
+        assert_eq!(p["prediction"]["answer_std"].as_f64(), Some(sd / 300.0));
+        let lines: Vec<&str> = p["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap())
+            .collect();
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains(&format!("standard deviation {sd:.4} (exact)"))),
+            "{lines:?}"
+        );
+        assert_eq!(p["certificate"]["statement"], lines[2]["privacy: ".len()..]);
+        assert_eq!(p["synthetic"], false);
+        assert!(
+            planned
+                .warnings
+                .iter()
+                .all(|w| !w.contains("--seed fixes the noise")),
+            "a dry run draws no noise: {:?}",
+            planned.warnings
+        );
+        // the release of the same arguments reads the value and refuses it
+        assert!(release(&args).is_err());
+        let zero = Arguments {
+            assume_n: Some(0),
+            ..args
+        };
+        assert_eq!(
+            plan(&zero).unwrap_err().to_string(),
+            "assume_n=0: give a whole number of at least 1"
+        );
     }
 
     #[test]

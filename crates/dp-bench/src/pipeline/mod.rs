@@ -13,7 +13,8 @@
 //!    distinct from the inputs;
 //! 2. **ledger check** ([`Plan::open_ledger`]): with a ledger, it is locked and the spend
 //!    checked against the dataset's remaining budget (the lock is held until the spend is
-//!    recorded); a dry run stops here ([`Outcome::DryRun`]);
+//!    recorded); a dry run stops here ([`Outcome::DryRun`]; its plan, typed and as the
+//!    lines `dpqr` prints, is a [`DryRunReport`]);
 //! 3. **count** ([`Plan::count`]): the private input read from the chosen source, then the
 //!    checks that need the public n (δ against 1/n, the mechanism's
 //!    [`dp_mechanisms::Mechanism::check_inputs`]) — all before anything is charged;
@@ -38,10 +39,15 @@
 //! Under add/remove neighbours n is private: nothing the pipeline returns, writes or
 //! reports through [`ReleaseEvents`] is the true n or derived from it.
 
+mod dry_run;
 mod engine;
 mod local;
 mod source;
 
+pub use dry_run::{
+    DryRunChecks, DryRunReport, MemoryEstimate, PerAnswer, PredictedError, ScheduledTableError,
+    UniverseSize,
+};
 pub use engine::{Engine, EngineChoice};
 pub use local::{LocalPlan, LocalReleased};
 pub use source::{DataSpec, PrivateInput, refuse_weighted};
