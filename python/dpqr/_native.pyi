@@ -108,3 +108,16 @@ def draft_schema_nonprivate(
     csv: bytes, *, name: str, max_labels: int = 20, bins: int = 10
 ) -> str:
     """NON-PRIVATE: a schema (JSON text) drafted by reading the CSV text ``csv``."""
+
+def evaluate_nonprivate(
+    *,
+    data: _Path,
+    schema: _Path,
+    answers: Optional[_Path] = None,
+    synthetic: Optional[_Path] = None,
+    workload: Optional[str] = None,
+    workload_seed: Optional[int] = None,
+    ignore_extra_columns: bool = False,
+) -> Tuple[str, List[str]]:
+    """NON-PRIVATE: answers or synthetic records scored against the true data beside the
+    baselines, as ``dpqr eval --json`` prints it (JSON text), and ``dpqr eval``'s notes."""

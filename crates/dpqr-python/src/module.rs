@@ -220,6 +220,45 @@ fn draft_schema_nonprivate(
     run::draft_schema_nonprivate(csv, name, max_labels, bins).map_err(|e| raise(py, e))
 }
 
+/// NON-PRIVATE: released answers (`answers`, an answers file) or synthetic records
+/// (`synthetic`, with the marginal `workload` they are scored on) scored against the true
+/// `data` (read through `schema`) beside the uniform and all-zeros baselines, as `dpqr eval
+/// --json` prints it. Runs without the interpreter lock. Returns the JSON text and the
+/// notes `dpqr eval` prints on stderr.
+#[pyfunction]
+#[pyo3(signature = (
+    *, data, schema, answers=None, synthetic=None, workload=None, workload_seed=None,
+    ignore_extra_columns=false
+))]
+#[allow(clippy::too_many_arguments)]
+fn evaluate_nonprivate<'py>(
+    py: Python<'py>,
+    data: PathBuf,
+    schema: PathBuf,
+    answers: Option<PathBuf>,
+    synthetic: Option<PathBuf>,
+    workload: Option<String>,
+    workload_seed: Option<Bound<'py, PyAny>>,
+    ignore_extra_columns: bool,
+) -> PyResult<(String, Vec<String>)> {
+    let args = run::EvalArguments {
+        data,
+        schema,
+        answers,
+        synthetic,
+        workload,
+        workload_seed: match &workload_seed {
+            Some(v) => unsigned(py, "workload_seed", v)?,
+            None => 0,
+        },
+        ignore_extra_columns,
+    };
+    let (json, notes) = py
+        .detach(|| run::evaluate_nonprivate(&args))
+        .map_err(|e| raise(py, e))?;
+    Ok((json.to_string(), notes))
+}
+
 /// The Rust half of the Python package `dpqr`: the release pipeline of the `dpqr` command
 /// line. Use the package's functions (`dpqr.release`, `dpqr.mechanisms`), not these.
 #[pymodule]
@@ -229,5 +268,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(release, m)?)?;
     m.add_function(wrap_pyfunction!(mechanisms, m)?)?;
     m.add_function(wrap_pyfunction!(draft_schema_nonprivate, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate_nonprivate, m)?)?;
     Ok(())
 }

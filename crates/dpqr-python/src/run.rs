@@ -8,13 +8,18 @@ use crate::error::{BindingError, Result};
 use dp_bench::BenchError;
 use dp_bench::catalogue::{self, BudgetKind, MECHANISMS, MechanismSpec, neighbouring_flag};
 use dp_bench::io::answers::AnswersForm;
+use dp_bench::io::answers::read_answers;
+use dp_bench::io::synthetic::read_for_scoring;
+use dp_bench::pipeline::DataSpec;
 use dp_bench::pipeline::{
     self, DryRunChecks, DryRunReport, Outcome, PredictedError, ReleaseEvents, ReleaseRequest,
     Silent,
 };
+use dp_bench::scoring::{MarginalEvaluation, weighted_answers};
 use dp_core::PrivacyLoss;
 use dp_mechanisms::PrivacyCertificate;
-use dp_queries::AnyWorkload;
+use dp_queries::{AnyWorkload, MarginalWorkload};
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 /// A certificate as `dpqr.Certificate` holds it: plain fields in the command line's words.
@@ -349,6 +354,66 @@ pub fn mechanisms_json() -> Result<String> {
     })
 }
 
+/// **NON-PRIVATE.** What to score against the true data, as `dpqr eval` is told it.
+#[derive(Clone, Debug, Default)]
+pub struct EvalArguments {
+    /// The true data (`--data`): CSV, gzip CSV or Parquet.
+    pub data: PathBuf,
+    /// Its schema (`--domain`).
+    pub schema: PathBuf,
+    /// The answers file of a release (`--answers`), plain or labelled.
+    pub answers: Option<PathBuf>,
+    /// Or a synthetic records file (`--synthetic`), weighted or plain rows.
+    pub synthetic: Option<PathBuf>,
+    /// The workload the synthetic records are scored on (`--workload`).
+    pub workload: Option<String>,
+    /// Its seed (`--workload-seed`).
+    pub workload_seed: u64,
+    /// Skip the data's columns the schema does not name (`--ignore-extra-columns`).
+    pub ignore_extra_columns: bool,
+}
+
+/// **NON-PRIVATE.** Released answers, or a synthetic records file's answers to a marginal
+/// workload, scored against the true data beside the uniform and all-zeros baselines:
+/// [`MarginalEvaluation`], the scoring `dpqr eval` does, as the JSON `dpqr eval --json`
+/// prints (no prediction). Returns it and the notes `dpqr eval` prints on stderr (how a
+/// synthetic file was read). The figures disclose the data: never publish them.
+pub fn evaluate_nonprivate(args: &EvalArguments) -> Result<(serde_json::Value, Vec<String>)> {
+    let source = DataSpec {
+        data: Some(args.data.clone()),
+        domain: Some(args.schema.clone()),
+        read: dp_queries::ReadOptions::default().ignoring_extra_columns(args.ignore_extra_columns),
+        ..DataSpec::default()
+    };
+    let data = source.load(false)?;
+    let domain = data.domain();
+    let mut notes = Vec::new();
+    let (workload, answers, what) = match (&args.answers, &args.synthetic, &args.workload) {
+        (Some(path), None, None) => {
+            let (workload, answers) = read_answers(path, domain)?;
+            (workload, answers, "released")
+        }
+        (None, Some(path), Some(spec)) => {
+            let workload = MarginalWorkload::parse_spec(domain, spec, args.workload_seed)?;
+            let schema = source.public_schema()?;
+            let (synthetic, note) = read_for_scoring(path, &schema, None, false)?;
+            notes.extend(note);
+            let answers = weighted_answers(&workload, &synthetic.records, &synthetic.weights)?;
+            (workload, answers, "synthetic")
+        }
+        _ => {
+            return Err(BindingError::Argument(
+                "give the released answers, or synthetic records with a workload of marginal \
+                 tables"
+                    .into(),
+            ));
+        }
+    };
+    let truth = workload.answers(&data)?;
+    let evaluation = MarginalEvaluation::new(&workload, &answers, &truth, what)?;
+    Ok((evaluation.to_json(), notes))
+}
+
 /// **NON-PRIVATE.** A schema drafted from the CSV text `csv` (with a header row) by
 /// [`dp_queries::draft_schema`], as `dpqr schema draft --max-labels M --bins B` drafts
 /// it: the draft discloses the data (its labels, minima and maxima) and must be reviewed
@@ -589,6 +654,49 @@ mod tests {
             plan(&zero).unwrap_err().to_string(),
             "assume_n=0: give a whole number of at least 1"
         );
+    }
+
+    #[test]
+    fn an_evaluation_scores_answers_and_synthetic_records_beside_the_baselines() {
+        let dir = TempDir::new("evaluate");
+        let args = Arguments {
+            mechanism: "adaptive-projection".into(),
+            epsilon: Some(1.0),
+            delta: Some(1e-7),
+            rho: None,
+            settings: vec![("rounds".into(), SettingArg::Whole(10))],
+            ..arguments(&dir.0)
+        };
+        release(&args).unwrap();
+        let scored = |answers, synthetic, workload: Option<&str>| {
+            evaluate_nonprivate(&EvalArguments {
+                data: args.data.clone(),
+                schema: args.schema.clone(),
+                answers,
+                synthetic,
+                workload: workload.map(str::to_string),
+                ..EvalArguments::default()
+            })
+        };
+        let (e, notes) = scored(Some(args.answers.clone()), None, None).unwrap();
+        assert!(notes.is_empty());
+        assert_eq!(
+            (e["scored"].as_str(), e["marginals"].as_u64()),
+            (Some("released"), Some(1))
+        );
+        // every true table sums to 1: the all-zeros baseline is 1 from each in ℓ1
+        let zeros = &e["baselines"]["all_zeros"]["per_marginal"][0];
+        assert!((zeros["l1"].as_f64().unwrap() - 1.0).abs() < 1e-12, "{e}");
+        assert_eq!(
+            e["per_marginal"][0]["attributes"],
+            serde_json::json!(["colour", "size"])
+        );
+        let (e, _) = scored(None, Some(args.synthetic_out.clone()), Some("all-2way")).unwrap();
+        assert_eq!(e["scored"], "synthetic");
+        assert!(e["mean_marginal_l1"].as_f64().unwrap() <= 2.0, "{e}");
+        // synthetic records without a workload: refused
+        let err = scored(None, Some(args.synthetic_out.clone()), None).unwrap_err();
+        assert!(err.to_string().contains("a workload of marginal"), "{err}");
     }
 
     #[test]
