@@ -31,8 +31,9 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import pandas as pd
 
-from . import _native
+from . import _native, _progress
 from ._native import DpqrError
+from ._progress import ProgressOption
 
 __all__ = [
     "Certificate",
@@ -311,6 +312,7 @@ def release(
     delimiter: Optional[str] = None,
     ignore_extra_columns: bool = False,
     max_memory_mib: int = 4096,
+    progress: ProgressOption = None,
     **settings: Any,
 ) -> Release:
     """Release the answers to ``workload`` on ``data`` with ``mechanism`` under a budget, and
@@ -349,6 +351,12 @@ def release(
     with the same warning (a :class:`DpqrWarning`), and never written to any output. Without
     it the operating system seeds the noise.
 
+    ``progress``: the release's progress on stderr, a tqdm bar (when tqdm is installed,
+    otherwise one line rewritten in place) with the stage and its percentage, and no timing;
+    by default only when stderr is a terminal, ``True`` always, ``False`` never (in a
+    notebook, say), or a callable that receives every event as ``(kind, message, done,
+    total)``.
+
     The interpreter lock is released while the release runs. Every refusal and failure
     raises :class:`DpqrError` with the message ``dpqr release`` prints for the same input;
     nothing else about the data is output beyond what the command line outputs.
@@ -372,9 +380,16 @@ def release(
         ignore_extra_columns=ignore_extra_columns,
         max_memory_mib=max_memory_mib,
     )
+    show = _progress.reporter(progress)
+    if show is not None:
+        options["progress"] = show
     with tempfile.TemporaryDirectory(prefix="dpqr-") as tmp:
         directory = Path(tmp)
-        ran = _run(data, directory, options, header_only=False)
+        try:
+            ran = _run(data, directory, options, header_only=False)
+        finally:
+            if isinstance(show, _progress.StderrProgress):
+                show.close()
         for message in ran["warnings"]:
             warnings.warn(message, DpqrWarning, stacklevel=2)
         frame = data if isinstance(data, pd.DataFrame) else None

@@ -6,7 +6,7 @@ use those, not these.
 """
 
 import os
-from typing import Any, List, Literal, Mapping, Optional, Tuple, TypedDict, Union, overload
+from typing import Any, Callable, List, Literal, Mapping, Optional, Tuple, TypedDict, Union, overload
 
 _Path = Union[str, "os.PathLike[str]"]
 
@@ -97,9 +97,11 @@ def release(
     max_memory_mib: int = 4096,
     dry_run: Literal[False] = False,
     assume_n: Optional[int] = None,
+    progress: Optional[Callable[[str, str, Optional[int], Optional[int]], Any]] = None,
 ) -> _Ran:
     """One run of the ``dpqr release`` pipeline, the interpreter lock released: the answers,
-    report and (when made) synthetic records written to the paths given."""
+    report and (when made) synthetic records written to the paths given; ``progress`` called
+    (the lock taken) with every progress event as ``(kind, message, done, total)``."""
 
 def mechanisms() -> str:
     """The catalogue as JSON text, as ``dpqr mechanisms --json`` prints it."""

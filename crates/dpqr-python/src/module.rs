@@ -9,6 +9,7 @@ use crate::run;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 pyo3::create_exception!(
     dpqr,
@@ -80,11 +81,36 @@ fn rows(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<i64> {
     }
 }
 
+/// The release's progress events passed to the Python callable `f` as `(kind, message,
+/// done, total)`: `kind` is `"stage"`, `"counting"` or `"round"` (a line in `message`, `done`
+/// and `total` `None`) or `"step"` (`done` of `total` steps of the stage `message`). The
+/// release runs without the interpreter lock, on several threads: each call takes the lock
+/// first. An exception the callable raises is reported as unraisable (printed on stderr)
+/// and the release goes on.
+fn progress_callback(f: Py<PyAny>) -> run::ProgressCallback {
+    Arc::new(move |event: run::ProgressEvent| {
+        let (kind, message, done, total) = match event {
+            run::ProgressEvent::Stage(m) => ("stage", m, None, None),
+            run::ProgressEvent::Counting(m) => ("counting", m, None, None),
+            run::ProgressEvent::Round(m) => ("round", m, None, None),
+            run::ProgressEvent::Step { stage, done, total } => {
+                ("step", stage, Some(done), Some(total))
+            }
+        };
+        Python::attach(|py| {
+            if let Err(e) = f.call1(py, (kind, message, done, total)) {
+                e.write_unraisable(py, None);
+            }
+        });
+    })
+}
+
 /// Run one release (the pipeline of `dpqr release`) with the interpreter lock released,
 /// writing the answers to `answers`, the report to `report` and, when made, the synthetic
 /// records to `synthetic_out`. Returns a dict: `certificate` (a dict of the fields of
 /// `dpqr.Certificate`), `labelled`, `synthetic` (whether written) and `warnings` (the lines
 /// `dpqr release` prints on stderr). Raises `DpqrError` with the command line's message.
+/// `progress`, a callable, receives the release's progress ([`progress_callback`]).
 ///
 /// With `dry_run=True` (`--dry-run`, with `assume_n` as `--assume-n`): every check made
 /// before data is read, then the plan; nothing read but the data file's header, nothing
@@ -96,7 +122,7 @@ fn rows(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<i64> {
     epsilon=None, delta=None, rho=None, neighbouring=None, post=None, seed=None,
     settings=None, synthetic=None, rows=None, workload_seed=None, allow_large_delta=false,
     delimiter=None, ignore_extra_columns=false, labelled=true, max_memory_mib=4096,
-    dry_run=false, assume_n=None
+    dry_run=false, assume_n=None, progress=None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn release<'py>(
@@ -125,6 +151,7 @@ fn release<'py>(
     max_memory_mib: u64,
     dry_run: bool,
     assume_n: Option<Bound<'py, PyAny>>,
+    progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut pairs = Vec::new();
     if let Some(settings) = &settings {
@@ -176,9 +203,10 @@ fn release<'py>(
         out.set_item("warnings", planned.warnings)?;
         return Ok(out);
     }
+    let progress = progress.map(|f| progress_callback(f.unbind()));
     // the release runs without the interpreter lock: other Python threads go on meanwhile
     let ran = py
-        .detach(|| run::release(&args))
+        .detach(|| run::release_with_progress(&args, progress))
         .map_err(|e| raise(py, e))?;
     let c = &ran.certificate;
     let certificate = PyDict::new(py);

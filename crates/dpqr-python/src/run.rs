@@ -13,14 +13,14 @@ use dp_bench::io::synthetic::read_for_scoring;
 use dp_bench::pipeline::DataSpec;
 use dp_bench::pipeline::{
     self, DryRunChecks, DryRunReport, Outcome, PredictedError, ReleaseEvents, ReleaseRequest,
-    Silent,
+    RoundProgress, Silent,
 };
 use dp_bench::scoring::{MarginalEvaluation, weighted_answers};
-use dp_core::PrivacyLoss;
+use dp_core::{PrivacyLoss, Progress, ProgressSink};
 use dp_mechanisms::PrivacyCertificate;
 use dp_queries::{AnyWorkload, MarginalWorkload};
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// A certificate as `dpqr.Certificate` holds it: plain fields in the command line's words.
 #[derive(Clone, Debug, PartialEq)]
@@ -102,22 +102,116 @@ pub struct Ran {
     pub warnings: Vec<String>,
 }
 
+/// One progress event of a release, as a caller that shows progress receives it (the
+/// Python package's bar). Like `dpqr`'s spinner and bar, no event holds a timing, and no
+/// stage whose share done would reveal n has a percentage.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProgressEvent {
+    /// A stage begins, without a percentage ("loading data", "writing outputs").
+    Stage(String),
+    /// Counting the workload on the data begins: one pass over the records, without a
+    /// percentage (its share done would reveal n, private under add/remove neighbours).
+    Counting(String),
+    /// A round of adaptive-projection, in one line (the table it measured, ρ spent).
+    Round(String),
+    /// `done` of `total` steps of `stage` are complete (`total` public, fixed before the
+    /// stage); sent when the whole percentage changes, and at the end.
+    Step {
+        /// The stage's public name, e.g. "MWEM rounds".
+        stage: String,
+        /// Steps done.
+        done: u64,
+        /// Steps in all.
+        total: u64,
+    },
+}
+
+/// Where a release's [`ProgressEvent`]s go. Called from the release's threads.
+pub type ProgressCallback = Arc<dyn Fn(ProgressEvent) + Send + Sync>;
+
+/// The mechanisms' progress reports ([`Progress`]) passed on as [`ProgressEvent::Step`]s,
+/// at most once per whole percentage of a stage (so that a caller that must take a lock
+/// to show one, such as Python's interpreter lock, is called about 100 times a stage).
+struct StepRelay {
+    callback: ProgressCallback,
+    /// The stage last sent and its percentage.
+    last: Mutex<Option<(String, u64)>>,
+}
+
+impl Progress for StepRelay {
+    fn report(&self, stage: &str, done: u64, total: u64) {
+        let total = total.max(1);
+        let done = done.min(total);
+        let percent = done * 100 / total;
+        {
+            let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+            if last
+                .as_ref()
+                .is_some_and(|(s, p)| s == stage && *p == percent)
+            {
+                return;
+            }
+            *last = Some((stage.to_string(), percent));
+        } // the lock is not held while the callback runs
+        (self.callback)(ProgressEvent::Step {
+            stage: stage.to_string(),
+            done,
+            total,
+        });
+    }
+}
+
 /// The [`ReleaseEvents`] of a release from Python: the warnings kept for the caller to
-/// raise as Python warnings once the release is done (Python is not called while the
-/// release runs without the interpreter lock); nothing else is shown.
+/// raise as Python warnings once the release is done; the stages and the mechanism's
+/// progress sent to `progress`, if any; nothing else is shown.
 #[derive(Default)]
 struct Collected {
     warnings: Mutex<Vec<String>>,
+    progress: Option<ProgressCallback>,
+}
+
+impl Collected {
+    fn send(&self, event: ProgressEvent) {
+        if let Some(f) = &self.progress {
+            f(event);
+        }
+    }
+
+    fn into_warnings(self) -> Vec<String> {
+        self.warnings
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 impl ReleaseEvents for Collected {
+    fn stage(&self, message: &str) {
+        self.send(ProgressEvent::Stage(message.to_string()));
+    }
+
+    fn counting(&self, message: &str) {
+        self.send(ProgressEvent::Counting(message.to_string()));
+    }
+
     fn warning(&self, message: &str) {
         // a poisoned lock means a panic elsewhere, which the caller sees; keep the rest
-        let mut w = self
-            .warnings
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut w = self.warnings.lock().unwrap_or_else(PoisonError::into_inner);
         w.push(message.to_string());
+    }
+
+    fn progress(&self) -> Option<ProgressSink> {
+        let callback = Arc::clone(self.progress.as_ref()?);
+        Some(ProgressSink(Arc::new(StepRelay {
+            callback,
+            last: Mutex::new(None),
+        })))
+    }
+
+    fn round_progress(&self) -> Option<RoundProgress> {
+        let callback = Arc::clone(self.progress.as_ref()?);
+        Some(Arc::new(move |line: String| {
+            callback(ProgressEvent::Round(line));
+        }))
     }
 }
 
@@ -175,9 +269,17 @@ fn request(args: &Arguments) -> Result<ReleaseRequest> {
 /// Run the release `args` ask for, writing its answers, report and (when made) synthetic
 /// records to the paths they give.
 pub fn release(args: &Arguments) -> Result<Ran> {
+    release_with_progress(args, None)
+}
+
+/// [`release`], its stages and the mechanism's progress sent to `progress`.
+pub fn release_with_progress(args: &Arguments, progress: Option<ProgressCallback>) -> Result<Ran> {
     let request = request(args)?;
     let synthetic = request.outputs.synthetic.is_some();
-    let events = Collected::default();
+    let events = Collected {
+        progress,
+        ..Collected::default()
+    };
     let outcome = pipeline::release(&request, &events)?;
     let (certificate, labelled) = match outcome {
         Outcome::Released(r) => (r.release.certificate.clone(), r.plan.labelled()),
@@ -188,10 +290,7 @@ pub fn release(args: &Arguments) -> Result<Ran> {
             );
         }
     };
-    let warnings = events
-        .warnings
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let warnings = events.into_warnings();
     Ok(Ran {
         certificate: CertificateView::of(&certificate),
         labelled,
@@ -250,10 +349,7 @@ pub fn plan(args: &Arguments) -> Result<Planned> {
             );
         }
     };
-    let warnings = events
-        .warnings
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let warnings = events.into_warnings();
     Ok(Planned { plan, warnings })
 }
 
@@ -697,6 +793,67 @@ mod tests {
         // synthetic records without a workload: refused
         let err = scored(None, Some(args.synthetic_out.clone()), None).unwrap_err();
         assert!(err.to_string().contains("a workload of marginal"), "{err}");
+    }
+
+    #[test]
+    fn steps_are_relayed_once_per_percentage_and_a_release_sends_its_stages() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&seen);
+        let callback: ProgressCallback = Arc::new(move |e| sink.lock().unwrap().push(e));
+        let relay = StepRelay {
+            callback: Arc::clone(&callback),
+            last: Mutex::new(None),
+        };
+        for done in 0..=1000 {
+            relay.report("a", done, 1000);
+        }
+        relay.report("b", 5, 10);
+        relay.report("b", 5, 10);
+        let steps: Vec<(String, u64)> = seen
+            .lock()
+            .unwrap()
+            .drain(..)
+            .map(|e| match e {
+                ProgressEvent::Step { stage, done, .. } => (stage, done),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        // 0 %, 1 %, …, 100 % of a, then b's one report
+        assert_eq!(steps.len(), 102);
+        assert_eq!(steps[100], ("a".to_string(), 1000));
+        assert_eq!(steps[101], ("b".to_string(), 5));
+        let dir = TempDir::new("progress");
+        let args = Arguments {
+            mechanism: "adaptive-projection".into(),
+            epsilon: Some(1.0),
+            delta: Some(1e-7),
+            rho: None,
+            settings: vec![("rounds".into(), SettingArg::Whole(10))],
+            ..arguments(&dir.0)
+        };
+        release_with_progress(&args, Some(callback)).unwrap();
+        let events = seen.lock().unwrap();
+        assert_eq!(events[0], ProgressEvent::Stage("loading data".into()));
+        assert!(
+            matches!(events[1], ProgressEvent::Counting(_)),
+            "{events:?}"
+        );
+        assert!(
+            events.iter().any(|e| matches!(
+                e,
+                ProgressEvent::Step {
+                    done: 1000,
+                    total: 1000,
+                    ..
+                }
+            )),
+            "{events:?}"
+        );
+        assert!(events.iter().any(|e| matches!(e, ProgressEvent::Round(_))));
+        assert_eq!(
+            events.last(),
+            Some(&ProgressEvent::Stage("writing outputs".into()))
+        );
     }
 
     #[test]
