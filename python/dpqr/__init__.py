@@ -106,12 +106,15 @@ class Release:
       or, with ``rows=N``, ``N`` plain rows; ``None`` when none were made.
     * ``report``: the release report (``dpqr release --report``) as a dict: the certificate,
       the mechanism's diagnostics, the settings, the schema, what the counts are scaled by.
+    * ``ledger_record``: with ``ledger=``, the line ``dpqr release`` prints when the spend is
+      recorded (the ledger, the spend, the dataset); ``None`` without a ledger.
     """
 
     certificate: Certificate
     answers: pd.DataFrame
     synthetic: Optional[pd.DataFrame]
     report: Dict[str, Any]
+    ledger_record: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -313,6 +316,8 @@ def release(
     ignore_extra_columns: bool = False,
     max_memory_mib: int = 4096,
     progress: ProgressOption = None,
+    ledger: Optional[Union[str, "os.PathLike[str]"]] = None,
+    ledger_dataset: Optional[str] = None,
     **settings: Any,
 ) -> Release:
     """Release the answers to ``workload`` on ``data`` with ``mechanism`` under a budget, and
@@ -357,6 +362,15 @@ def release(
     notebook, say), or a callable that receives every event as ``(kind, message, done,
     total)``.
 
+    ``ledger``: a budget ledger (``dpqr ledger init``) the release is charged to — refused
+    before any data is read if it would overspend the dataset's budget (a
+    :class:`DpqrError` with ``exit_status`` 3), recorded before any noise is drawn —
+    and ``ledger_dataset`` the ledger's dataset (``--ledger-dataset``). A DataFrame is copied
+    to a new temporary file at every call, so it has no path the ledger could know it by:
+    with a DataFrame ``ledger_dataset`` is required, and the ledger records the data as
+    ``dataframe:NAME``. Give the same name for the same data every time: the ledger cannot
+    tell that two frames hold the same records.
+
     The interpreter lock is released while the release runs. Every refusal and failure
     raises :class:`DpqrError` with the message ``dpqr release`` prints for the same input;
     nothing else about the data is output beyond what the command line outputs.
@@ -379,6 +393,8 @@ def release(
         delimiter=delimiter,
         ignore_extra_columns=ignore_extra_columns,
         max_memory_mib=max_memory_mib,
+        ledger=ledger,
+        ledger_dataset=ledger_dataset,
     )
     show = _progress.reporter(progress)
     if show is not None:
@@ -400,6 +416,7 @@ def release(
                 _read_synthetic(directory / "synthetic.csv", frame) if ran["synthetic"] else None
             ),
             report=json.loads((directory / "report.json").read_text(encoding="utf-8")),
+            ledger_record=ran["ledger_record"],
         )
 
 
@@ -408,7 +425,9 @@ def _run(data: Data, directory: Path, options: Dict[str, Any], header_only: bool
     ``directory`` (with ``header_only``, a DataFrame's columns without its rows), the
     outputs named there, and ``_native.release`` called with ``options``; an error's
     temporary paths renamed to what the caller gave."""
-    frame = data.head(0) if header_only and not isinstance(data, (str, os.PathLike)) else data
+    # a frame's columns without its rows (anything else is refused by _write_data)
+    is_frame = isinstance(data, pd.DataFrame) or _is_polars(data)
+    frame = data.head(0) if header_only and is_frame else data
     data_path, _ = _write_data(frame, directory)
     schema_path = _write_schema(options.pop("schema"), directory)
     workload_text = _workload_spec(options.pop("workload"), directory)
@@ -431,6 +450,7 @@ def _run(data: Data, directory: Path, options: Dict[str, Any], header_only: bool
             report=directory / "report.json",
             synthetic_out=directory / "synthetic.csv",
             labelled=True,
+            data_is_a_frame=not isinstance(data, (str, os.PathLike)),
             **options,
         )
     except DpqrError as e:
@@ -463,6 +483,8 @@ def plan(
     ignore_extra_columns: bool = False,
     max_memory_mib: int = 4096,
     assume_n: Optional[int] = None,
+    ledger: Optional[Union[str, "os.PathLike[str]"]] = None,
+    ledger_dataset: Optional[str] = None,
     **settings: Any,
 ) -> Plan:
     """Plan the release :func:`release` would make with the same arguments, without making
@@ -498,6 +520,8 @@ def plan(
         max_memory_mib=max_memory_mib,
         dry_run=True,
         assume_n=assume_n,
+        ledger=ledger,
+        ledger_dataset=ledger_dataset,
     )
     with tempfile.TemporaryDirectory(prefix="dpqr-") as tmp:
         ran = _run(data, Path(tmp), options, header_only=True)

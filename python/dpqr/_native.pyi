@@ -33,6 +33,7 @@ class _Ran(TypedDict):
     labelled: bool
     synthetic: bool
     warnings: List[str]
+    ledger_record: Optional[str]
 
 class _Planned(TypedDict):
     plan: str
@@ -65,6 +66,10 @@ def release(
     max_memory_mib: int = 4096,
     dry_run: Literal[True],
     assume_n: Optional[int] = None,
+    progress: Optional[Callable[[str, str, Optional[int], Optional[int]], Any]] = None,
+    ledger: Optional[_Path] = None,
+    ledger_dataset: Optional[str] = None,
+    data_is_a_frame: bool = False,
 ) -> _Planned:
     """The dry run (``dpqr release --dry-run``): every check made before data is read, and
     the plan as JSON text (``plan``); nothing but the data file's header is read, nothing
@@ -98,6 +103,9 @@ def release(
     dry_run: Literal[False] = False,
     assume_n: Optional[int] = None,
     progress: Optional[Callable[[str, str, Optional[int], Optional[int]], Any]] = None,
+    ledger: Optional[_Path] = None,
+    ledger_dataset: Optional[str] = None,
+    data_is_a_frame: bool = False,
 ) -> _Ran:
     """One run of the ``dpqr release`` pipeline, the interpreter lock released: the answers,
     report and (when made) synthetic records written to the paths given; ``progress`` called

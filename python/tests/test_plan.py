@@ -13,7 +13,9 @@ import pandas as pd
 import pytest
 
 import dpqr
-from conftest import ADULT_CSV, ADULT_DOMAIN, ADULT_W64, SURVEY_CSV, SURVEY_SCHEMA, cli_error, run_cli
+from conftest import (
+    ADULT_CSV, ADULT_DOMAIN, ADULT_W64, SURVEY_CSV, SURVEY_SCHEMA, cli_error, run_cli,
+)
 
 
 def cli_dry_run(cli: Path, tmp_path: Path, args: list, labelled: bool = True) -> list:

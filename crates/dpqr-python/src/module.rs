@@ -110,7 +110,10 @@ fn progress_callback(f: Py<PyAny>) -> run::ProgressCallback {
 /// records to `synthetic_out`. Returns a dict: `certificate` (a dict of the fields of
 /// `dpqr.Certificate`), `labelled`, `synthetic` (whether written) and `warnings` (the lines
 /// `dpqr release` prints on stderr). Raises `DpqrError` with the command line's message.
-/// `progress`, a callable, receives the release's progress ([`progress_callback`]).
+/// `progress`, a callable, receives the release's progress ([`progress_callback`]). With
+/// `ledger` (and `ledger_dataset`: required when `data_is_a_frame`, the data a temporary
+/// copy of a DataFrame) the release is charged to the ledger's dataset; `ledger_record` is
+/// the line `dpqr release` prints when the spend is recorded.
 ///
 /// With `dry_run=True` (`--dry-run`, with `assume_n` as `--assume-n`): every check made
 /// before data is read, then the plan; nothing read but the data file's header, nothing
@@ -122,7 +125,8 @@ fn progress_callback(f: Py<PyAny>) -> run::ProgressCallback {
     epsilon=None, delta=None, rho=None, neighbouring=None, post=None, seed=None,
     settings=None, synthetic=None, rows=None, workload_seed=None, allow_large_delta=false,
     delimiter=None, ignore_extra_columns=false, labelled=true, max_memory_mib=4096,
-    dry_run=false, assume_n=None, progress=None
+    dry_run=false, assume_n=None, progress=None, ledger=None, ledger_dataset=None,
+    data_is_a_frame=false
 ))]
 #[allow(clippy::too_many_arguments)]
 fn release<'py>(
@@ -152,6 +156,9 @@ fn release<'py>(
     dry_run: bool,
     assume_n: Option<Bound<'py, PyAny>>,
     progress: Option<Bound<'py, PyAny>>,
+    ledger: Option<PathBuf>,
+    ledger_dataset: Option<String>,
+    data_is_a_frame: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut pairs = Vec::new();
     if let Some(settings) = &settings {
@@ -190,6 +197,9 @@ fn release<'py>(
         rows: rows.as_ref().map(|v| self::rows(py, v)).transpose()?,
         max_memory_mib,
         dry_run,
+        ledger,
+        ledger_dataset,
+        data_is_a_frame,
         assume_n: assume_n
             .as_ref()
             .map(|v| unsigned(py, "assume_n", v))
@@ -224,6 +234,7 @@ fn release<'py>(
     out.set_item("labelled", ran.labelled)?;
     out.set_item("synthetic", ran.synthetic)?;
     out.set_item("warnings", ran.warnings)?;
+    out.set_item("ledger_record", ran.ledger_record)?;
     Ok(out)
 }
 

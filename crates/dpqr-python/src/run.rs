@@ -12,8 +12,8 @@ use dp_bench::io::answers::read_answers;
 use dp_bench::io::synthetic::read_for_scoring;
 use dp_bench::pipeline::DataSpec;
 use dp_bench::pipeline::{
-    self, DryRunChecks, DryRunReport, Outcome, PredictedError, ReleaseEvents, ReleaseRequest,
-    RoundProgress, Silent,
+    self, DryRunChecks, DryRunReport, LedgerRecord, Outcome, PredictedError, ReleaseEvents,
+    ReleaseRequest, RoundProgress, Silent,
 };
 use dp_bench::scoring::{MarginalEvaluation, weighted_answers};
 use dp_core::{PrivacyLoss, Progress, ProgressSink};
@@ -100,6 +100,8 @@ pub struct Ran {
     /// The warnings `dpqr release` prints on stderr (a fixed seed, a large δ accepted,
     /// noise that swamps the tables), in order.
     pub warnings: Vec<String>,
+    /// With a ledger: the line `dpqr release` prints when the spend is recorded.
+    pub ledger_record: Option<String>,
 }
 
 /// One progress event of a release, as a caller that shows progress receives it (the
@@ -168,6 +170,7 @@ impl Progress for StepRelay {
 struct Collected {
     warnings: Mutex<Vec<String>>,
     progress: Option<ProgressCallback>,
+    recorded: Mutex<Option<String>>,
 }
 
 impl Collected {
@@ -177,10 +180,16 @@ impl Collected {
         }
     }
 
-    fn into_warnings(self) -> Vec<String> {
-        self.warnings
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner)
+    /// The warnings and the ledger's record, once the release is done.
+    fn into_parts(self) -> (Vec<String>, Option<String>) {
+        (
+            self.warnings
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner),
+            self.recorded
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
     }
 }
 
@@ -205,6 +214,11 @@ impl ReleaseEvents for Collected {
             callback,
             last: Mutex::new(None),
         })))
+    }
+
+    fn recorded(&self, record: &LedgerRecord) {
+        let mut r = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
+        *r = Some(record.to_string());
     }
 
     fn round_progress(&self) -> Option<RoundProgress> {
@@ -290,12 +304,13 @@ pub fn release_with_progress(args: &Arguments, progress: Option<ProgressCallback
             );
         }
     };
-    let warnings = events.into_warnings();
+    let (warnings, ledger_record) = events.into_parts();
     Ok(Ran {
         certificate: CertificateView::of(&certificate),
         labelled,
         synthetic,
         warnings,
+        ledger_record,
     })
 }
 
@@ -349,7 +364,7 @@ pub fn plan(args: &Arguments) -> Result<Planned> {
             );
         }
     };
-    let warnings = events.into_warnings();
+    let (warnings, _) = events.into_parts();
     Ok(Planned { plan, warnings })
 }
 

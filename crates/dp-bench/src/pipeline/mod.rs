@@ -114,6 +114,10 @@ pub struct LedgerTarget {
     pub path: PathBuf,
     /// The ledger's dataset (`--ledger-dataset`); the ledger's only dataset when `None`.
     pub dataset: Option<String>,
+    /// The key the ledger knows the data by, when its file is no stable key (a DataFrame
+    /// copied to a new temporary file at every call from Python: `dataframe:NAME`);
+    /// [`DataSpec::ledger_key`] when `None`.
+    pub data_key: Option<String>,
 }
 
 /// How the workload is counted: natively (records in memory, or streamed) or on an engine.
@@ -896,7 +900,10 @@ impl<'r> Plan<'r> {
             target.dataset.as_deref(),
             &target.path.display().to_string(),
         )?;
-        let data_key = self.request.data.ledger_key()?;
+        let data_key = match &target.data_key {
+            Some(key) => key.clone(),
+            None => self.request.data.ledger_key()?,
+        };
         let label = self.label();
         let charge = ledger_file::Charge {
             dataset: &dataset,

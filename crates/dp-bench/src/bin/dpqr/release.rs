@@ -217,6 +217,7 @@ impl ReleaseArgs {
             ledger: self.ledger.as_ref().map(|path| LedgerTarget {
                 path: path.clone(),
                 dataset: self.ledger_dataset.clone(),
+                data_key: None,
             }),
             max_memory_mib: self.max_memory_mib,
             dry_run: self.dry_run,
