@@ -11,7 +11,7 @@
 # Cargo's target directory is the workspace's (`$CARGO_TARGET_DIR`, or `target/`), shared with
 # the other builds; the extension is built in the release profile, as `cargo xtask bench` builds
 # its dependencies. Needs CPython 3.9 or later (`$PYTHON`, default python3) with venv, and PyPI
-# for maturin, pytest, pandas, polars and pyarrow (installed once into the environment).
+# for maturin, pytest, pandas, polars, pyarrow and tqdm (installed once into the environment).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -24,7 +24,7 @@ if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-  "maturin>=1.9.4,<2" pytest pandas polars pyarrow
+  "maturin>=1.9.4,<2" pytest pandas polars pyarrow tqdm
 
 if [ "${DPQR_SKIP_CLIPPY:-0}" != 1 ]; then
   # its own check of the dependencies: PyO3's macros turn on syn features the workspace's

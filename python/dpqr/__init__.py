@@ -31,15 +31,18 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import pandas as pd
 
-from . import _native
+from . import _native, _progress
 from ._native import DpqrError
+from ._progress import ProgressOption
 
 __all__ = [
     "Certificate",
     "DpqrError",
     "DpqrWarning",
+    "Plan",
     "Release",
     "mechanisms",
+    "plan",
     "release",
 ]
 
@@ -103,12 +106,65 @@ class Release:
       or, with ``rows=N``, ``N`` plain rows; ``None`` when none were made.
     * ``report``: the release report (``dpqr release --report``) as a dict: the certificate,
       the mechanism's diagnostics, the settings, the schema, what the counts are scaled by.
+    * ``ledger_record``: with ``ledger=``, the line ``dpqr release`` prints when the spend is
+      recorded (the ledger, the spend, the dataset); ``None`` without a ledger.
     """
 
     certificate: Certificate
     answers: pd.DataFrame
     synthetic: Optional[pd.DataFrame]
     report: Dict[str, Any]
+    ledger_record: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What :func:`plan` returns: the plan of a release, made from public inputs only (the
+    schema, the workload, the parameters), as ``dpqr release --dry-run`` prints it.
+
+    * ``certificate``: the guarantee the release would carry (:class:`Certificate`).
+    * ``lines``: the lines ``dpqr release --dry-run`` prints, in order (where the command
+      line names a file that is a temporary copy here, the line names what was given:
+      ``the DataFrame``, ``the answers``, …).
+    * ``count_std``: the standard deviation of the noise on each count where it is fixed
+      before the run — exact for the answer-perturbation mechanisms (``gaussian``,
+      ``laplace``), the σ of a round's measurement before annealing for
+      ``adaptive-projection``; ``None`` for the others.
+    * ``prediction``: the predicted error as a dict, by its ``kind``: ``"count-noise"``
+      (``count_std``, and with ``assume_n`` the standard deviation of an answer
+      ``answer_std`` and a table's expected ℓ1 error ``table_l1``), ``"schedule"`` (the
+      noise schedule of ``adaptive-projection``: ρ and σ of the 1-way tables, of a round
+      before and after annealing, of the cheap tables and the checks, the number of rounds),
+      ``"stated-bound"`` (the bound the mechanism's paper states for ``assume_n`` records:
+      ``statement``, ``value``, ``confidence``, ``citation``), ``"stated-bound-needs-n"``,
+      or ``"none"``; ``None`` for a local-model mechanism.
+    * ``settings``: the settings line (``--rounds 20, --eta 0.4 (default)``); ``workload``
+      in words, ``queries`` its number of answers, ``touched_attributes``; ``memory_bytes``
+      the answers' memory and ``memory_refused`` whether ``max_memory_mib`` would refuse
+      the release; ``universe_log10`` the records a universe-enumerating mechanism would
+      enumerate (log₁₀); ``checks_pass`` whether the mechanism's checks of public inputs
+      pass (``checks_refusal`` says why not); ``auto_choice`` what ``mechanism="auto"``
+      chose and why; ``synthetic`` whether the release would make synthetic records.
+    """
+
+    certificate: Certificate
+    lines: List[str]
+    count_std: Optional[float]
+    prediction: Optional[Dict[str, Any]]
+    settings: Optional[str]
+    workload: str
+    queries: int
+    touched_attributes: int
+    memory_bytes: Optional[int]
+    memory_refused: Optional[bool]
+    universe_log10: Optional[float]
+    checks_pass: Optional[bool]
+    checks_refusal: Optional[str]
+    auto_choice: Optional[str]
+    synthetic: bool
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines)
 
 
 def mechanisms() -> List[Dict[str, Any]]:
@@ -259,6 +315,9 @@ def release(
     delimiter: Optional[str] = None,
     ignore_extra_columns: bool = False,
     max_memory_mib: int = 4096,
+    progress: ProgressOption = None,
+    ledger: Optional[Union[str, "os.PathLike[str]"]] = None,
+    ledger_dataset: Optional[str] = None,
     **settings: Any,
 ) -> Release:
     """Release the answers to ``workload`` on ``data`` with ``mechanism`` under a budget, and
@@ -297,60 +356,198 @@ def release(
     with the same warning (a :class:`DpqrWarning`), and never written to any output. Without
     it the operating system seeds the noise.
 
+    ``progress``: the release's progress on stderr, a tqdm bar (when tqdm is installed,
+    otherwise one line rewritten in place) with the stage and its percentage, and no timing;
+    by default only when stderr is a terminal, ``True`` always, ``False`` never (in a
+    notebook, say), or a callable that receives every event as ``(kind, message, done,
+    total)``.
+
+    ``ledger``: a budget ledger (``dpqr ledger init``) the release is charged to — refused
+    before any data is read if it would overspend the dataset's budget (a
+    :class:`DpqrError` with ``exit_status`` 3), recorded before any noise is drawn —
+    and ``ledger_dataset`` the ledger's dataset (``--ledger-dataset``). A DataFrame is copied
+    to a new temporary file at every call, so it has no path the ledger could know it by:
+    with a DataFrame ``ledger_dataset`` is required, and the ledger records the data as
+    ``dataframe:NAME``. Give the same name for the same data every time: the ledger cannot
+    tell that two frames hold the same records.
+
     The interpreter lock is released while the release runs. Every refusal and failure
     raises :class:`DpqrError` with the message ``dpqr release`` prints for the same input;
     nothing else about the data is output beyond what the command line outputs.
     """
+    options = dict(
+        schema=schema,
+        workload=workload,
+        mechanism=mechanism,
+        epsilon=epsilon,
+        delta=delta,
+        rho=rho,
+        neighbouring=neighbouring,
+        post=post,
+        seed=seed,
+        settings=settings,
+        synthetic=synthetic,
+        rows=rows,
+        workload_seed=workload_seed,
+        allow_large_delta=allow_large_delta,
+        delimiter=delimiter,
+        ignore_extra_columns=ignore_extra_columns,
+        max_memory_mib=max_memory_mib,
+        ledger=ledger,
+        ledger_dataset=ledger_dataset,
+    )
+    show = _progress.reporter(progress)
+    if show is not None:
+        options["progress"] = show
     with tempfile.TemporaryDirectory(prefix="dpqr-") as tmp:
         directory = Path(tmp)
-        data_path, frame = _write_data(data, directory)
-        schema_path = _write_schema(schema, directory)
-        workload_text = _workload_spec(workload, directory)
-        answers = directory / "answers.csv"
-        report = directory / "report.json"
-        synthetic_out = directory / "synthetic.csv"
-        # the temporary files the package wrote, by what the caller gave
-        written = {
-            data_path: "the DataFrame",
-            schema_path: "the schema dict",
-            Path(workload_text): "the workload",
-        }
         try:
-            ran = _native.release(
-                data=data_path,
-                schema=schema_path,
-                workload=workload_text,
-                mechanism=mechanism,
-                answers=answers,
-                report=report,
-                synthetic_out=synthetic_out,
-                epsilon=epsilon,
-                delta=delta,
-                rho=rho,
-                neighbouring=neighbouring,
-                post=post,
-                seed=seed,
-                settings=settings,
-                synthetic=synthetic,
-                rows=rows,
-                workload_seed=workload_seed,
-                allow_large_delta=allow_large_delta,
-                delimiter=delimiter,
-                ignore_extra_columns=ignore_extra_columns,
-                labelled=True,
-                max_memory_mib=max_memory_mib,
-            )
-        except DpqrError as e:
-            names = {str(p): n for p, n in written.items() if p.parent == directory}
-            raise _renamed(e, names) from None
+            ran = _run(data, directory, options, header_only=False)
+        finally:
+            if isinstance(show, _progress.StderrProgress):
+                show.close()
         for message in ran["warnings"]:
             warnings.warn(message, DpqrWarning, stacklevel=2)
+        frame = data if isinstance(data, pd.DataFrame) else None
         return Release(
             certificate=Certificate(**ran["certificate"]),
-            answers=_read_answers(answers),
-            synthetic=_read_synthetic(synthetic_out, frame) if ran["synthetic"] else None,
-            report=json.loads(report.read_text(encoding="utf-8")),
+            answers=_read_answers(directory / "answers.csv"),
+            synthetic=(
+                _read_synthetic(directory / "synthetic.csv", frame) if ran["synthetic"] else None
+            ),
+            report=json.loads((directory / "report.json").read_text(encoding="utf-8")),
+            ledger_record=ran["ledger_record"],
         )
+
+
+def _run(data: Data, directory: Path, options: Dict[str, Any], header_only: bool) -> Any:
+    """One call of the pipeline: the data, schema and workload put into files in
+    ``directory`` (with ``header_only``, a DataFrame's columns without its rows), the
+    outputs named there, and ``_native.release`` called with ``options``; an error's
+    temporary paths renamed to what the caller gave."""
+    # a frame's columns without its rows (anything else is refused by _write_data)
+    is_frame = isinstance(data, pd.DataFrame) or _is_polars(data)
+    frame = data.head(0) if header_only and is_frame else data
+    data_path, _ = _write_data(frame, directory)
+    schema_path = _write_schema(options.pop("schema"), directory)
+    workload_text = _workload_spec(options.pop("workload"), directory)
+    # the temporary files the package wrote, by what the caller gave
+    written = {
+        data_path: "the DataFrame",
+        schema_path: "the schema dict",
+        Path(workload_text): "the workload",
+        directory / "answers.csv": "the answers",
+        directory / "report.json": "the report",
+        directory / "synthetic.csv": "the synthetic records",
+    }
+    names = {str(p): n for p, n in written.items() if p.parent == directory}
+    try:
+        ran = _native.release(
+            data=data_path,
+            schema=schema_path,
+            workload=workload_text,
+            answers=directory / "answers.csv",
+            report=directory / "report.json",
+            synthetic_out=directory / "synthetic.csv",
+            labelled=True,
+            data_is_a_frame=not isinstance(data, (str, os.PathLike)),
+            **options,
+        )
+    except DpqrError as e:
+        raise _renamed(e, names) from None
+    if "plan" in ran:
+        text = ran["plan"]
+        for path, name in names.items():
+            text = text.replace(json.dumps(path)[1:-1], name)
+        ran["plan"] = json.loads(text)
+    return ran
+
+
+def plan(
+    data: Data,
+    *,
+    mechanism: str = "adaptive-projection",
+    workload: WorkloadSpec = "all-3way",
+    epsilon: Optional[float] = None,
+    delta: Optional[float] = None,
+    rho: Optional[float] = None,
+    neighbouring: Optional[str] = None,
+    schema: Optional[SchemaSpec] = None,
+    seed: Optional[int] = None,
+    post: Optional[str] = None,
+    synthetic: Optional[bool] = None,
+    rows: Optional[int] = None,
+    workload_seed: int = 0,
+    allow_large_delta: bool = False,
+    delimiter: Optional[str] = None,
+    ignore_extra_columns: bool = False,
+    max_memory_mib: int = 4096,
+    assume_n: Optional[int] = None,
+    ledger: Optional[Union[str, "os.PathLike[str]"]] = None,
+    ledger_dataset: Optional[str] = None,
+    **settings: Any,
+) -> Plan:
+    """Plan the release :func:`release` would make with the same arguments, without making
+    it: ``dpqr release --dry-run``. Every check a release makes before reading data is made
+    (an input the release would refuse raises the same :class:`DpqrError`), then the plan
+    is returned (:class:`Plan`): the guarantee, the settings, the workload's size and memory,
+    the universe, the mechanism's checks, and the predicted error — the noise per count of
+    the answer-perturbation baselines, the noise schedule of ``adaptive-projection``, or the
+    error bound the mechanism's paper states (with ``assume_n``).
+
+    No data is read and no budget is spent: of a DataFrame only the column names and types
+    are handed over (an empty frame), of a file only its header is read. ``assume_n``
+    (``--assume-n``) predicts for a table of that many records; it is an assumption, never
+    read from the data (under add/remove neighbours n is private).
+    """
+    options = dict(
+        schema=schema,
+        workload=workload,
+        mechanism=mechanism,
+        epsilon=epsilon,
+        delta=delta,
+        rho=rho,
+        neighbouring=neighbouring,
+        post=post,
+        seed=seed,
+        settings=settings,
+        synthetic=synthetic,
+        rows=rows,
+        workload_seed=workload_seed,
+        allow_large_delta=allow_large_delta,
+        delimiter=delimiter,
+        ignore_extra_columns=ignore_extra_columns,
+        max_memory_mib=max_memory_mib,
+        dry_run=True,
+        assume_n=assume_n,
+        ledger=ledger,
+        ledger_dataset=ledger_dataset,
+    )
+    with tempfile.TemporaryDirectory(prefix="dpqr-") as tmp:
+        ran = _run(data, Path(tmp), options, header_only=True)
+    for message in ran["warnings"]:
+        warnings.warn(message, DpqrWarning, stacklevel=2)
+    fields = ran["plan"]
+    certificate = fields["certificate"]
+    if certificate["approx_equivalent"] is not None:
+        certificate["approx_equivalent"] = tuple(certificate["approx_equivalent"])
+    return Plan(
+        certificate=Certificate(**certificate),
+        lines=fields["lines"],
+        count_std=fields.get("count_std"),
+        prediction=fields.get("prediction"),
+        settings=fields.get("settings"),
+        workload=fields["workload"],
+        queries=fields["queries"],
+        touched_attributes=fields["touched_attributes"],
+        memory_bytes=fields.get("memory_bytes"),
+        memory_refused=fields.get("memory_refused"),
+        universe_log10=fields.get("universe_log10"),
+        checks_pass=fields.get("checks_pass"),
+        checks_refusal=fields.get("checks_refusal"),
+        auto_choice=fields.get("auto_choice"),
+        synthetic=fields["synthetic"],
+    )
 
 
 # the NON-PRIVATE helpers, as ``dpqr.nonprivate`` (imported last: they use the names above)

@@ -11,12 +11,15 @@
 //!   largest absolute error of a cell.
 //! * [`uniform_answers`], [`zero_answers`]: the trivial baselines — every table uniform
 //!   (each of a table's `c` cells `1/c`), and every answer 0 — scored like any release.
+//! * [`MarginalEvaluation`]: released (or synthetic) answers to a marginal workload and the
+//!   two baselines, each scored overall and per table against the truth; its JSON is what
+//!   `dpqr eval --json` prints, and what `dpqr.nonprivate.evaluate` returns in Python.
 //! * [`Prediction`]: for the answer-perturbation baselines, the error their noise implies
 //!   (from the `diagnostics.noise` of a release report), with a stated interval.
 
 use crate::{BenchError, Result};
 use dp_mechanisms::{NoiseDescription, NoiseDistribution};
-use dp_queries::{Dataset, MarginalWorkload, Workload};
+use dp_queries::{Dataset, ErrorReport, MarginalWorkload, Workload};
 use serde::Serialize;
 
 /// The answers of a workload of any class on `records`, each weighted by `weights` (or 1 each
@@ -199,6 +202,81 @@ pub fn table_errors(
             }
         })
         .collect())
+}
+
+/// One set of answers to a marginal workload scored against the truth: overall and per
+/// table.
+#[derive(Clone, Debug, Serialize)]
+pub struct Scored {
+    /// The overall errors.
+    #[serde(flatten)]
+    pub overall: ErrorReport,
+    /// The errors of each table, in workload order.
+    pub per_marginal: Vec<TableError>,
+}
+
+impl Scored {
+    /// `answers` scored against `truth` (both one per query of `workload`, in its order).
+    pub fn of(workload: &MarginalWorkload, answers: &[f64], truth: &[f64]) -> Result<Self> {
+        Ok(Scored {
+            overall: ErrorReport::compute(workload, answers, truth)?,
+            per_marginal: table_errors(workload, answers, truth)?,
+        })
+    }
+}
+
+/// **NON-PRIVATE.** The answers `dpqr eval` scores — released answers or a synthetic
+/// table's — beside the two trivial baselines (every table uniform, every answer 0), each
+/// scored against the true answers of a marginal workload.
+#[derive(Clone, Debug)]
+pub struct MarginalEvaluation {
+    /// What was scored: `"released"` answers or `"synthetic"` records.
+    pub what: &'static str,
+    /// The number of tables.
+    pub marginals: usize,
+    /// The number of answers.
+    pub queries: usize,
+    /// The answers scored.
+    pub scored: Scored,
+    /// The uniform baseline ([`uniform_answers`]).
+    pub uniform: Scored,
+    /// The all-zeros baseline ([`zero_answers`]).
+    pub zeros: Scored,
+}
+
+impl MarginalEvaluation {
+    /// `answers` (`what` they are: `"released"` or `"synthetic"`) and the baselines scored
+    /// against `truth`, the true answers to `workload`.
+    pub fn new(
+        workload: &MarginalWorkload,
+        answers: &[f64],
+        truth: &[f64],
+        what: &'static str,
+    ) -> Result<Self> {
+        Ok(MarginalEvaluation {
+            what,
+            marginals: workload.len(),
+            queries: workload.num_queries(),
+            scored: Scored::of(workload, answers, truth)?,
+            uniform: Scored::of(workload, &uniform_answers(workload), truth)?,
+            zeros: Scored::of(workload, &zero_answers(workload), truth)?,
+        })
+    }
+
+    /// The evaluation as `dpqr eval --json` prints it (without a prediction).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "marginals": self.marginals,
+            "queries": self.queries,
+            "scored": self.what,
+            "max_abs": self.scored.overall.max_abs,
+            "mean_abs": self.scored.overall.mean_abs,
+            "rmse": self.scored.overall.rmse,
+            "mean_marginal_l1": self.scored.overall.mean_marginal_l1,
+            "per_marginal": self.scored.per_marginal,
+            "baselines": { "uniform": self.uniform, "all_zeros": self.zeros },
+        })
+    }
 }
 
 /// The uniform baseline: every cell of a table with `c` cells answered `1/c`.

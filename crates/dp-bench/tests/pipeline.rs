@@ -150,6 +150,7 @@ fn a_bad_argument_is_refused_before_the_ledger_is_charged() {
         req.ledger = Some(LedgerTarget {
             path: ledger.clone(),
             dataset: None,
+            data_key: None,
         });
         req
     };
@@ -249,6 +250,7 @@ fn a_dry_run_reads_no_data_and_records_nothing() {
     req.ledger = Some(LedgerTarget {
         path: ledger.clone(),
         dataset: None,
+        data_key: None,
     });
     match pipeline::release(&req, &Silent).unwrap() {
         Outcome::DryRun {
@@ -357,6 +359,7 @@ fn a_local_release_takes_the_same_pipeline_and_equals_the_cli() {
     charged.ledger = Some(LedgerTarget {
         path: d.join("L.json"),
         dataset: None,
+        data_key: None,
     });
     let e = pipeline::release(&charged, &Silent)
         .err()

@@ -9,7 +9,7 @@
 use crate::error::{BindingError, Result};
 use dp_bench::catalogue::neighbouring_flag;
 use dp_bench::io::answers::AnswersForm;
-use dp_bench::pipeline::{Counting, DataSpec, ReleaseOutputs, ReleaseRequest};
+use dp_bench::pipeline::{Counting, DataSpec, LedgerTarget, ReleaseOutputs, ReleaseRequest};
 use dp_bench::registry::BudgetArgs;
 use dp_bench::settings::{SettingKind, Settings, oracle_name};
 use dp_core::Neighbouring;
@@ -114,6 +114,17 @@ pub struct Arguments {
     pub rows: Option<i64>,
     /// `--max-memory-mib`.
     pub max_memory_mib: u64,
+    /// `--dry-run`: plan only ([`crate::run::plan`]).
+    pub dry_run: bool,
+    /// The budget ledger the release is charged to (`--ledger`).
+    pub ledger: Option<PathBuf>,
+    /// Its dataset (`--ledger-dataset`); required when [`Self::data_is_a_frame`].
+    pub ledger_dataset: Option<String>,
+    /// Whether [`Self::data`] is a temporary copy of a DataFrame: a new file at every call,
+    /// so the ledger knows the data by the dataset's name instead of the file's path.
+    pub data_is_a_frame: bool,
+    /// `--assume-n`: with a dry run, predict for a table of this many records.
+    pub assume_n: Option<u64>,
 }
 
 /// The settings `pairs` (keyword, value) as the pipeline's [`Settings`]. A keyword is a
@@ -240,6 +251,38 @@ fn read_options(delimiter: Option<&str>, ignore_extra_columns: bool) -> Result<R
 }
 
 impl Arguments {
+    /// The ledger charged: the file and its dataset, and for a DataFrame the key the ledger
+    /// records it under, `dataframe:NAME` — a frame is copied into a new temporary file at
+    /// every call, so its path is no stable key, and the name the caller gives is required.
+    fn ledger_target(&self) -> Result<Option<LedgerTarget>> {
+        let Some(path) = &self.ledger else {
+            if self.ledger_dataset.is_some() {
+                return Err(BindingError::Argument(
+                    "ledger_dataset names a dataset of a budget ledger: give ledger= too".into(),
+                ));
+            }
+            return Ok(None);
+        };
+        let data_key = match (&self.ledger_dataset, self.data_is_a_frame) {
+            (Some(name), true) => Some(format!("dataframe:{name}")),
+            (None, true) => {
+                return Err(BindingError::Argument(
+                    "ledger: a DataFrame has no file the ledger can know it by; name the \
+                     ledger's dataset it is charged to with ledger_dataset=\"NAME\" (always \
+                     the same name for the same data: the ledger cannot tell that two frames \
+                     hold the same records)"
+                        .into(),
+                ));
+            }
+            (_, false) => None,
+        };
+        Ok(Some(LedgerTarget {
+            path: path.clone(),
+            dataset: self.ledger_dataset.clone(),
+            data_key,
+        }))
+    }
+
     /// The rows of `rows`: a whole number; the pipeline refuses 0 and too many with the
     /// flag's message.
     fn rows(&self) -> Result<Option<u64>> {
@@ -296,10 +339,10 @@ impl Arguments {
                     AnswersForm::Auto
                 },
             },
-            ledger: None,
+            ledger: self.ledger_target()?,
             max_memory_mib: self.max_memory_mib,
-            dry_run: false,
-            assume_n: None,
+            dry_run: self.dry_run,
+            assume_n: self.assume_n,
             counting: Counting::default(),
         })
     }
@@ -311,6 +354,41 @@ mod tests {
 
     fn pairs(v: &[(&str, SettingArg)]) -> Vec<(String, SettingArg)> {
         v.iter().map(|(k, a)| (k.to_string(), a.clone())).collect()
+    }
+
+    #[test]
+    fn a_frame_is_known_to_the_ledger_by_the_name_given() {
+        let args = Arguments {
+            ledger: Some(PathBuf::from("ledger.json")),
+            data_is_a_frame: true,
+            ..Arguments::default()
+        };
+        let e = args.request().unwrap_err().to_string();
+        assert!(e.contains("ledger_dataset=\"NAME\""), "{e}");
+        let named = Arguments {
+            ledger_dataset: Some("adult".into()),
+            ..args.clone()
+        };
+        let target = named.request().unwrap().ledger.unwrap();
+        assert_eq!(target.data_key.as_deref(), Some("dataframe:adult"));
+        assert_eq!(target.dataset.as_deref(), Some("adult"));
+        // a file: the pipeline's key, its canonical path
+        let file = Arguments {
+            data_is_a_frame: false,
+            ..named.clone()
+        };
+        assert_eq!(file.request().unwrap().ledger.unwrap().data_key, None);
+        let no_ledger = Arguments {
+            ledger: None,
+            ..named
+        };
+        assert!(
+            no_ledger
+                .request()
+                .unwrap_err()
+                .to_string()
+                .contains("give ledger= too")
+        );
     }
 
     #[test]

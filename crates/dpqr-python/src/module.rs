@@ -9,6 +9,7 @@ use crate::run;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 pyo3::create_exception!(
     dpqr,
@@ -80,17 +81,52 @@ fn rows(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<i64> {
     }
 }
 
+/// The release's progress events passed to the Python callable `f` as `(kind, message,
+/// done, total)`: `kind` is `"stage"`, `"counting"` or `"round"` (a line in `message`, `done`
+/// and `total` `None`) or `"step"` (`done` of `total` steps of the stage `message`). The
+/// release runs without the interpreter lock, on several threads: each call takes the lock
+/// first. An exception the callable raises is reported as unraisable (printed on stderr)
+/// and the release goes on.
+fn progress_callback(f: Py<PyAny>) -> run::ProgressCallback {
+    Arc::new(move |event: run::ProgressEvent| {
+        let (kind, message, done, total) = match event {
+            run::ProgressEvent::Stage(m) => ("stage", m, None, None),
+            run::ProgressEvent::Counting(m) => ("counting", m, None, None),
+            run::ProgressEvent::Round(m) => ("round", m, None, None),
+            run::ProgressEvent::Step { stage, done, total } => {
+                ("step", stage, Some(done), Some(total))
+            }
+        };
+        Python::attach(|py| {
+            if let Err(e) = f.call1(py, (kind, message, done, total)) {
+                e.write_unraisable(py, None);
+            }
+        });
+    })
+}
+
 /// Run one release (the pipeline of `dpqr release`) with the interpreter lock released,
 /// writing the answers to `answers`, the report to `report` and, when made, the synthetic
 /// records to `synthetic_out`. Returns a dict: `certificate` (a dict of the fields of
-/// `dpqr.Certificate`), `labelled`, `synthetic` (whether written) and `warnings` (the lines `dpqr release`
-/// prints on stderr). Raises `DpqrError` with the command line's message.
+/// `dpqr.Certificate`), `labelled`, `synthetic` (whether written) and `warnings` (the lines
+/// `dpqr release` prints on stderr). Raises `DpqrError` with the command line's message.
+/// `progress`, a callable, receives the release's progress ([`progress_callback`]). With
+/// `ledger` (and `ledger_dataset`: required when `data_is_a_frame`, the data a temporary
+/// copy of a DataFrame) the release is charged to the ledger's dataset; `ledger_record` is
+/// the line `dpqr release` prints when the spend is recorded.
+///
+/// With `dry_run=True` (`--dry-run`, with `assume_n` as `--assume-n`): every check made
+/// before data is read, then the plan; nothing read but the data file's header, nothing
+/// written. Returns a dict: `plan` (JSON text: the fields of `dpqr.Plan`, `lines` the lines
+/// `dpqr release --dry-run` prints) and `warnings`.
 #[pyfunction]
 #[pyo3(signature = (
     *, data, schema, workload, mechanism, answers, report, synthetic_out,
     epsilon=None, delta=None, rho=None, neighbouring=None, post=None, seed=None,
     settings=None, synthetic=None, rows=None, workload_seed=None, allow_large_delta=false,
-    delimiter=None, ignore_extra_columns=false, labelled=true, max_memory_mib=4096
+    delimiter=None, ignore_extra_columns=false, labelled=true, max_memory_mib=4096,
+    dry_run=false, assume_n=None, progress=None, ledger=None, ledger_dataset=None,
+    data_is_a_frame=false
 ))]
 #[allow(clippy::too_many_arguments)]
 fn release<'py>(
@@ -117,6 +153,12 @@ fn release<'py>(
     ignore_extra_columns: bool,
     labelled: bool,
     max_memory_mib: u64,
+    dry_run: bool,
+    assume_n: Option<Bound<'py, PyAny>>,
+    progress: Option<Bound<'py, PyAny>>,
+    ledger: Option<PathBuf>,
+    ledger_dataset: Option<String>,
+    data_is_a_frame: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut pairs = Vec::new();
     if let Some(settings) = &settings {
@@ -154,10 +196,27 @@ fn release<'py>(
         },
         rows: rows.as_ref().map(|v| self::rows(py, v)).transpose()?,
         max_memory_mib,
+        dry_run,
+        ledger,
+        ledger_dataset,
+        data_is_a_frame,
+        assume_n: assume_n
+            .as_ref()
+            .map(|v| unsigned(py, "assume_n", v))
+            .transpose()?,
     };
+    if dry_run {
+        // public inputs only, and quick: the plan is made with the lock held
+        let planned = run::plan(&args).map_err(|e| raise(py, e))?;
+        let out = PyDict::new(py);
+        out.set_item("plan", planned.plan.to_string())?;
+        out.set_item("warnings", planned.warnings)?;
+        return Ok(out);
+    }
+    let progress = progress.map(|f| progress_callback(f.unbind()));
     // the release runs without the interpreter lock: other Python threads go on meanwhile
     let ran = py
-        .detach(|| run::release(&args))
+        .detach(|| run::release_with_progress(&args, progress))
         .map_err(|e| raise(py, e))?;
     let c = &ran.certificate;
     let certificate = PyDict::new(py);
@@ -175,6 +234,7 @@ fn release<'py>(
     out.set_item("labelled", ran.labelled)?;
     out.set_item("synthetic", ran.synthetic)?;
     out.set_item("warnings", ran.warnings)?;
+    out.set_item("ledger_record", ran.ledger_record)?;
     Ok(out)
 }
 
@@ -199,6 +259,45 @@ fn draft_schema_nonprivate(
     run::draft_schema_nonprivate(csv, name, max_labels, bins).map_err(|e| raise(py, e))
 }
 
+/// NON-PRIVATE: released answers (`answers`, an answers file) or synthetic records
+/// (`synthetic`, with the marginal `workload` they are scored on) scored against the true
+/// `data` (read through `schema`) beside the uniform and all-zeros baselines, as `dpqr eval
+/// --json` prints it. Runs without the interpreter lock. Returns the JSON text and the
+/// notes `dpqr eval` prints on stderr.
+#[pyfunction]
+#[pyo3(signature = (
+    *, data, schema, answers=None, synthetic=None, workload=None, workload_seed=None,
+    ignore_extra_columns=false
+))]
+#[allow(clippy::too_many_arguments)]
+fn evaluate_nonprivate<'py>(
+    py: Python<'py>,
+    data: PathBuf,
+    schema: PathBuf,
+    answers: Option<PathBuf>,
+    synthetic: Option<PathBuf>,
+    workload: Option<String>,
+    workload_seed: Option<Bound<'py, PyAny>>,
+    ignore_extra_columns: bool,
+) -> PyResult<(String, Vec<String>)> {
+    let args = run::EvalArguments {
+        data,
+        schema,
+        answers,
+        synthetic,
+        workload,
+        workload_seed: match &workload_seed {
+            Some(v) => unsigned(py, "workload_seed", v)?,
+            None => 0,
+        },
+        ignore_extra_columns,
+    };
+    let (json, notes) = py
+        .detach(|| run::evaluate_nonprivate(&args))
+        .map_err(|e| raise(py, e))?;
+    Ok((json.to_string(), notes))
+}
+
 /// The Rust half of the Python package `dpqr`: the release pipeline of the `dpqr` command
 /// line. Use the package's functions (`dpqr.release`, `dpqr.mechanisms`), not these.
 #[pymodule]
@@ -208,5 +307,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(release, m)?)?;
     m.add_function(wrap_pyfunction!(mechanisms, m)?)?;
     m.add_function(wrap_pyfunction!(draft_schema_nonprivate, m)?)?;
+    m.add_function(wrap_pyfunction!(evaluate_nonprivate, m)?)?;
     Ok(())
 }

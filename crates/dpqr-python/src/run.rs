@@ -4,15 +4,23 @@
 //! files it wrote, so a release from Python outputs exactly what the command line does.
 
 use crate::arguments::{Arguments, SyntheticChoice};
-use crate::error::Result;
+use crate::error::{BindingError, Result};
 use dp_bench::BenchError;
 use dp_bench::catalogue::{self, BudgetKind, MECHANISMS, MechanismSpec, neighbouring_flag};
 use dp_bench::io::answers::AnswersForm;
-use dp_bench::pipeline::{self, Outcome, ReleaseEvents, ReleaseRequest, Silent};
-use dp_core::PrivacyLoss;
+use dp_bench::io::answers::read_answers;
+use dp_bench::io::synthetic::read_for_scoring;
+use dp_bench::pipeline::DataSpec;
+use dp_bench::pipeline::{
+    self, DryRunChecks, DryRunReport, LedgerRecord, Outcome, PredictedError, ReleaseEvents,
+    ReleaseRequest, RoundProgress, Silent,
+};
+use dp_bench::scoring::{MarginalEvaluation, weighted_answers};
+use dp_core::{PrivacyLoss, Progress, ProgressSink};
 use dp_mechanisms::PrivacyCertificate;
-use dp_queries::AnyWorkload;
-use std::sync::Mutex;
+use dp_queries::{AnyWorkload, MarginalWorkload};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// A certificate as `dpqr.Certificate` holds it: plain fields in the command line's words.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,6 +47,21 @@ pub struct CertificateView {
 }
 
 impl CertificateView {
+    /// The fields as a JSON object, named as `dpqr.Certificate` names them.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "mechanism": self.mechanism,
+            "model": self.model,
+            "neighbouring": self.neighbouring,
+            "guarantee": self.guarantee,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "rho": self.rho,
+            "approx_equivalent": self.approx_equivalent,
+            "statement": self.statement,
+        })
+    }
+
     /// The view of `c`.
     pub fn of(c: &PrivacyCertificate) -> Self {
         let (epsilon, delta, rho) = match c.loss {
@@ -77,24 +100,132 @@ pub struct Ran {
     /// The warnings `dpqr release` prints on stderr (a fixed seed, a large δ accepted,
     /// noise that swamps the tables), in order.
     pub warnings: Vec<String>,
+    /// With a ledger: the line `dpqr release` prints when the spend is recorded.
+    pub ledger_record: Option<String>,
+}
+
+/// One progress event of a release, as a caller that shows progress receives it (the
+/// Python package's bar). Like `dpqr`'s spinner and bar, no event holds a timing, and no
+/// stage whose share done would reveal n has a percentage.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProgressEvent {
+    /// A stage begins, without a percentage ("loading data", "writing outputs").
+    Stage(String),
+    /// Counting the workload on the data begins: one pass over the records, without a
+    /// percentage (its share done would reveal n, private under add/remove neighbours).
+    Counting(String),
+    /// A round of adaptive-projection, in one line (the table it measured, ρ spent).
+    Round(String),
+    /// `done` of `total` steps of `stage` are complete (`total` public, fixed before the
+    /// stage); sent when the whole percentage changes, and at the end.
+    Step {
+        /// The stage's public name, e.g. "MWEM rounds".
+        stage: String,
+        /// Steps done.
+        done: u64,
+        /// Steps in all.
+        total: u64,
+    },
+}
+
+/// Where a release's [`ProgressEvent`]s go. Called from the release's threads.
+pub type ProgressCallback = Arc<dyn Fn(ProgressEvent) + Send + Sync>;
+
+/// The mechanisms' progress reports ([`Progress`]) passed on as [`ProgressEvent::Step`]s,
+/// at most once per whole percentage of a stage (so that a caller that must take a lock
+/// to show one, such as Python's interpreter lock, is called about 100 times a stage).
+struct StepRelay {
+    callback: ProgressCallback,
+    /// The stage last sent and its percentage.
+    last: Mutex<Option<(String, u64)>>,
+}
+
+impl Progress for StepRelay {
+    fn report(&self, stage: &str, done: u64, total: u64) {
+        let total = total.max(1);
+        let done = done.min(total);
+        let percent = done * 100 / total;
+        {
+            let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+            if last
+                .as_ref()
+                .is_some_and(|(s, p)| s == stage && *p == percent)
+            {
+                return;
+            }
+            *last = Some((stage.to_string(), percent));
+        } // the lock is not held while the callback runs
+        (self.callback)(ProgressEvent::Step {
+            stage: stage.to_string(),
+            done,
+            total,
+        });
+    }
 }
 
 /// The [`ReleaseEvents`] of a release from Python: the warnings kept for the caller to
-/// raise as Python warnings once the release is done (Python is not called while the
-/// release runs without the interpreter lock); nothing else is shown.
+/// raise as Python warnings once the release is done; the stages and the mechanism's
+/// progress sent to `progress`, if any; nothing else is shown.
 #[derive(Default)]
 struct Collected {
     warnings: Mutex<Vec<String>>,
+    progress: Option<ProgressCallback>,
+    recorded: Mutex<Option<String>>,
+}
+
+impl Collected {
+    fn send(&self, event: ProgressEvent) {
+        if let Some(f) = &self.progress {
+            f(event);
+        }
+    }
+
+    /// The warnings and the ledger's record, once the release is done.
+    fn into_parts(self) -> (Vec<String>, Option<String>) {
+        (
+            self.warnings
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner),
+            self.recorded
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
 }
 
 impl ReleaseEvents for Collected {
+    fn stage(&self, message: &str) {
+        self.send(ProgressEvent::Stage(message.to_string()));
+    }
+
+    fn counting(&self, message: &str) {
+        self.send(ProgressEvent::Counting(message.to_string()));
+    }
+
     fn warning(&self, message: &str) {
         // a poisoned lock means a panic elsewhere, which the caller sees; keep the rest
-        let mut w = self
-            .warnings
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut w = self.warnings.lock().unwrap_or_else(PoisonError::into_inner);
         w.push(message.to_string());
+    }
+
+    fn progress(&self) -> Option<ProgressSink> {
+        let callback = Arc::clone(self.progress.as_ref()?);
+        Some(ProgressSink(Arc::new(StepRelay {
+            callback,
+            last: Mutex::new(None),
+        })))
+    }
+
+    fn recorded(&self, record: &LedgerRecord) {
+        let mut r = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
+        *r = Some(record.to_string());
+    }
+
+    fn round_progress(&self) -> Option<RoundProgress> {
+        let callback = Arc::clone(self.progress.as_ref()?);
+        Some(Arc::new(move |line: String| {
+            callback(ProgressEvent::Round(line));
+        }))
     }
 }
 
@@ -131,9 +262,9 @@ fn makes_synthetic(request: &ReleaseRequest) -> bool {
     pipeline::validate(request, &Silent).is_ok_and(|plan| plan.produces_synthetic())
 }
 
-/// Run the release `args` ask for, writing its answers, report and (when made) synthetic
-/// records to the paths they give.
-pub fn release(args: &Arguments) -> Result<Ran> {
+/// The request of `args` with the outputs `dpqr release` would be told to write: labelled
+/// answers where they can be, synthetic records as [`Arguments::synthetic`] decides.
+fn request(args: &Arguments) -> Result<ReleaseRequest> {
     let mut request = args.request()?;
     if args.labelled {
         request.outputs.answers_form = answers_form(&request);
@@ -146,7 +277,23 @@ pub fn release(args: &Arguments) -> Result<Ran> {
     if synthetic {
         request.outputs.synthetic = Some(args.synthetic_out.clone());
     }
-    let events = Collected::default();
+    Ok(request)
+}
+
+/// Run the release `args` ask for, writing its answers, report and (when made) synthetic
+/// records to the paths they give.
+pub fn release(args: &Arguments) -> Result<Ran> {
+    release_with_progress(args, None)
+}
+
+/// [`release`], its stages and the mechanism's progress sent to `progress`.
+pub fn release_with_progress(args: &Arguments, progress: Option<ProgressCallback>) -> Result<Ran> {
+    let request = request(args)?;
+    let synthetic = request.outputs.synthetic.is_some();
+    let events = Collected {
+        progress,
+        ..Collected::default()
+    };
     let outcome = pipeline::release(&request, &events)?;
     let (certificate, labelled) = match outcome {
         Outcome::Released(r) => (r.release.certificate.clone(), r.plan.labelled()),
@@ -157,15 +304,151 @@ pub fn release(args: &Arguments) -> Result<Ran> {
             );
         }
     };
-    let warnings = events
-        .warnings
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (warnings, ledger_record) = events.into_parts();
     Ok(Ran {
         certificate: CertificateView::of(&certificate),
         labelled,
         synthetic,
         warnings,
+        ledger_record,
+    })
+}
+
+/// What a dry run from Python found: the plan as JSON (the fields of `dpqr.Plan`) and the
+/// warnings `dpqr release --dry-run` prints on stderr.
+#[derive(Debug)]
+pub struct Planned {
+    /// The plan: `certificate` ([`CertificateView::to_json`]), the typed fields of the
+    /// [`DryRunReport`] and `lines`, the lines `dpqr release --dry-run` prints.
+    pub plan: serde_json::Value,
+    /// The warnings, in order.
+    pub warnings: Vec<String>,
+}
+
+/// The dry run of the release `args` ask for (with [`Arguments::dry_run`] set here): every
+/// check the release makes before it reads data, and its plan. Reads no data (only the
+/// data file's header), spends nothing, writes nothing.
+pub fn plan(args: &Arguments) -> Result<Planned> {
+    if args.assume_n == Some(0) {
+        // the flag's range, as `--assume-n 0` is refused
+        return Err(BindingError::Argument(
+            "assume_n=0: give a whole number of at least 1".into(),
+        ));
+    }
+    let request = request(&Arguments {
+        dry_run: true,
+        ..args.clone()
+    })?;
+    let events = Collected::default();
+    let plan = match pipeline::release(&request, &events)? {
+        Outcome::DryRun {
+            plan,
+            ledger_dataset,
+        } => {
+            let report = DryRunReport::of(&plan, ledger_dataset);
+            central_plan_json(&report, plan.mechanism().produces_synthetic())
+        }
+        Outcome::LocalDryRun(plan) => serde_json::json!({
+            "certificate": CertificateView::of(&plan.certificate()).to_json(),
+            "workload": pipeline::describe_workload(&dp_queries::AnyWorkload::Marginals(
+                plan.workload().clone(),
+            )),
+            "queries": dp_queries::Workload::num_queries(plan.workload()),
+            "touched_attributes": plan.attributes(),
+            "synthetic": false,
+            "lines": plan.dry_run_lines(),
+        }),
+        Outcome::Released(_) | Outcome::LocalReleased { .. } => {
+            return Err(
+                BenchError::Internal("a dry run from Python ran as a release".into()).into(),
+            );
+        }
+    };
+    let (warnings, _) = events.into_parts();
+    Ok(Planned { plan, warnings })
+}
+
+/// The fields of `dpqr.Plan` for the central dry run `r` (`synthetic`: whether the
+/// mechanism makes synthetic records).
+fn central_plan_json(r: &DryRunReport, synthetic: bool) -> serde_json::Value {
+    let (checks_pass, checks_refusal) = match &r.checks {
+        DryRunChecks::Pass { .. } => (true, None),
+        DryRunChecks::Refused(why) => (false, Some(why.clone())),
+    };
+    let prediction = match &r.prediction {
+        PredictedError::CountNoise { noise, per_answer } => serde_json::json!({
+            "kind": "count-noise",
+            "count_std": noise.variance().sqrt(),
+            "assume_n": per_answer.map(|p| p.n),
+            "answer_std": per_answer.map(|p| p.answer_std),
+            "table_l1": per_answer.and_then(|p| p.table_l1),
+        }),
+        PredictedError::Schedule { schedule: s, table } => {
+            let measurement = |m: &dp_mechanisms::adaptive::ScheduledMeasurement| serde_json::json!({ "rho": m.measure_rho, "sigma": m.sigma() });
+            let phase = |p: &dp_mechanisms::adaptive::ScheduledPhase| {
+                serde_json::json!({
+                    "tables": p.tables,
+                    "share": p.share,
+                    "rho": p.measurement.measure_rho,
+                    "sigma": p.measurement.sigma(),
+                })
+            };
+            serde_json::json!({
+                "kind": "schedule",
+                "count_std": s.round.measurement.sigma(),
+                "rho": s.rho,
+                "attributes": s.attributes,
+                "one_way": measurement(&s.one_way),
+                "round": {
+                    "measurement": measurement(&s.round.measurement),
+                    "select_epsilon": s.round.select_epsilon,
+                    "select_rho": s.round.select_rho,
+                },
+                "annealed_round": {
+                    "measurement": measurement(&s.annealed_round.measurement),
+                    "select_epsilon": s.annealed_round.select_epsilon,
+                    "select_rho": s.annealed_round.select_rho,
+                },
+                "direct": s.direct.as_ref().map(phase),
+                "check": s.check.as_ref().map(phase),
+                "nominal_rounds": s.nominal_rounds,
+                "rounds_at_most": s.rounds_at_most,
+                "rounds_after_full_opening": s.rounds_after_full_opening,
+                "rounds_if_every_round_anneals": s.rounds_if_every_round_anneals,
+                "table_cells": table.map(|t| t.cells),
+                "table_l1_before_annealing": table.map(|t| t.before_annealing),
+                "table_l1_after_annealing": table.map(|t| t.after_annealing),
+            })
+        }
+        PredictedError::StatedBound { n, bound } => serde_json::json!({
+            "kind": "stated-bound",
+            "assume_n": n,
+            "bound": bound.as_ref().map(|b| serde_json::json!({
+                "statement": b.statement,
+                "value": b.value,
+                "confidence": b.confidence,
+                "citation": b.citation,
+            })),
+        }),
+        PredictedError::BoundNeedsN => serde_json::json!({ "kind": "stated-bound-needs-n" }),
+        PredictedError::None => serde_json::json!({ "kind": "none" }),
+    };
+    serde_json::json!({
+        "certificate": CertificateView::of(&r.certificate).to_json(),
+        "auto_choice": r.auto_choice,
+        "settings": r.settings,
+        "workload": r.workload,
+        "queries": r.queries,
+        "touched_attributes": r.touched_attributes,
+        "memory_bytes": r.memory.need_bytes,
+        "memory_refused": r.memory.refused(),
+        "universe_log10": r.universe.as_ref().map(|u| u.log10),
+        "checks_pass": checks_pass,
+        "checks_refusal": checks_refusal,
+        "count_std": r.count_std(),
+        "prediction": prediction,
+        "synthetic": synthetic,
+        "lines": r.lines(),
     })
 }
 
@@ -180,6 +463,66 @@ pub fn mechanisms_json() -> Result<String> {
         }
         .into()
     })
+}
+
+/// **NON-PRIVATE.** What to score against the true data, as `dpqr eval` is told it.
+#[derive(Clone, Debug, Default)]
+pub struct EvalArguments {
+    /// The true data (`--data`): CSV, gzip CSV or Parquet.
+    pub data: PathBuf,
+    /// Its schema (`--domain`).
+    pub schema: PathBuf,
+    /// The answers file of a release (`--answers`), plain or labelled.
+    pub answers: Option<PathBuf>,
+    /// Or a synthetic records file (`--synthetic`), weighted or plain rows.
+    pub synthetic: Option<PathBuf>,
+    /// The workload the synthetic records are scored on (`--workload`).
+    pub workload: Option<String>,
+    /// Its seed (`--workload-seed`).
+    pub workload_seed: u64,
+    /// Skip the data's columns the schema does not name (`--ignore-extra-columns`).
+    pub ignore_extra_columns: bool,
+}
+
+/// **NON-PRIVATE.** Released answers, or a synthetic records file's answers to a marginal
+/// workload, scored against the true data beside the uniform and all-zeros baselines:
+/// [`MarginalEvaluation`], the scoring `dpqr eval` does, as the JSON `dpqr eval --json`
+/// prints (no prediction). Returns it and the notes `dpqr eval` prints on stderr (how a
+/// synthetic file was read). The figures disclose the data: never publish them.
+pub fn evaluate_nonprivate(args: &EvalArguments) -> Result<(serde_json::Value, Vec<String>)> {
+    let source = DataSpec {
+        data: Some(args.data.clone()),
+        domain: Some(args.schema.clone()),
+        read: dp_queries::ReadOptions::default().ignoring_extra_columns(args.ignore_extra_columns),
+        ..DataSpec::default()
+    };
+    let data = source.load(false)?;
+    let domain = data.domain();
+    let mut notes = Vec::new();
+    let (workload, answers, what) = match (&args.answers, &args.synthetic, &args.workload) {
+        (Some(path), None, None) => {
+            let (workload, answers) = read_answers(path, domain)?;
+            (workload, answers, "released")
+        }
+        (None, Some(path), Some(spec)) => {
+            let workload = MarginalWorkload::parse_spec(domain, spec, args.workload_seed)?;
+            let schema = source.public_schema()?;
+            let (synthetic, note) = read_for_scoring(path, &schema, None, false)?;
+            notes.extend(note);
+            let answers = weighted_answers(&workload, &synthetic.records, &synthetic.weights)?;
+            (workload, answers, "synthetic")
+        }
+        _ => {
+            return Err(BindingError::Argument(
+                "give the released answers, or synthetic records with a workload of marginal \
+                 tables"
+                    .into(),
+            ));
+        }
+    };
+    let truth = workload.answers(&data)?;
+    let evaluation = MarginalEvaluation::new(&workload, &answers, &truth, what)?;
+    Ok((evaluation.to_json(), notes))
 }
 
 /// **NON-PRIVATE.** A schema drafted from the CSV text `csv` (with a header row) by
@@ -373,6 +716,159 @@ mod tests {
         let e = release(&column).unwrap_err().to_string();
         assert!(e.contains("shape"), "{e}");
         assert!(!column.answers.exists());
+    }
+
+    #[test]
+    fn a_plan_reads_no_value_writes_nothing_and_its_fields_agree_with_its_lines() {
+        let dir = TempDir::new("plan");
+        let args = Arguments {
+            assume_n: Some(300),
+            ..arguments(&dir.0)
+        };
+        // a value the schema refuses: a dry run never reads it
+        std::fs::write(&args.data, "colour,size\npurple,99\n").unwrap();
+        let planned = plan(&args).unwrap();
+        let p = &planned.plan;
+        assert!(!args.answers.exists() && !args.report.exists());
+        let sd = p["count_std"].as_f64().unwrap();
+        assert_eq!(p["prediction"]["kind"], "count-noise");
+        assert_eq!(p["prediction"]["answer_std"].as_f64(), Some(sd / 300.0));
+        let lines: Vec<&str> = p["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap())
+            .collect();
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains(&format!("standard deviation {sd:.4} (exact)"))),
+            "{lines:?}"
+        );
+        assert_eq!(p["certificate"]["statement"], lines[2]["privacy: ".len()..]);
+        assert_eq!(p["synthetic"], false);
+        assert!(
+            planned
+                .warnings
+                .iter()
+                .all(|w| !w.contains("--seed fixes the noise")),
+            "a dry run draws no noise: {:?}",
+            planned.warnings
+        );
+        // the release of the same arguments reads the value and refuses it
+        assert!(release(&args).is_err());
+        let zero = Arguments {
+            assume_n: Some(0),
+            ..args
+        };
+        assert_eq!(
+            plan(&zero).unwrap_err().to_string(),
+            "assume_n=0: give a whole number of at least 1"
+        );
+    }
+
+    #[test]
+    fn an_evaluation_scores_answers_and_synthetic_records_beside_the_baselines() {
+        let dir = TempDir::new("evaluate");
+        let args = Arguments {
+            mechanism: "adaptive-projection".into(),
+            epsilon: Some(1.0),
+            delta: Some(1e-7),
+            rho: None,
+            settings: vec![("rounds".into(), SettingArg::Whole(10))],
+            ..arguments(&dir.0)
+        };
+        release(&args).unwrap();
+        let scored = |answers, synthetic, workload: Option<&str>| {
+            evaluate_nonprivate(&EvalArguments {
+                data: args.data.clone(),
+                schema: args.schema.clone(),
+                answers,
+                synthetic,
+                workload: workload.map(str::to_string),
+                ..EvalArguments::default()
+            })
+        };
+        let (e, notes) = scored(Some(args.answers.clone()), None, None).unwrap();
+        assert!(notes.is_empty());
+        assert_eq!(
+            (e["scored"].as_str(), e["marginals"].as_u64()),
+            (Some("released"), Some(1))
+        );
+        // every true table sums to 1: the all-zeros baseline is 1 from each in ℓ1
+        let zeros = &e["baselines"]["all_zeros"]["per_marginal"][0];
+        assert!((zeros["l1"].as_f64().unwrap() - 1.0).abs() < 1e-12, "{e}");
+        assert_eq!(
+            e["per_marginal"][0]["attributes"],
+            serde_json::json!(["colour", "size"])
+        );
+        let (e, _) = scored(None, Some(args.synthetic_out.clone()), Some("all-2way")).unwrap();
+        assert_eq!(e["scored"], "synthetic");
+        assert!(e["mean_marginal_l1"].as_f64().unwrap() <= 2.0, "{e}");
+        // synthetic records without a workload: refused
+        let err = scored(None, Some(args.synthetic_out.clone()), None).unwrap_err();
+        assert!(err.to_string().contains("a workload of marginal"), "{err}");
+    }
+
+    #[test]
+    fn steps_are_relayed_once_per_percentage_and_a_release_sends_its_stages() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&seen);
+        let callback: ProgressCallback = Arc::new(move |e| sink.lock().unwrap().push(e));
+        let relay = StepRelay {
+            callback: Arc::clone(&callback),
+            last: Mutex::new(None),
+        };
+        for done in 0..=1000 {
+            relay.report("a", done, 1000);
+        }
+        relay.report("b", 5, 10);
+        relay.report("b", 5, 10);
+        let steps: Vec<(String, u64)> = seen
+            .lock()
+            .unwrap()
+            .drain(..)
+            .map(|e| match e {
+                ProgressEvent::Step { stage, done, .. } => (stage, done),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        // 0 %, 1 %, …, 100 % of a, then b's one report
+        assert_eq!(steps.len(), 102);
+        assert_eq!(steps[100], ("a".to_string(), 1000));
+        assert_eq!(steps[101], ("b".to_string(), 5));
+        let dir = TempDir::new("progress");
+        let args = Arguments {
+            mechanism: "adaptive-projection".into(),
+            epsilon: Some(1.0),
+            delta: Some(1e-7),
+            rho: None,
+            settings: vec![("rounds".into(), SettingArg::Whole(10))],
+            ..arguments(&dir.0)
+        };
+        release_with_progress(&args, Some(callback)).unwrap();
+        let events = seen.lock().unwrap();
+        assert_eq!(events[0], ProgressEvent::Stage("loading data".into()));
+        assert!(
+            matches!(events[1], ProgressEvent::Counting(_)),
+            "{events:?}"
+        );
+        assert!(
+            events.iter().any(|e| matches!(
+                e,
+                ProgressEvent::Step {
+                    done: 1000,
+                    total: 1000,
+                    ..
+                }
+            )),
+            "{events:?}"
+        );
+        assert!(events.iter().any(|e| matches!(e, ProgressEvent::Round(_))));
+        assert_eq!(
+            events.last(),
+            Some(&ProgressEvent::Stage("writing outputs".into()))
+        );
     }
 
     #[test]

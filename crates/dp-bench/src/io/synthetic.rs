@@ -282,6 +282,40 @@ pub enum FileForm {
     },
 }
 
+/// A synthetic records file read to be scored (`dpqr eval --synthetic`): weighted records
+/// through `schema` when it has a weight column (`weights_column`, or the one `dpqr release`
+/// writes), otherwise plain rows (`--rows N`, `dpqr synthetic expand`), each of weight 1
+/// (the columns `schema` does not name skipped when `ignore_extra_columns`). Returns the
+/// records and what to tell the user of how the file was read, if anything.
+pub fn read_for_scoring(
+    path: &Path,
+    schema: &Schema,
+    weights_column: Option<&str>,
+    ignore_extra_columns: bool,
+) -> Result<(WeightedRecords, Option<String>)> {
+    let weight = sniff_weighted(path, schema.domain(), weights_column)?;
+    if weight.is_none() && weights_column.is_none() {
+        let options =
+            dp_queries::ReadOptions::default().ignoring_extra_columns(ignore_extra_columns);
+        let records = Dataset::load_file_with(path, schema, &options, false)?;
+        let note = format!(
+            "{}: no weight column: read as {} plain rows, each of weight 1",
+            path.display(),
+            records.n()
+        );
+        let weights = vec![1.0; records.n()];
+        let plain = WeightedRecords {
+            records,
+            weights,
+            form: FileForm::Values,
+        };
+        return Ok((plain, Some(note)));
+    }
+    let synthetic = read_weighted(path, schema, weight.as_deref().or(weights_column))?;
+    let note = synthetic.form_note(path);
+    Ok((synthetic, note))
+}
+
 /// Records with non-negative weights: a synthetic file read back by [`read_weighted`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct WeightedRecords {

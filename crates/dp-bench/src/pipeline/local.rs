@@ -150,6 +150,22 @@ impl<'r> LocalPlan<'r> {
         self.attributes.len()
     }
 
+    /// The lines `dpqr release --dry-run` prints for the plan: the guarantee and the
+    /// workload (nothing is read or written).
+    pub fn dry_run_lines(&self) -> Vec<String> {
+        vec![
+            "dry run: nothing read, nothing written".to_string(),
+            format!("privacy: {}", self.guarantee()),
+            format!(
+                "workload: {} marginals, {} counting queries over {} attributes; one \
+                 simulated client per record",
+                self.workload.len(),
+                self.workload.num_queries(),
+                self.attributes()
+            ),
+        ]
+    }
+
     /// Load the records (restricted to the touched attributes), run the protocol with one
     /// simulated client per record, and write the answers and the report.
     pub fn run(&self, events: &dyn ReleaseEvents) -> Result<LocalReleased> {

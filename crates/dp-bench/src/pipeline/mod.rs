@@ -13,7 +13,8 @@
 //!    distinct from the inputs;
 //! 2. **ledger check** ([`Plan::open_ledger`]): with a ledger, it is locked and the spend
 //!    checked against the dataset's remaining budget (the lock is held until the spend is
-//!    recorded); a dry run stops here ([`Outcome::DryRun`]);
+//!    recorded); a dry run stops here ([`Outcome::DryRun`]; its plan, typed and as the
+//!    lines `dpqr` prints, is a [`DryRunReport`]);
 //! 3. **count** ([`Plan::count`]): the private input read from the chosen source, then the
 //!    checks that need the public n (δ against 1/n, the mechanism's
 //!    [`dp_mechanisms::Mechanism::check_inputs`]) — all before anything is charged;
@@ -38,10 +39,15 @@
 //! Under add/remove neighbours n is private: nothing the pipeline returns, writes or
 //! reports through [`ReleaseEvents`] is the true n or derived from it.
 
+mod dry_run;
 mod engine;
 mod local;
 mod source;
 
+pub use dry_run::{
+    DryRunChecks, DryRunReport, MemoryEstimate, PerAnswer, PredictedError, ScheduledTableError,
+    UniverseSize,
+};
 pub use engine::{Engine, EngineChoice};
 pub use local::{LocalPlan, LocalReleased};
 pub use source::{DataSpec, PrivateInput, refuse_weighted};
@@ -108,6 +114,10 @@ pub struct LedgerTarget {
     pub path: PathBuf,
     /// The ledger's dataset (`--ledger-dataset`); the ledger's only dataset when `None`.
     pub dataset: Option<String>,
+    /// The key the ledger knows the data by, when its file is no stable key (a DataFrame
+    /// copied to a new temporary file at every call from Python: `dataframe:NAME`);
+    /// [`DataSpec::ledger_key`] when `None`.
+    pub data_key: Option<String>,
 }
 
 /// How the workload is counted: natively (records in memory, or streamed) or on an engine.
@@ -890,7 +900,10 @@ impl<'r> Plan<'r> {
             target.dataset.as_deref(),
             &target.path.display().to_string(),
         )?;
-        let data_key = self.request.data.ledger_key()?;
+        let data_key = match &target.data_key {
+            Some(key) => key.clone(),
+            None => self.request.data.ledger_key()?,
+        };
         let label = self.label();
         let charge = ledger_file::Charge {
             dataset: &dataset,

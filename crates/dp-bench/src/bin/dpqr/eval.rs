@@ -6,17 +6,14 @@
 use clap::Args;
 use dp_bench::io::answers::{read_answers, read_query_answers};
 use dp_bench::io::output::read_maybe_compressed;
-use dp_bench::io::synthetic::{FileForm, WeightedRecords, read_weighted, sniff_weighted};
+use dp_bench::io::synthetic::{WeightedRecords, read_for_scoring};
 use dp_bench::scoring::{
-    Prediction, TableError, absolute_errors, class_answers, table_errors, uniform_answers,
-    uniform_class_answers, weighted_answers, zero_answers,
+    MarginalEvaluation, Prediction, TableError, absolute_errors, class_answers,
+    uniform_class_answers, weighted_answers,
 };
 use dp_bench::{BenchError, Result, quoted};
 use dp_mechanisms::NoiseDescription;
-use dp_queries::{
-    AnyWorkload, Dataset, Domain, ErrorReport, MarginalWorkload, ReadOptions, Workload,
-};
-use serde::Serialize;
+use dp_queries::{AnyWorkload, Domain, ErrorReport, MarginalWorkload, Workload};
 use std::path::{Path, PathBuf};
 
 use crate::data::{DataArgs, WeightedData};
@@ -62,21 +59,6 @@ pub(crate) struct EvalArgs {
 
 /// One overall metric of an [`ErrorReport`].
 type Metric = fn(&ErrorReport) -> f64;
-
-/// One row of the comparison: a set of answers scored against the truth.
-#[derive(Serialize)]
-struct Scored {
-    #[serde(flatten)]
-    overall: ErrorReport,
-    per_marginal: Vec<TableError>,
-}
-
-fn score(workload: &MarginalWorkload, answers: &[f64], truth: &[f64]) -> Result<Scored> {
-    Ok(Scored {
-        overall: ErrorReport::compute(workload, answers, truth)?,
-        per_marginal: table_errors(workload, answers, truth)?,
-    })
-}
 
 /// The prediction of the report at `path` for `answers` answers: `Ok(None)` when the
 /// release has none (no noise description: not an answer-perturbation mechanism).
@@ -136,30 +118,13 @@ fn read_synthetic(args: &EvalArgs, path: &Path, domain: &Domain) -> Result<Weigh
             quoted(&domain.names().collect::<Vec<_>>().join(","))
         )));
     }
-    let weight = sniff_weighted(path, domain, args.weights_column.as_deref())?;
-    if weight.is_none() && args.weights_column.is_none() {
-        // plain rows (`--rows N`, `synthetic expand`): one record each, weight 1; the
-        // columns outside --attributes are skipped
-        let options = ReadOptions::default().ignoring_extra_columns(args.data.attributes.is_some());
-        let records = Dataset::load_file_with(path, &schema, &options, false)?;
-        errln!(
-            "{}: no weight column: read as {} plain rows, each of weight 1",
-            path.display(),
-            records.n()
-        );
-        let weights = vec![1.0; records.n()];
-        return Ok(WeightedRecords {
-            records,
-            weights,
-            form: FileForm::Values,
-        });
-    }
-    let synthetic = read_weighted(
+    let (synthetic, note) = read_for_scoring(
         path,
         &schema,
-        weight.as_deref().or(args.weights_column.as_deref()),
+        args.weights_column.as_deref(),
+        args.data.attributes.is_some(),
     )?;
-    if let Some(note) = synthetic.form_note(path) {
+    if let Some(note) = note {
         errln!("{note}");
     }
     Ok(synthetic)
@@ -203,9 +168,8 @@ pub(crate) fn eval(args: &EvalArgs) -> Result<()> {
         WeightedData::Plain(d) => workload.answers(d)?,
         WeightedData::Weighted(w) => weighted_answers(&workload, &w.records, &w.weights)?,
     };
-    let scored = score(&workload, &answers, &truth)?;
-    let uniform = score(&workload, &uniform_answers(&workload), &truth)?;
-    let zeros = score(&workload, &zero_answers(&workload), &truth)?;
+    let evaluation = MarginalEvaluation::new(&workload, &answers, &truth, what)?;
+    let (scored, uniform, zeros) = (&evaluation.scored, &evaluation.uniform, &evaluation.zeros);
     let predicted = match &args.report {
         Some(path) => Some(prediction(path, answers.len())?),
         None => None,
@@ -216,17 +180,7 @@ pub(crate) fn eval(args: &EvalArgs) -> Result<()> {
          as part of a release."
     );
     if args.json {
-        let mut report = serde_json::json!({
-            "marginals": workload.len(),
-            "queries": workload.num_queries(),
-            "scored": what,
-            "max_abs": scored.overall.max_abs,
-            "mean_abs": scored.overall.mean_abs,
-            "rmse": scored.overall.rmse,
-            "mean_marginal_l1": scored.overall.mean_marginal_l1,
-            "per_marginal": scored.per_marginal,
-            "baselines": { "uniform": uniform, "all_zeros": zeros },
-        });
+        let mut report = evaluation.to_json();
         if let (Some(obj), Some(p)) = (report.as_object_mut(), &predicted) {
             let value = match p {
                 Some(p) => {

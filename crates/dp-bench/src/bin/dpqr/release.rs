@@ -4,19 +4,16 @@
 
 use clap::{Args, ValueEnum};
 use dp_bench::io::answers::AnswersForm;
-use dp_bench::io::ledger_file;
 use dp_bench::io::output::{self, AtomicFile};
 use dp_bench::io::synthetic::weight_column;
 use dp_bench::pipeline::{
-    self, BYTES_PER_QUERY, ChargeGuard, Counting, LedgerRecord, LedgerTarget, Outcome, Plan,
+    self, ChargeGuard, Counting, DryRunReport, LedgerRecord, LedgerTarget, Outcome, Plan,
     ReleaseEvents, ReleaseOutputs, ReleaseRequest, Released, RoundProgress, describe_workload,
 };
 use dp_bench::registry::BudgetArgs;
 use dp_bench::{Result, quoted};
 use dp_core::{Neighbouring, Num, ProgressSink};
-use dp_mechanisms::noise_stats::CountNoise;
-use dp_mechanisms::{Mechanism, NoiseDistribution, NoiseSchedule, Normaliser, PostProcessing};
-use dp_queries::{AnyWorkload, Workload};
+use dp_mechanisms::{Normaliser, PostProcessing};
 use indicatif::ProgressBar;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -220,6 +217,7 @@ impl ReleaseArgs {
             ledger: self.ledger.as_ref().map(|path| LedgerTarget {
                 path: path.clone(),
                 dataset: self.ledger_dataset.clone(),
+                data_key: None,
             }),
             max_memory_mib: self.max_memory_mib,
             dry_run: self.dry_run,
@@ -300,14 +298,8 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
             ledger_dataset,
         } => {
             pb.finish_and_clear();
-            let ledger_note = ledger_dataset.map(|dataset| {
-                format!(
-                    "ledger: the spend fits the remaining budget of dataset {} (nothing \
-                     recorded by a dry run)",
-                    ledger_file::show_name(&dataset)
-                )
-            });
-            dry_run(&plan, ledger_note)
+            dry_run(&plan, ledger_dataset);
+            Ok(())
         }
         Outcome::Released(released) => {
             pb.finish_and_clear();
@@ -316,16 +308,9 @@ pub(crate) fn release(args: &ReleaseArgs) -> Result<()> {
         }
         Outcome::LocalDryRun(plan) => {
             pb.finish_and_clear();
-            let workload = plan.workload();
-            outln!("dry run: nothing read, nothing written");
-            outln!("privacy: {}", plan.guarantee());
-            outln!(
-                "workload: {} marginals, {} counting queries over {} attributes; one simulated \
-                 client per record",
-                workload.len(),
-                workload.num_queries(),
-                plan.attributes()
-            );
+            for line in plan.dry_run_lines() {
+                outln!("{line}");
+            }
             Ok(())
         }
         Outcome::LocalReleased { plan, released } => {
@@ -427,273 +412,11 @@ fn summary(released: &Released<'_>) {
     }
 }
 
-/// The dry run's prediction for a mechanism without fixed count noise: the error bound its
-/// paper states for `--assume-n` records, or what the bound needs.
-fn stated_bound(assume_n: Option<u64>, workload: &AnyWorkload, mech: &dyn Mechanism<AnyWorkload>) {
-    let n = assume_n.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
-    match n.map(|n| (n, mech.stated_error_bound(workload, n))) {
-        Some((n, Some(b))) => outln!(
-            "stated bound: {} at most {:.4} {} for a table of {n} records ({})",
-            b.statement,
-            b.value,
-            match b.confidence {
-                Some(c) => format!("with probability at least {}", Num(c)),
-                None => "in expectation".to_string(),
-            },
-            b.citation
-        ),
-        Some((n, None)) => outln!(
-            "stated bound: none for this mechanism and workload with {n} records; see its \
-             guarantee above and the measured errors in docs/benchmarks.md"
-        ),
-        // probe with a large table: whether the mechanism states a bound at all
-        None if mech.stated_error_bound(workload, usize::MAX >> 8).is_some() => outln!(
-            "stated bound: this mechanism's paper bounds its error in terms of the number of \
-             records n, which a dry run does not read; give --assume-n N for the bound for a \
-             table of N records"
-        ),
-        None => outln!(
-            "predicted error: no a-priori per-answer figure for this mechanism; see its \
-             guarantee above and the measured errors in docs/benchmarks.md"
-        ),
-    }
-}
-
-/// The dry run's per-answer error of an answer-perturbation baseline with `--assume-n N`
-/// (issue #26 item 4): the standard deviation of an answer, `sd/N` (under add/remove the
-/// answers are divided by the noisy total, about N), and on a marginal workload the expected
-/// ℓ1 error of a table from the noise alone, with the warning of a release
-/// (`Plan::noise_swamps_tables`) when it is above 2 and no post-processing is asked.
-fn baseline_per_answer(plan: &Plan<'_>, noise: CountNoise, assume_n: Option<u64>) {
-    let Some(n) = assume_n else {
-        outln!(
-            "per answer: give --assume-n N for the error of an answer and of a table for N \
-             records"
-        );
-        return;
-    };
-    let answer_std = noise.variance().sqrt() / n as f64;
-    outln!(
-        "per answer, for {n} records (--assume-n): standard deviation {answer_std:.4e}{}",
-        if plan.relation() == Neighbouring::AddRemove {
-            " (answers are divided by the noisy total, about n)"
-        } else {
-            ""
-        }
-    );
-    let AnyWorkload::Marginals(m) = plan.workload() else {
-        return;
-    };
-    let distribution = match noise {
-        CountNoise::DiscreteGaussian { .. } => NoiseDistribution::DiscreteGaussian,
-        CountNoise::DiscreteLaplace { .. } => NoiseDistribution::DiscreteLaplace,
-    };
-    if let Some(l1) = pipeline::expected_table_l1(m, answer_std, distribution) {
-        outln!(
-            "per table: expected ℓ1 error about {l1:.4} from the noise alone (mean over the \
-             workload's tables, before post-processing)"
-        );
-        if l1 > 2.0 && plan.post() == PostProcessing::None {
-            outln!("{}", pipeline::swamped_warning(l1));
-        }
-    }
-}
-
-/// The dry run's noise schedule of a mechanism that plans its noise in phases and rounds
-/// (adaptive-projection: `dp_mechanisms::NoiseSchedule`, computed by the mechanism from the
-/// same opening its run uses; issue #26 item 4), and the error it implies for a measured
-/// table: in counts, and as a share of the total with `--assume-n N` only (under add/remove
-/// the total is private, and estimated by the release from its noisy 1-way tables).
-fn print_schedule(s: &NoiseSchedule, workload: &AnyWorkload, assume_n: Option<u64>) {
-    outln!(
-        "noise schedule (from public inputs; docs/mechanisms/adaptive.md, \"The noise \
-         schedule\"): discrete Gaussian noise, σ per count, calibrated for {} neighbours; \
-         ρ = {:.6} in all",
-        s.neighbouring,
-        s.rho
-    );
-    outln!(
-        "  1-way tables: {} measurements (one per attribute the workload touches), ρ = {:.6} \
-         each, σ = {:.6}",
-        s.attributes,
-        s.one_way.measure_rho,
-        s.one_way.sigma()
-    );
-    outln!(
-        "  a round before annealing: measurement ρ = {:.6}, σ = {:.6}; selection ε = {:.6} \
-         (ρ {:.6})",
-        s.round.measurement.measure_rho,
-        s.round.measurement.sigma(),
-        s.round.select_epsilon,
-        s.round.select_rho
-    );
-    outln!(
-        "  a round after annealing (budgets ×4 when a measurement barely moved the estimate): \
-         measurement ρ = {:.6}, σ = {:.6}; selection ε = {:.6}",
-        s.annealed_round.measurement.measure_rho,
-        s.annealed_round.measurement.sigma(),
-        s.annealed_round.select_epsilon
-    );
-    if let Some(d) = &s.direct {
-        outln!(
-            "  cheap workload tables, measured once each after the 1-way tables (those whose \
-             noise is small against the noisy total; decided by the release): ρ = {:.6} each \
-             ({} of ρ over the {} tables of two or more attributes), σ = {:.6}",
-            d.measurement.measure_rho,
-            d.share,
-            d.tables,
-            d.measurement.sigma()
-        );
-    }
-    if let Some(c) = &s.check {
-        outln!(
-            "  checks of the other workload tables (made when they resolve the cells; decided \
-             by the release): ρ = {:.6} each, σ = {:.6}",
-            c.measurement.measure_rho,
-            c.measurement.sigma()
-        );
-    }
-    outln!(
-        "  rounds: T = {} nominal (--rounds per attribute × {} attributes); the budget allows \
-         at most {} rounds (no cheap table or check measured, no annealing), {} after the \
-         opening's largest spend, as few as {} if every round anneals",
-        s.nominal_rounds,
-        s.attributes,
-        s.rounds_at_most,
-        s.rounds_after_full_opening,
-        s.rounds_if_every_round_anneals
-    );
-    let Some(m) = workload.as_marginals() else {
-        return;
-    };
-    let tables = m.marginals();
-    if tables.is_empty() {
-        return;
-    }
-    let cells = tables.iter().map(|t| t.num_cells() as f64).sum::<f64>() / tables.len() as f64;
-    let before = s.round.measurement.expected_l1(cells);
-    let after = s.annealed_round.measurement.expected_l1(cells);
-    outln!(
-        "error of a measured table: a workload table of {cells:.1} cells (the mean) measured \
-         in a round has expected ℓ1 noise about {before:.2} counts before annealing, {after:.2} \
-         after (√(2/π)·σ·cells); the release's tables are fitted to all measurements, so this \
-         is the noise of one measurement, not a bound on the answers"
-    );
-    match assume_n {
-        Some(n) => outln!(
-            "  as a share of {n} records (--assume-n): {:.4} before annealing, {:.4} after",
-            before / n as f64,
-            after / n as f64
-        ),
-        None => outln!(
-            "  as a share of the total: give --assume-n N (the answers are proportions; {})",
-            if s.neighbouring == Neighbouring::AddRemove {
-                "under add/remove n is private and the release divides by its own noisy total"
-            } else {
-                "n is public under replace-one but a dry run does not read the data"
-            }
-        ),
-    }
-}
-
 /// `dpqr release --dry-run` (issue #11 §2, "Plan before spending"): what the release would
 /// do, from public inputs only — the domain (file or bundled), the workload, the
 /// parameters. Called after every argument and output check and the ledger's check.
-fn dry_run(plan: &Plan<'_>, ledger_note: Option<String>) -> Result<()> {
-    let args = plan.request();
-    let workload = plan.workload();
-    let mech = plan.mechanism();
-    let domain = workload.domain();
-    let certificate = mech.certificate();
-    outln!("dry run: no data read, no budget recorded, no noise drawn, nothing written");
-    if let Some(choice) = plan.auto_choice() {
-        outln!("{}", choice.sentence());
+fn dry_run(plan: &Plan<'_>, ledger_dataset: Option<String>) {
+    for line in DryRunReport::of(plan, ledger_dataset).lines() {
+        outln!("{line}");
     }
-    if let Some(path) = &args.data.data {
-        outln!(
-            "data: {} exists and its header fits the schema (column names only; no value read)",
-            path.display()
-        );
-    }
-    outln!("privacy: {}", certificate.statement());
-    outln!("settings: {}", plan.settings_line());
-    let touched = workload.touched_attributes();
-    outln!(
-        "workload: {}, {} answers, over {} of the domain's {} attributes",
-        describe_workload(workload),
-        workload.num_queries(),
-        touched.len(),
-        domain.len()
-    );
-    let need = (workload.num_queries() as u64).saturating_mul(BYTES_PER_QUERY);
-    let cap = args.max_memory_mib.saturating_mul(1 << 20);
-    outln!(
-        "memory: about {} for the answers ({BYTES_PER_QUERY} bytes per answer): {} \
-         --max-memory-mib {}",
-        output::human_size(need),
-        if need > cap {
-            "the release would be REFUSED by"
-        } else {
-            "within"
-        },
-        args.max_memory_mib
-    );
-    if mech.works_over_a_universe() {
-        let log10: f64 = touched
-            .iter()
-            .map(|&a| f64::from(domain.size(a)).log10())
-            .sum();
-        let limits = plan.spec().universe;
-        outln!(
-            "universe: the mechanism enumerates the records over the touched attributes, \
-             10^{log10:.1} of them; its limits: {limits}"
-        );
-    }
-    // answer perturbation: the noise per count is fixed before running
-    // the mechanism's own checks of public inputs, as the release runs them before the
-    // spend is recorded (with --assume-n as n under replace-one neighbours)
-    let public_n = match (mech.certificate().neighbouring(), args.assume_n) {
-        (Some(Neighbouring::ReplaceOne), Some(n)) => Some(usize::try_from(n).unwrap_or(usize::MAX)),
-        _ => None,
-    };
-    match mech.check_inputs(workload, public_n) {
-        Ok(()) if public_n.is_some() => {
-            outln!("checks: the mechanism's checks of the parameters, workload and n pass")
-        }
-        Ok(()) => outln!(
-            "checks: the mechanism's checks of the parameters and workload pass{}",
-            if mech.certificate().neighbouring() == Some(Neighbouring::ReplaceOne) {
-                "; those that need n run after the data is read, before anything is charged \
-                 (give --assume-n N to run them now)"
-            } else {
-                ""
-            }
-        ),
-        Err(e) => outln!("checks: the release would be REFUSED before anything is charged: {e}"),
-    }
-    let noise = mech.count_noise(workload);
-    match (noise, mech.noise_schedule(workload)) {
-        (Some(n), _) => {
-            outln!(
-                "predicted error: every count gets independent noise of standard deviation \
-                 {:.4} (exact); an answer's is that divided by n (replace-one) or by the noisy \
-                 total (add/remove)",
-                n.variance().sqrt()
-            );
-            baseline_per_answer(plan, n, args.assume_n);
-        }
-        (None, Some(schedule)) => print_schedule(&schedule, workload, args.assume_n),
-        (None, None) => stated_bound(args.assume_n, workload, mech),
-    }
-    let outs: Vec<String> = args
-        .outputs
-        .list()
-        .iter()
-        .map(|(_, p)| p.display().to_string())
-        .collect();
-    outln!("outputs: {} (checked writable)", outs.join(", "));
-    if let Some(note) = ledger_note {
-        outln!("{note}");
-    }
-    Ok(())
 }
