@@ -29,9 +29,10 @@
 //! * when the phase runs, each other workload table whose clique the model cannot take even at
 //!   its full size cap (after the cheap tables joined; a function of the domain and of the
 //!   cheap tables, so public) is measured directly too, at the same `βρ/k`, beside the model
-//!   (`direct_unjoinable`, opt-in, not yet a default): AIM's rounds admit a clique only within the cap, so no
-//!   round could ever measure it (docs/mechanisms/adaptive.md, "Tables the model cannot
-//!   take").
+//!   (`direct_unjoinable`, opt-in, not yet a default): AIM's rounds admit a clique only within
+//!   the cap, so under AIM's rule no round could ever measure it; with the default
+//!   `measure_beside_model` an ℓ1 round may measure it beside the model
+//!   (docs/mechanisms/adaptive.md, "Tables the model cannot take", "Tables beside the model").
 //!
 //! Only the tables measured are charged, so `βρ·(measured)/k ≤ βρ` leaves the rounds at least
 //! `(1 − β)ρ`. The privacy of each measurement is that of a selection round's measurement

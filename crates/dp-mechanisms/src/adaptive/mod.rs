@@ -170,8 +170,10 @@ pub struct AdaptiveProjectionParams {
     /// When the direct phase runs, whether the workload tables that are not cheap but whose
     /// clique the model cannot take even at the full [`Self::max_model_cells`] (after the
     /// cheap tables joined it) are measured directly too, at the same `βρ/k`, beside the
-    /// model. No round can measure such a table (AIM's rounds admit a clique only within
-    /// the cap), so without this only a check at `γρ/k` ever does. Default `false`: over
+    /// model. Under AIM's rule no round can measure such a table (its rounds admit a clique
+    /// only within the cap), so without this only a check at `γρ/k` does; with
+    /// [`Self::measure_beside_model`] (the default) an ℓ1 round may measure it beside the
+    /// model. Default `false`: measured before that default, over
     /// three seeds it gained 2–4 % on the wide stand-in at ε = 30 and 100 but lost 2.5 % on
     /// temporal-match2 random-3way at ε = 1 (docs/mechanisms/adaptive.md, "Tables the model
     /// cannot take"); not yet a default.
