@@ -532,9 +532,9 @@ pub fn dualquery_score_sensitivity(t: usize, n: usize) -> f64 {
 /// elementary symmetric polynomial) for bits "attribute ≠ code".
 ///
 /// * **Add/remove**: the vector moves by the record's own polynomial:
-///   Δ₁ = Σ_{s≥0} |b_s|·held[s], Δ₂² = Σ_{s≥0} b_s²·held[s].
+///   `Δ₁ = Σ_{s≥0} |b_s|·held[s]`, `Δ₂² = Σ_{s≥0} b_s²·held[s]`.
 /// * **Replace-one**: the sets both records hold cancel, at least `S = ∅`; each record adds
-///   or removes its own: Δ₁ ≤ 2·Σ_{s≥1} |b_s|·held[s], Δ₂² ≤ 2·Σ_{s≥1} b_s²·held[s] —
+///   or removes its own: `Δ₁ ≤ 2·Σ_{s≥1} |b_s|·held[s]`, `Δ₂² ≤ 2·Σ_{s≥1} b_s²·held[s]` —
 ///   attained for bits "attribute = code" by two records differing in every attribute (they
 ///   share no non-empty set).
 ///

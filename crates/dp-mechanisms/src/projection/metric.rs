@@ -501,7 +501,7 @@ impl MarginalMetric {
 
     /// [`Self::nearest_point_map`] when `centers` is known to be a `t`-cover (as a maximal
     /// `t`-separated set is): the nearest center of an element is searched in its ball of
-    /// radius `t` ([`Self::ball`]) in increasing distance when that ball is smaller than
+    /// radius `t` (`Self::ball`) in increasing distance when that ball is smaller than
     /// `centers`, and by the scan otherwise (also if the ball holds no center). Same map.
     pub fn nearest_point_map_cover(&self, centers: &[usize], t: f64) -> Result<Vec<usize>> {
         self.nearest_point_map_within(centers, Some(t))
