@@ -575,6 +575,19 @@ mod tests {
         }
     }
 
+    /// [`arguments`] for adaptive-projection at ε = 1, δ = 1e-7 and 10 rounds (a release that
+    /// makes synthetic records and reports rounds).
+    fn adaptive_arguments(dir: &Path) -> Arguments {
+        Arguments {
+            mechanism: "adaptive-projection".into(),
+            epsilon: Some(1.0),
+            delta: Some(1e-7),
+            rho: None,
+            settings: vec![("rounds".into(), SettingArg::Whole(10))],
+            ..arguments(dir)
+        }
+    }
+
     /// A small table of labels and bins, its schema, and release arguments over it.
     fn arguments(dir: &Path) -> Arguments {
         let data = dir.join("data.csv");
@@ -649,14 +662,7 @@ mod tests {
     #[test]
     fn synthetic_records_when_the_mechanism_makes_them_unless_refused() {
         let dir = TempDir::new("synthetic");
-        let args = Arguments {
-            mechanism: "adaptive-projection".into(),
-            epsilon: Some(1.0),
-            delta: Some(1e-7),
-            rho: None,
-            settings: vec![("rounds".into(), SettingArg::Whole(10))],
-            ..arguments(&dir.0)
-        };
+        let args = adaptive_arguments(&dir.0);
         let ran = release(&args).unwrap();
         assert!(ran.synthetic);
         let synthetic = std::fs::read_to_string(&args.synthetic_out).unwrap();
@@ -770,14 +776,7 @@ mod tests {
     #[test]
     fn an_evaluation_scores_answers_and_synthetic_records_beside_the_baselines() {
         let dir = TempDir::new("evaluate");
-        let args = Arguments {
-            mechanism: "adaptive-projection".into(),
-            epsilon: Some(1.0),
-            delta: Some(1e-7),
-            rho: None,
-            settings: vec![("rounds".into(), SettingArg::Whole(10))],
-            ..arguments(&dir.0)
-        };
+        let args = adaptive_arguments(&dir.0);
         release(&args).unwrap();
         let scored = |answers, synthetic, workload: Option<&str>| {
             evaluate_nonprivate(&EvalArguments {
@@ -838,14 +837,7 @@ mod tests {
         assert_eq!(steps[100], ("a".to_string(), 1000));
         assert_eq!(steps[101], ("b".to_string(), 5));
         let dir = TempDir::new("progress");
-        let args = Arguments {
-            mechanism: "adaptive-projection".into(),
-            epsilon: Some(1.0),
-            delta: Some(1e-7),
-            rho: None,
-            settings: vec![("rounds".into(), SettingArg::Whole(10))],
-            ..arguments(&dir.0)
-        };
+        let args = adaptive_arguments(&dir.0);
         release_with_progress(&args, Some(callback)).unwrap();
         let events = seen.lock().unwrap();
         assert_eq!(events[0], ProgressEvent::Stage("loading data".into()));
