@@ -13,22 +13,38 @@
 //! selection and measurement steps, the same privacy accounting) and lets the release use
 //! the direct measurement where the model is wrong.
 //!
-//! ## The combination (positive-part James–Stein)
+//! ## The combination (positive-part James–Stein, within strata of the model's count)
 //!
 //! With `k` cells, the model's counts `μ = T̂·p̂` (public: post-processing of earlier
 //! measurements) and the inverse-variance mean `ȳ` of the table's measurements, whose
-//! independent noise has variance `v` per cell, the released counts are
+//! independent noise has variance `v = σ²` per cell, the cells are split into **strata by the
+//! model's count**: `S₀ = {i : μ_i < σ}` and `S_j = {i : 4^(j−1)·σ ≤ μ_i < 4^j·σ}` for
+//! `j ≥ 1`. Within each stratum `S` of `k_S ≥ 3` cells the released counts are
 //!
-//! `x̂ = μ + (1 − (k − 2)·v / ‖ȳ − μ‖²)₊ · (ȳ − μ)`,
+//! `x̂_S = μ_S + (1 − (k_S − 2)·v / ‖ȳ_S − μ_S‖²)₊ · (ȳ_S − μ_S)`,
 //!
-//! Baranchik's positive-part James–Stein estimator shrinking `ȳ` toward the fixed point `μ`.
-//! For Gaussian noise and `k ≥ 3` its mean squared error is below `k·v`, that of `ȳ` alone,
-//! for every true table (James and Stein 1961; the positive part only lowers it, Baranchik
-//! 1964): the release is never worse in expectation than the direct measurement, and close
-//! to the model where the model already agrees with the measurement within the noise. The
-//! discrete Gaussian's variance is at most `σ²` (Canonne–Kamath–Steinke 2020, Cor. 9), and
-//! `v` uses `σ²`. For `k ≤ 2` the mean `ȳ` itself is used. The counts are then divided by
-//! `T̂` and projected onto the probability simplex (post-processing).
+//! Baranchik's positive-part James–Stein estimator shrinking `ȳ_S` toward the fixed point
+//! `μ_S`; a stratum of one or two cells keeps `ȳ_S`. For Gaussian noise each stratum's mean
+//! squared error is below `k_S·v`, that of `ȳ_S` alone, for every true table (James and Stein
+//! 1961; the positive part only lowers it, Baranchik 1964), so the sum over strata is below
+//! `k·v`: the release is never worse in expectation than the direct measurement. The strata
+//! depend on the model and `σ` only, both fixed before `ȳ` is drawn (the model never saw this
+//! table's measurements), so the per-stratum argument holds as it stands — the construction is
+//! Efron and Morris's (1973, JASA 68(341), "Combining possibly related estimation problems")
+//! shrinkage within groups chosen in advance.
+//!
+//! **Why strata.** One shrinkage factor for the whole table (the estimator until 2026-11-28)
+//! is set by the table's total disagreement: on a large sparse table the empty cells, where the
+//! model is right and `ȳ` is pure noise, and the few full cells, where the model is off, get the
+//! same factor — too little shrinkage for the first, too much for the second. Grouping the
+//! cells by the model's count separates them (a cell the model puts near zero is usually near
+//! zero): measured on every bundled table where tables are measured beside the model, avgL1
+//! fell 4–14 % (temporal-match2 all 2-way at ε = 1: 0.0491 → 0.0422; adult all2 at ε = 10:
+//! 0.0297 → 0.0256; docs/mechanisms/adaptive.md, "Tables beside the model").
+//!
+//! The discrete Gaussian's variance is at most `σ²` (Canonne–Kamath–Steinke 2020, Cor. 9), and
+//! `v` uses `σ²`. The counts are then divided by `T̂` and projected onto the probability simplex
+//! (post-processing).
 
 use crate::postprocess::project_onto_simplex;
 
@@ -55,8 +71,9 @@ impl BesideTable {
     }
 
     /// The table's released distribution: its measurements shrunk toward `model` (the
-    /// model's marginal, a distribution over the same cells) with the total `total`,
-    /// divided by `total` and projected onto the simplex (module docs).
+    /// model's marginal, a distribution over the same cells) with the total `total`, within
+    /// strata of the model's count ([`shrink_toward_by_strata`]), divided by `total` and
+    /// projected onto the simplex (module docs).
     pub fn estimate(&self, model: &[f64], total: f64) -> Vec<f64> {
         let mean: Vec<f64> = self
             .weighted_sum
@@ -64,11 +81,44 @@ impl BesideTable {
             .map(|s| s / self.precision)
             .collect();
         let mu: Vec<f64> = model.iter().map(|p| p * total).collect();
-        let x = shrink_toward(&mu, &mean, 1.0 / self.precision);
+        let x = shrink_toward_by_strata(&mu, &mean, 1.0 / self.precision);
         let mut v: Vec<f64> = x.iter().map(|c| c / total.max(1.0)).collect();
         project_onto_simplex(&mut v);
         v
     }
+}
+
+/// The stratum of a cell whose target count is `target`, with noise standard deviation `sd`:
+/// 0 below `sd`, `j ≥ 1` for `4^(j−1)·sd ≤ target < 4^j·sd` (module docs).
+fn stratum(target: f64, sd: f64) -> usize {
+    if !(target >= sd) || sd <= 0.0 {
+        // below one σ, or no noise (then every cell is one stratum and the mean is kept)
+        return 0;
+    }
+    1 + ((target / sd).log2() / 2.0).floor() as usize
+}
+
+/// Positive-part James–Stein within strata of the target's count: the cells are grouped by
+/// `target` in units of `σ = √variance` (below `σ`, then the factor-4 bands `[4^(j−1)σ, 4^jσ)`)
+/// and each group is shrunk toward its target by [`shrink_toward`] (module docs, "The
+/// combination"; Efron–Morris 1973). The strata are a function of `target` and `variance`
+/// only, so each group's mean squared error is below its cells' `variance` sum, and so is the
+/// whole's.
+pub fn shrink_toward_by_strata(target: &[f64], mean: &[f64], variance: f64) -> Vec<f64> {
+    let sd = variance.max(0.0).sqrt();
+    let mut strata: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+    for (i, &t) in target.iter().enumerate() {
+        strata.entry(stratum(t, sd)).or_default().push(i);
+    }
+    let mut x = mean.to_vec();
+    for cells in strata.values() {
+        let t: Vec<f64> = cells.iter().map(|&i| target[i]).collect();
+        let y: Vec<f64> = cells.iter().map(|&i| mean[i]).collect();
+        for (&i, v) in cells.iter().zip(shrink_toward(&t, &y, variance)) {
+            x[i] = v;
+        }
+    }
+    x
 }
 
 /// Positive-part James–Stein: `mean` (noise variance `variance` per coordinate) shrunk
@@ -161,6 +211,100 @@ mod tests {
                 "offset {offset}: {risk_js} vs {risk_y}"
             );
         }
+    }
+
+    #[test]
+    fn strata_by_hand() {
+        // σ = 1: below 1, then the bands [1, 4), [4, 16), [16, 64) …
+        assert_eq!(stratum(0.5, 1.0), 0);
+        assert_eq!(stratum(1.0, 1.0), 1);
+        assert_eq!(stratum(3.99, 1.0), 1);
+        assert_eq!(stratum(4.0, 1.0), 2);
+        assert_eq!(stratum(16.0, 1.0), 3);
+        assert_eq!(stratum(100.0, 1.0), 4);
+        assert_eq!(stratum(8.0, 2.0), 2);
+        // no noise, or no number: one stratum
+        assert_eq!(stratum(100.0, 0.0), 0);
+        assert_eq!(stratum(f64::NAN, 1.0), 0);
+        // four empty-model cells (stratum 0): ‖ȳ − μ‖² = 4, v = 1, factor 1 − 2/4 = 1/2;
+        // three cells at 100 (stratum 4): residuals 10, −10, 30, ‖·‖² = 1100, factor
+        // 1 − 1/1100; two cells at 20 (stratum 3): fewer than three, the mean is kept
+        let target = [0.0, 0.0, 0.0, 0.0, 100.0, 100.0, 100.0, 20.0, 20.0];
+        let mean = [1.0, -1.0, 1.0, -1.0, 110.0, 90.0, 130.0, 25.0, 11.0];
+        let x = shrink_toward_by_strata(&target, &mean, 1.0);
+        let f = 1.0 - 1.0 / 1100.0;
+        let want = [
+            0.5,
+            -0.5,
+            0.5,
+            -0.5,
+            100.0 + 10.0 * f,
+            100.0 - 10.0 * f,
+            100.0 + 30.0 * f,
+            25.0,
+            11.0,
+        ];
+        for (a, b) in x.iter().zip(want) {
+            assert!((a - b).abs() < 1e-12, "{x:?}");
+        }
+        // one shrinkage factor for the whole table would have been 1 − 7/(4 + 1100 + 106)
+        let whole = shrink_toward(&target, &mean, 1.0);
+        assert!((whole[0] - (1.0 - 7.0 / 1210.0)).abs() < 1e-12);
+    }
+
+    /// The risk the stratified release rests on, with the release's own noise (the exact
+    /// discrete Gaussian, `v = σ² = 4`), on a sparse table of `k = 200` cells: 190 empty cells
+    /// the model puts at 0 and 10 cells of 500 records the model puts at 400. One factor for the
+    /// whole table barely shrinks (the 10 far-off cells dominate `‖ȳ − μ‖²`), so its risk is
+    /// about `k·v = 800`; within strata the empty cells are shrunk almost to 0 (risk about
+    /// `2v`) and the full ones kept (about `10·v`), so the risk is about 48. Tested: below
+    /// 160 (a fifth of `k·v`) and below half the single factor's. And where the strata mislead
+    /// (the model puts 400 on 10 cells that are empty and 0 on ten cells of 500) the risk
+    /// stays at `k·v` — the James–Stein guarantee per stratum (both strata are far off, so
+    /// nothing is shrunk and the risk is `k·v` less a negligible amount): tested below
+    /// `1.02·k·v`; its estimate over 500 draws has a standard error of about 0.45 % of `k·v`
+    /// (the sum of 200 squared noises has relative sd √(2/200) = 0.1), so 1.02 is more than
+    /// 4 standard errors above, a false failure below 1e-4; the other two margins are far
+    /// wider.
+    #[test]
+    fn strata_shrink_the_empty_cells_and_keep_the_full_ones() {
+        let v = 4.0;
+        let noise = dp_core::DiscreteGaussian::new(v).unwrap();
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(12);
+        let mut truth = vec![0.0; 200];
+        let mut target = vec![0.0; 200];
+        for i in 0..10 {
+            truth[i] = 500.0;
+            target[i] = 400.0;
+        }
+        let mut misleading = vec![0.0; 200];
+        for i in 10..20 {
+            misleading[i] = 400.0;
+        }
+        let draws = 500;
+        let (mut strata, mut whole, mut mislead) = (0.0, 0.0, 0.0);
+        let loss = |x: &[f64]| -> f64 { x.iter().zip(&truth).map(|(a, b)| (a - b).powi(2)).sum() };
+        for _ in 0..draws {
+            let y: Vec<f64> = truth
+                .iter()
+                .map(|t| t + noise.sample(&mut rng) as f64)
+                .collect();
+            strata += loss(&shrink_toward_by_strata(&target, &y, v));
+            whole += loss(&shrink_toward(&target, &y, v));
+            mislead += loss(&shrink_toward_by_strata(&misleading, &y, v));
+        }
+        let kv = 200.0 * v;
+        let (strata, whole, mislead) = (
+            strata / draws as f64,
+            whole / draws as f64,
+            mislead / draws as f64,
+        );
+        assert!(strata < 0.2 * kv, "{strata} (k·v = {kv})");
+        assert!(
+            strata < 0.5 * whole,
+            "{strata} against one factor's {whole}"
+        );
+        assert!(mislead < 1.02 * kv, "{mislead} (k·v = {kv})");
     }
 
     #[test]

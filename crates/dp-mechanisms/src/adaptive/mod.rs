@@ -63,7 +63,7 @@ pub mod estimator;
 pub mod round;
 mod schedule;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use dp_core::{Neighbouring, PrivacyLoss};
@@ -920,6 +920,9 @@ impl AdaptiveProjection {
         // every workload table's own measurement (direct or check) and its σ, by candidate
         // index: at release each such table is corrected cell by cell (check.rs)
         let mut own: HashMap<usize, (Vec<i64>, f64)> = HashMap::new();
+        // the workload tables checked (1c), by candidate index: their measurements are
+        // independent of the model, so the release shrinks them toward it (beside.rs)
+        let mut checked: HashSet<usize> = HashSet::new();
         // the cells of all workload tables of two or more attributes: the union bound of the
         // correction's threshold (check.rs)
         let tables = direct::workload_tables(&cands);
@@ -1034,6 +1037,7 @@ impl AdaptiveProjection {
                     pooled.add_counts(&y, ccal.sigma2);
                 }
                 own.insert(i, (y, ccal.sigma()));
+                checked.insert(i);
                 check_trace.push(AdaptiveRound {
                     round: 0,
                     selected: cands[i].attrs.clone(),
@@ -1249,6 +1253,14 @@ impl AdaptiveProjection {
                 v = b.estimate(&v, total);
             }
             if let Some((y, sigma)) = ci.and_then(|i| own.get(&i)) {
+                // a check never entered the model: like a table beside it, its measurement
+                // is first shrunk toward the model within strata (beside.rs; a table the
+                // model was fitted to is not: the shrinkage would pull it toward itself)
+                if ci.is_some_and(|i| checked.contains(&i)) {
+                    let mut b = beside::BesideTable::default();
+                    b.add(y, sigma * sigma);
+                    v = b.estimate(&v, total);
+                }
                 let (c, replaced) = check::corrected(&v, y, *sigma, total, workload_cells);
                 v = c;
                 checked_cells += replaced;
