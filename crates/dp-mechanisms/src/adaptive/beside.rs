@@ -91,7 +91,7 @@ impl BesideTable {
 /// The stratum of a cell whose target count is `target`, with noise standard deviation `sd`:
 /// 0 below `sd`, `j ≥ 1` for `4^(j−1)·sd ≤ target < 4^j·sd` (module docs).
 fn stratum(target: f64, sd: f64) -> usize {
-    if !(target >= sd) || sd <= 0.0 {
+    if sd <= 0.0 || target.is_nan() || target < sd {
         // below one σ, or no noise (then every cell is one stratum and the mean is kept)
         return 0;
     }
@@ -278,9 +278,7 @@ mod tests {
             target[i] = 400.0;
         }
         let mut misleading = vec![0.0; 200];
-        for i in 10..20 {
-            misleading[i] = 400.0;
-        }
+        misleading[10..20].fill(400.0);
         let draws = 500;
         let (mut strata, mut whole, mut mislead) = (0.0, 0.0, 0.0);
         let loss = |x: &[f64]| -> f64 { x.iter().zip(&truth).map(|(a, b)| (a - b).powi(2)).sum() };
