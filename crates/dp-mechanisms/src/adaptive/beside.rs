@@ -30,7 +30,7 @@
 //! `k·v`: the release is never worse in expectation than the direct measurement. The strata
 //! depend on the model and `σ` only, both fixed before `ȳ` is drawn (the model never saw this
 //! table's measurements), so the per-stratum argument holds as it stands — the construction is
-//! Efron and Morris's (1973, JASA 68(341), "Combining possibly related estimation problems")
+//! Efron and Morris's (1973, JRSS B 35(3), "Combining possibly related estimation problems")
 //! shrinkage within groups chosen in advance.
 //!
 //! **Why strata.** One shrinkage factor for the whole table (the estimator until 2026-11-28)
