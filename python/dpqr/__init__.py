@@ -482,6 +482,12 @@ def release(
     The interpreter lock is released while the release runs. Every refusal and failure
     raises :class:`DpqrError` with the message ``dpqr release`` prints for the same input;
     nothing else about the data is output beyond what the command line outputs.
+
+    Ctrl-C (``KeyboardInterrupt``) stops the release at its next stopping point — between
+    the pipeline's stages and between adaptive-projection's rounds; other mechanisms finish
+    their run first — and raises ``KeyboardInterrupt`` saying whether the budget was
+    charged: a spend recorded in ``ledger`` before the interrupt stays recorded (it is never
+    refunded; the mechanism may have drawn noise with it). Nothing is returned or kept.
     """
     library = _frames_library(data, frames)
     options = dict(
