@@ -386,6 +386,22 @@ def _read_synthetic(
     return read
 
 
+def _attributes(attributes: Optional[Union[str, Sequence[str]]]) -> Optional[List[str]]:
+    """``attributes=`` as ``--attributes`` takes it: a list of names (a string is split at
+    its commas, as the flag's value is)."""
+    if attributes is None:
+        return None
+    if isinstance(attributes, str):
+        return attributes.split(",")
+    names = list(attributes)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(
+                f"attributes: give column names (strings), not {type(name).__name__} {name!r}"
+            )
+    return names
+
+
 def _renamed(error: DpqrError, names: Mapping[str, str]) -> DpqrError:
     """``error`` with each temporary file's path in its message replaced by what the caller
     gave (``the DataFrame``), its exit status kept; ``error`` itself when none is named."""
@@ -400,8 +416,10 @@ def _renamed(error: DpqrError, names: Mapping[str, str]) -> DpqrError:
 
 
 def release(
-    data: Data,
+    data: Optional[Data] = None,
     *,
+    dataset: Optional[str] = None,
+    attributes: Optional[Union[str, Sequence[str]]] = None,
     mechanism: str = "adaptive-projection",
     workload: WorkloadSpec = "all-3way",
     epsilon: Optional[float] = None,
@@ -430,6 +448,10 @@ def release(
     ``data`` is a pandas or Polars DataFrame (handed to the pipeline as a temporary Parquet
     file, removed afterwards) or the path of a CSV, gzip CSV or Parquet file; ``schema`` its
     public schema (a dict, or the path of a schema JSON file: ``--domain``), required.
+    Instead of both, ``dataset`` names a bundled table (``--dataset``: ``"adult"``,
+    ``"nltcs"``, …, as ``dpqr datasets`` lists them), which comes with its domain.
+    ``attributes`` keeps only these columns, in this order, before the workload is built
+    (``--attributes``: a list of names, or one string of names separated by commas).
 
     ``mechanism`` is a name from :func:`mechanisms`, or ``"auto"`` (chosen from the workload's
     class and the budget's kind alone). The default, ``"adaptive-projection"``, picks the
@@ -492,6 +514,8 @@ def release(
     library = _frames_library(data, frames)
     options = dict(
         schema=schema,
+        dataset=dataset,
+        attributes=attributes,
         workload=workload,
         mechanism=mechanism,
         epsilon=epsilon,
@@ -548,32 +572,56 @@ def _run(data: Data, directory: Path, options: Dict[str, Any], header_only: bool
     ``directory`` (with ``header_only``, a DataFrame's columns without its rows), the
     outputs named there, and ``_native.release`` called with ``options``; an error's
     temporary paths renamed to what the caller gave."""
-    # a frame's columns without its rows (anything else is refused by _write_data)
-    is_frame = isinstance(data, pd.DataFrame) or _is_polars(data)
-    frame = data.head(0) if header_only and is_frame else data
-    data_path, _ = _write_data(frame, directory)
-    schema_path = _write_schema(options.pop("schema"), directory)
+    schema = options.pop("schema")
+    dataset = options.pop("dataset")
+    options["attributes"] = _attributes(options.pop("attributes"))
+    data_path: Optional[Path] = None
+    schema_path: Optional[Path] = None
+    if dataset is None:
+        if data is None:
+            raise DpqrError(
+                "data: give a pandas or Polars DataFrame, the path of a CSV, gzip CSV or "
+                "Parquet file, or dataset=\"adult\" (a bundled table: `dpqr datasets` lists them)"
+            )
+        # a frame's columns without its rows (anything else is refused by _write_data)
+        is_frame = isinstance(data, pd.DataFrame) or _is_polars(data)
+        frame = data.head(0) if header_only and is_frame else data
+        data_path, _ = _write_data(frame, directory)
+        schema_path = _write_schema(schema, directory)
+    elif data is not None:
+        # as the command line refuses --data with --dataset
+        raise DpqrError(
+            f"dataset={dataset!r}: give the data or a bundled dataset, not both"
+        )
+    elif schema is not None:
+        # as the command line refuses --domain without --data
+        raise DpqrError(
+            f"schema: the bundled dataset {dataset!r} comes with its own domain; give "
+            "schema= with data only"
+        )
     workload_text = _workload_spec(options.pop("workload"), directory)
     # the temporary files the package wrote, by what the caller gave
     written = {
-        data_path: "the DataFrame",
-        schema_path: "the schema dict",
         Path(workload_text): "the workload",
         directory / "answers.csv": "the answers",
         directory / "report.json": "the report",
         directory / "synthetic.csv": "the synthetic records",
     }
+    if data_path is not None and schema_path is not None:
+        written[data_path] = "the DataFrame"
+        written[schema_path] = "the schema dict"
     names = {str(p): n for p, n in written.items() if p.parent == directory}
     try:
         ran = _native.release(
             data=data_path,
             schema=schema_path,
+            dataset=dataset,
             workload=workload_text,
             answers=directory / "answers.csv",
             report=directory / "report.json",
             synthetic_out=directory / "synthetic.csv",
             labelled=True,
-            data_is_a_frame=not isinstance(data, (str, os.PathLike)),
+            data_is_a_frame=data is not None and not isinstance(data, (str, os.PathLike)),
             **options,
         )
     except DpqrError as e:
@@ -587,8 +635,10 @@ def _run(data: Data, directory: Path, options: Dict[str, Any], header_only: bool
 
 
 def plan(
-    data: Data,
+    data: Optional[Data] = None,
     *,
+    dataset: Optional[str] = None,
+    attributes: Optional[Union[str, Sequence[str]]] = None,
     mechanism: str = "adaptive-projection",
     workload: WorkloadSpec = "all-3way",
     epsilon: Optional[float] = None,
@@ -625,6 +675,8 @@ def plan(
     """
     options = dict(
         schema=schema,
+        dataset=dataset,
+        attributes=attributes,
         workload=workload,
         mechanism=mechanism,
         epsilon=epsilon,

@@ -42,8 +42,10 @@ class _Planned(TypedDict):
 @overload
 def release(
     *,
-    data: _Path,
-    schema: _Path,
+    data: Optional[_Path] = None,
+    schema: Optional[_Path] = None,
+    dataset: Optional[str] = None,
+    attributes: Optional[List[str]] = None,
     workload: str,
     mechanism: str,
     answers: _Path,
@@ -78,8 +80,10 @@ def release(
 @overload
 def release(
     *,
-    data: _Path,
-    schema: _Path,
+    data: Optional[_Path] = None,
+    schema: Optional[_Path] = None,
+    dataset: Optional[str] = None,
+    attributes: Optional[List[str]] = None,
     workload: str,
     mechanism: str,
     answers: _Path,

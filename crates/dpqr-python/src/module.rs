@@ -189,8 +189,10 @@ fn interrupted_error(
 }
 
 /// Run one release (the pipeline of `dpqr release`) with the interpreter lock released,
-/// writing the answers to `answers`, the report to `report` and, when made, the synthetic
-/// records to `synthetic_out`. Returns a dict: `certificate` (a dict of the fields of
+/// of `data` through `schema` (`--data`, `--domain`) or of the bundled `dataset`
+/// (`--dataset`), kept to `attributes` (`--attributes`) if given, writing the answers to
+/// `answers`, the report to `report` and, when made, the synthetic records to
+/// `synthetic_out`. Returns a dict: `certificate` (a dict of the fields of
 /// `dpqr.Certificate`), `labelled`, `synthetic` (whether written) and `warnings` (the lines
 /// `dpqr release` prints on stderr). Raises `DpqrError` with the command line's message.
 /// Ctrl-C stops the release at its next stopping point and raises `KeyboardInterrupt`
@@ -206,8 +208,8 @@ fn interrupted_error(
 /// `dpqr release --dry-run` prints) and `warnings`.
 #[pyfunction]
 #[pyo3(signature = (
-    *, data, schema, workload, mechanism, answers, report, synthetic_out,
-    epsilon=None, delta=None, rho=None, neighbouring=None, post=None, seed=None,
+    *, workload, mechanism, answers, report, synthetic_out, data=None, schema=None,
+    dataset=None, attributes=None, epsilon=None, delta=None, rho=None, neighbouring=None, post=None, seed=None,
     settings=None, synthetic=None, rows=None, workload_seed=None, allow_large_delta=false,
     delimiter=None, ignore_extra_columns=false, labelled=true, max_memory_mib=4096,
     dry_run=false, assume_n=None, progress=None, ledger=None, ledger_dataset=None,
@@ -216,13 +218,15 @@ fn interrupted_error(
 #[allow(clippy::too_many_arguments)]
 fn release<'py>(
     py: Python<'py>,
-    data: PathBuf,
-    schema: PathBuf,
     workload: String,
     mechanism: String,
     answers: PathBuf,
     report: PathBuf,
     synthetic_out: PathBuf,
+    data: Option<PathBuf>,
+    schema: Option<PathBuf>,
+    dataset: Option<String>,
+    attributes: Option<Vec<String>>,
     epsilon: Option<f64>,
     delta: Option<f64>,
     rho: Option<f64>,
@@ -252,8 +256,10 @@ fn release<'py>(
         }
     }
     let args = Arguments {
-        data,
-        schema,
+        data: data.unwrap_or_default(),
+        schema: schema.unwrap_or_default(),
+        dataset,
+        attributes,
         delimiter,
         ignore_extra_columns,
         workload,
