@@ -209,8 +209,8 @@ fn interrupted_error(
 #[pyfunction]
 #[pyo3(signature = (
     *, workload, mechanism, answers, report, synthetic_out, data=None, schema=None,
-    dataset=None, attributes=None, epsilon=None, delta=None, rho=None, neighbouring=None, post=None, seed=None,
-    settings=None, synthetic=None, rows=None, workload_seed=None, allow_large_delta=false,
+    dataset=None, attributes=None, epsilon=None, delta=None, rho=None, neighbouring=None,
+    post=None, seed=None, settings=None, synthetic=None, rows=None, workload_seed=None, allow_large_delta=false,
     delimiter=None, ignore_extra_columns=false, labelled=true, max_memory_mib=4096,
     dry_run=false, assume_n=None, progress=None, ledger=None, ledger_dataset=None,
     data_is_a_frame=false
