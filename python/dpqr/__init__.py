@@ -54,6 +54,9 @@ Data = Union["pd.DataFrame", Any, str, "os.PathLike[str]"]
 WorkloadSpec = Union[str, "os.PathLike[str]", Sequence[Sequence[str]], Mapping[str, Any]]
 #: A schema: a dict in the JSON form of ``--domain`` files, or the path of one.
 SchemaSpec = Union[Mapping[str, Any], str, "os.PathLike[str]"]
+#: The library of the DataFrames a release returns: ``"pandas"``, ``"polars"``, or ``None``
+#: (the input's: Polars for a Polars frame, pandas for a pandas frame or a path).
+FramesOption = Optional[str]
 
 
 class DpqrWarning(UserWarning):
@@ -92,6 +95,9 @@ class Release:
     """What :func:`release` returns.
 
     * ``certificate``: the guarantee (:class:`Certificate`).
+    * ``answers`` and ``synthetic`` are DataFrames of the input's library (a
+      ``polars.DataFrame`` from a Polars frame, a ``pandas.DataFrame`` from a pandas frame
+      or a path) unless :func:`release` was given ``frames=``.
     * ``answers``: one row per answer, as the answers file of ``dpqr release`` holds them.
       For marginal tables released in the central model: ``marginal`` (the table, e.g.
       ``age|sex``), ``cell`` (its codes, ``3|1``), ``answer`` (the released proportion),
@@ -103,7 +109,11 @@ class Release:
       answer``.
     * ``synthetic``: the synthetic records in the input's form (labels, a number drawn within
       each bin, empty for ``missing``, integer codes), weighted (a last column ``weight``)
-      or, with ``rows=N``, ``N`` plain rows; ``None`` when none were made.
+      or, with ``rows=N``, ``N`` plain rows; ``None`` when none were made. From a frame,
+      each column takes the input column's type where its values allow (labels as the
+      input's strings or categories, codes as its integers); a bins column holds the
+      number drawn within the bin as a float whatever the input's type (a whole number
+      there would read back as a code: docs/python.md).
     * ``report``: the release report (``dpqr release --report``) as a dict: the certificate,
       the mechanism's diagnostics, the settings, the schema, what the counts are scaled by.
     * ``ledger_record``: with ``ledger=``, the line ``dpqr release`` prints when the spend is
@@ -111,8 +121,8 @@ class Release:
     """
 
     certificate: Certificate
-    answers: pd.DataFrame
-    synthetic: Optional[pd.DataFrame]
+    answers: Any
+    synthetic: Optional[Any]
     report: Dict[str, Any]
     ledger_record: Optional[str] = None
 
@@ -258,29 +268,138 @@ def _read_answers(path: Path) -> pd.DataFrame:
     )
 
 
-def _read_synthetic(path: Path, like: Optional[pd.DataFrame]) -> pd.DataFrame:
-    """The synthetic records file as a DataFrame: an empty cell (``missing``) is missing;
-    with ``like`` (the pandas input), each column takes the input column's type where its
-    values allow it."""
-    frame = pd.read_csv(path, keep_default_na=False, na_values=[""], **_EXACT_FLOATS)
-    if like is None:
-        return frame
-    for column in frame.columns:
-        if column not in like.columns:
-            continue
-        dtype = like[column].dtype
+def _frames_library(data: Data, frames: FramesOption) -> str:
+    """The library ``frames=`` asks for (``None``: the input's), checked before the release
+    runs, so that nothing is spent on a release whose frames cannot be made."""
+    if frames is None:
+        return "polars" if _is_polars(data) else "pandas"
+    if frames not in ("pandas", "polars"):
+        raise DpqrError(
+            f"frames={frames!r}: give \"pandas\", \"polars\" or None (the input's library; "
+            "pandas for a path)"
+        )
+    if frames == "polars":
         try:
-            if isinstance(dtype, pd.CategoricalDtype):
-                values = frame[column].astype(like[column].cat.categories.dtype)
-                extra = [v for v in pd.unique(values.dropna()) if v not in dtype.categories]
-                categories = list(dtype.categories) + extra
-                frame[column] = values.astype(pd.CategoricalDtype(categories, dtype.ordered))
+            import polars  # noqa: F401
+        except ImportError as e:
+            raise DpqrError(
+                "frames=\"polars\": Polars is not installed (pip install polars)"
+            ) from e
+    return frames
+
+
+def _bins_columns(schema: Optional[SchemaSpec]) -> set:
+    """The schema's columns given by bin edges (their synthetic values are numbers drawn
+    within a bin). The schema is the one the release has just read, so it parses."""
+    if isinstance(schema, (str, os.PathLike)):
+        with open(schema, encoding="utf-8") as f:
+            schema = json.load(f)
+    if not isinstance(schema, Mapping):
+        return set()
+    return {name for name, spec in schema.items() if isinstance(spec, Mapping) and "bins" in spec}
+
+
+def _is_whole(values: pd.Series) -> bool:
+    """Whether ``values`` are numbers, each missing or a whole number."""
+    if not pd.api.types.is_numeric_dtype(values):
+        return False
+    present = values.dropna()
+    return bool((present == present.round()).all())
+
+
+def _like_pandas(read: pd.Series, text: pd.Series, like: pd.Series) -> pd.Series:
+    """A synthetic column (``read`` as pandas parses it, ``text`` as written) in the type of
+    the input column ``like`` where its values allow it; ``read`` otherwise."""
+    dtype = like.dtype
+    try:
+        if isinstance(dtype, pd.CategoricalDtype):
+            kind = dtype.categories.dtype
+            source = text if pd.api.types.is_object_dtype(kind) or pd.api.types.is_string_dtype(kind) else read
+            values = source.astype(kind)
+            extra = [v for v in pd.unique(values.dropna()) if v not in dtype.categories]
+            categories = list(dtype.categories) + extra
+            return values.astype(pd.CategoricalDtype(categories, dtype.ordered))
+        if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
+            # labels exactly as written (a label "01" stays "01")
+            return text.astype(dtype)
+        if pd.api.types.is_integer_dtype(dtype) and not _is_whole(read):
+            # astype would truncate
+            return read
+        return read.astype(dtype)
+    except (TypeError, ValueError):
+        # e.g. integers with an empty (missing) cell: kept as read
+        return read
+
+
+def _like_polars(read: pd.Series, text: pd.Series, dtype: Any) -> Any:
+    """A synthetic column as a Polars Series in the Polars type ``dtype`` of the input
+    column where its values allow it (as :func:`_like_pandas` does for pandas); as read
+    otherwise."""
+    import polars as pl
+
+    as_read = pl.from_pandas(read)
+    if dtype == pl.String or dtype == pl.Categorical or isinstance(dtype, (pl.Categorical, pl.Enum)):
+        labels = pl.from_pandas(text.astype(object)).cast(pl.String)
+        if isinstance(dtype, pl.Enum):
+            known = list(dtype.categories)
+            extra = [v for v in labels.drop_nulls().unique(maintain_order=True) if v not in known]
+            return labels.cast(pl.Enum(known + extra))
+        return labels.cast(dtype)
+    if dtype.is_integer() and not _is_whole(read):
+        return as_read
+    try:
+        return as_read.cast(dtype)
+    except Exception:  # noqa: BLE001 - Polars' cast errors differ by version: kept as read
+        return as_read
+
+
+def _read_synthetic(
+    path: Path, like: Any, bins: set, library: str
+) -> Any:
+    """The synthetic records file as a DataFrame of ``library``: an empty cell (``missing``)
+    is missing. With ``like`` (the input frame, pandas or Polars), each column takes the
+    input column's type where its values allow it, except the ``bins`` columns, which keep
+    the numbers drawn within their bins (floats, or text where a value is ``other``)."""
+    read = pd.read_csv(path, keep_default_na=False, na_values=[""], **_EXACT_FLOATS)
+    if like is not None:
+        text = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+    if _is_polars(like):
+        import polars as pl
+
+        schema = dict(like.schema)
+        columns = []
+        for column in read.columns:
+            if column in schema and column not in bins:
+                columns.append(_like_polars(read[column], text[column], schema[column]))
             else:
-                frame[column] = frame[column].astype(dtype)
-        except (TypeError, ValueError):
-            # e.g. integers with an empty (missing) cell: kept as read
-            pass
-    return frame
+                columns.append(pl.from_pandas(read[column]))
+        frame = pl.DataFrame([c.alias(str(n)) for c, n in zip(columns, read.columns)])
+        return frame.to_pandas() if library == "pandas" else frame
+    if isinstance(like, pd.DataFrame):
+        for column in read.columns:
+            if column in like.columns and column not in bins:
+                read[column] = _like_pandas(read[column], text[column], like[column])
+    if library == "polars":
+        import polars as pl
+
+        return pl.from_pandas(read)
+    return read
+
+
+def _attributes(attributes: Optional[Union[str, Sequence[str]]]) -> Optional[List[str]]:
+    """``attributes=`` as ``--attributes`` takes it: a list of names (a string is split at
+    its commas, as the flag's value is)."""
+    if attributes is None:
+        return None
+    if isinstance(attributes, str):
+        return attributes.split(",")
+    names = list(attributes)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(
+                f"attributes: give column names (strings), not {type(name).__name__} {name!r}"
+            )
+    return names
 
 
 def _renamed(error: DpqrError, names: Mapping[str, str]) -> DpqrError:
@@ -297,8 +416,10 @@ def _renamed(error: DpqrError, names: Mapping[str, str]) -> DpqrError:
 
 
 def release(
-    data: Data,
+    data: Optional[Data] = None,
     *,
+    dataset: Optional[str] = None,
+    attributes: Optional[Union[str, Sequence[str]]] = None,
     mechanism: str = "adaptive-projection",
     workload: WorkloadSpec = "all-3way",
     epsilon: Optional[float] = None,
@@ -318,6 +439,7 @@ def release(
     progress: ProgressOption = None,
     ledger: Optional[Union[str, "os.PathLike[str]"]] = None,
     ledger_dataset: Optional[str] = None,
+    frames: FramesOption = None,
     **settings: Any,
 ) -> Release:
     """Release the answers to ``workload`` on ``data`` with ``mechanism`` under a budget, and
@@ -326,6 +448,10 @@ def release(
     ``data`` is a pandas or Polars DataFrame (handed to the pipeline as a temporary Parquet
     file, removed afterwards) or the path of a CSV, gzip CSV or Parquet file; ``schema`` its
     public schema (a dict, or the path of a schema JSON file: ``--domain``), required.
+    Instead of both, ``dataset`` names a bundled table (``--dataset``: ``"adult"``,
+    ``"nltcs"``, …, as ``dpqr datasets`` lists them), which comes with its domain.
+    ``attributes`` keeps only these columns, in this order, before the workload is built
+    (``--attributes``: a list of names, or one string of names separated by commas).
 
     ``mechanism`` is a name from :func:`mechanisms`, or ``"auto"`` (chosen from the workload's
     class and the budget's kind alone). The default, ``"adaptive-projection"``, picks the
@@ -371,12 +497,25 @@ def release(
     ``dataframe:NAME``. Give the same name for the same data every time: the ledger cannot
     tell that two frames hold the same records.
 
+    ``frames``: the library of ``answers`` and ``synthetic`` — ``"pandas"``, ``"polars"``,
+    or ``None`` (the default), the input's: Polars for a Polars frame, pandas for a pandas
+    frame or a path. The synthetic columns take the input frame's column types either way.
+
     The interpreter lock is released while the release runs. Every refusal and failure
     raises :class:`DpqrError` with the message ``dpqr release`` prints for the same input;
     nothing else about the data is output beyond what the command line outputs.
+
+    Ctrl-C (``KeyboardInterrupt``) stops the release at its next stopping point — between
+    the pipeline's stages and between adaptive-projection's rounds; other mechanisms finish
+    their run first — and raises ``KeyboardInterrupt`` saying whether the budget was
+    charged: a spend recorded in ``ledger`` before the interrupt stays recorded (it is never
+    refunded; the mechanism may have drawn noise with it). Nothing is returned or kept.
     """
+    library = _frames_library(data, frames)
     options = dict(
         schema=schema,
+        dataset=dataset,
+        attributes=attributes,
         workload=workload,
         mechanism=mechanism,
         epsilon=epsilon,
@@ -408,13 +547,21 @@ def release(
                 show.close()
         for message in ran["warnings"]:
             warnings.warn(message, DpqrWarning, stacklevel=2)
-        frame = data if isinstance(data, pd.DataFrame) else None
+        like = data if isinstance(data, pd.DataFrame) or _is_polars(data) else None
+        answers = _read_answers(directory / "answers.csv")
+        if library == "polars":
+            import polars as pl
+
+            answers = pl.from_pandas(answers)
+        synthetic = None
+        if ran["synthetic"]:
+            synthetic = _read_synthetic(
+                directory / "synthetic.csv", like, _bins_columns(schema), library
+            )
         return Release(
             certificate=Certificate(**ran["certificate"]),
-            answers=_read_answers(directory / "answers.csv"),
-            synthetic=(
-                _read_synthetic(directory / "synthetic.csv", frame) if ran["synthetic"] else None
-            ),
+            answers=answers,
+            synthetic=synthetic,
             report=json.loads((directory / "report.json").read_text(encoding="utf-8")),
             ledger_record=ran["ledger_record"],
         )
@@ -425,32 +572,56 @@ def _run(data: Data, directory: Path, options: Dict[str, Any], header_only: bool
     ``directory`` (with ``header_only``, a DataFrame's columns without its rows), the
     outputs named there, and ``_native.release`` called with ``options``; an error's
     temporary paths renamed to what the caller gave."""
-    # a frame's columns without its rows (anything else is refused by _write_data)
-    is_frame = isinstance(data, pd.DataFrame) or _is_polars(data)
-    frame = data.head(0) if header_only and is_frame else data
-    data_path, _ = _write_data(frame, directory)
-    schema_path = _write_schema(options.pop("schema"), directory)
+    schema = options.pop("schema")
+    dataset = options.pop("dataset")
+    options["attributes"] = _attributes(options.pop("attributes"))
+    data_path: Optional[Path] = None
+    schema_path: Optional[Path] = None
+    if dataset is None:
+        if data is None:
+            raise DpqrError(
+                "data: give a pandas or Polars DataFrame, the path of a CSV, gzip CSV or "
+                "Parquet file, or dataset=\"adult\" (a bundled table: `dpqr datasets` lists them)"
+            )
+        # a frame's columns without its rows (anything else is refused by _write_data)
+        is_frame = isinstance(data, pd.DataFrame) or _is_polars(data)
+        frame = data.head(0) if header_only and is_frame else data
+        data_path, _ = _write_data(frame, directory)
+        schema_path = _write_schema(schema, directory)
+    elif data is not None:
+        # as the command line refuses --data with --dataset
+        raise DpqrError(
+            f"dataset={dataset!r}: give the data or a bundled dataset, not both"
+        )
+    elif schema is not None:
+        # as the command line refuses --domain without --data
+        raise DpqrError(
+            f"schema: the bundled dataset {dataset!r} comes with its own domain; give "
+            "schema= with data only"
+        )
     workload_text = _workload_spec(options.pop("workload"), directory)
     # the temporary files the package wrote, by what the caller gave
     written = {
-        data_path: "the DataFrame",
-        schema_path: "the schema dict",
         Path(workload_text): "the workload",
         directory / "answers.csv": "the answers",
         directory / "report.json": "the report",
         directory / "synthetic.csv": "the synthetic records",
     }
+    if data_path is not None and schema_path is not None:
+        written[data_path] = "the DataFrame"
+        written[schema_path] = "the schema dict"
     names = {str(p): n for p, n in written.items() if p.parent == directory}
     try:
         ran = _native.release(
             data=data_path,
             schema=schema_path,
+            dataset=dataset,
             workload=workload_text,
             answers=directory / "answers.csv",
             report=directory / "report.json",
             synthetic_out=directory / "synthetic.csv",
             labelled=True,
-            data_is_a_frame=not isinstance(data, (str, os.PathLike)),
+            data_is_a_frame=data is not None and not isinstance(data, (str, os.PathLike)),
             **options,
         )
     except DpqrError as e:
@@ -464,8 +635,10 @@ def _run(data: Data, directory: Path, options: Dict[str, Any], header_only: bool
 
 
 def plan(
-    data: Data,
+    data: Optional[Data] = None,
     *,
+    dataset: Optional[str] = None,
+    attributes: Optional[Union[str, Sequence[str]]] = None,
     mechanism: str = "adaptive-projection",
     workload: WorkloadSpec = "all-3way",
     epsilon: Optional[float] = None,
@@ -502,6 +675,8 @@ def plan(
     """
     options = dict(
         schema=schema,
+        dataset=dataset,
+        attributes=attributes,
         workload=workload,
         mechanism=mechanism,
         epsilon=epsilon,

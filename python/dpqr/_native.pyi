@@ -42,8 +42,10 @@ class _Planned(TypedDict):
 @overload
 def release(
     *,
-    data: _Path,
-    schema: _Path,
+    data: Optional[_Path] = None,
+    schema: Optional[_Path] = None,
+    dataset: Optional[str] = None,
+    attributes: Optional[List[str]] = None,
     workload: str,
     mechanism: str,
     answers: _Path,
@@ -78,8 +80,10 @@ def release(
 @overload
 def release(
     *,
-    data: _Path,
-    schema: _Path,
+    data: Optional[_Path] = None,
+    schema: Optional[_Path] = None,
+    dataset: Optional[str] = None,
+    attributes: Optional[List[str]] = None,
     workload: str,
     mechanism: str,
     answers: _Path,
@@ -109,7 +113,9 @@ def release(
 ) -> _Ran:
     """One run of the ``dpqr release`` pipeline, the interpreter lock released: the answers,
     report and (when made) synthetic records written to the paths given; ``progress`` called
-    (the lock taken) with every progress event as ``(kind, message, done, total)``."""
+    (the lock taken) with every progress event as ``(kind, message, done, total)``. Ctrl-C
+    stops it at its next stopping point and raises ``KeyboardInterrupt`` saying whether the
+    budget was charged."""
 
 def mechanisms() -> str:
     """The catalogue as JSON text, as ``dpqr mechanisms --json`` prints it."""

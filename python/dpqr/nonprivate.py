@@ -149,7 +149,7 @@ def evaluate(
     beside the trivial baselines (every table uniform, every answer 0), as ``dpqr eval``
     does — the same Rust scoring, the same figures as ``dpqr eval --json``.
 
-    ``released`` is the ``answers`` DataFrame of :func:`dpqr.release` (or a
+    ``released`` is the ``answers`` DataFrame (pandas or Polars) of :func:`dpqr.release` (or a
     :class:`dpqr.Release`, whose answers are scored: marginal tables, plain or labelled), or
     a synthetic DataFrame in the input's form (``Release.synthetic``: weighted records with
     a last column ``weight``, or plain rows), whose answers to ``workload`` (marginal tables:
@@ -162,7 +162,7 @@ def evaluate(
     """
     if isinstance(released, Release):
         released = released.answers
-    if not isinstance(released, pd.DataFrame):
+    if not isinstance(released, pd.DataFrame) and not _is_polars(released):
         raise TypeError(
             "released: give the answers or synthetic DataFrame dpqr.release returned (or the "
             f"Release), not {type(released).__name__}"
@@ -178,7 +178,12 @@ def evaluate(
         data_path, _ = _write_data(data, directory)
         schema_path = _write_schema(schema, directory)
         released_path = directory / ("answers.csv" if is_answers else "synthetic.csv")
-        released.to_csv(released_path, index=False)
+        if _is_polars(released):
+            # Polars writes missing values as empty cells and floats in their shortest
+            # round-trip form, as pandas does
+            released.write_csv(released_path)
+        else:
+            released.to_csv(released_path, index=False)
         workload_text = None if is_answers else _workload_spec(workload, directory)
         names = {
             str(data_path): "the DataFrame",

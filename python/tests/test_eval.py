@@ -100,6 +100,30 @@ def test_survey_answers_and_synthetic_frames_score_as_the_cli(cli, rows, tmp_pat
     assert e.per_marginal.loc[0, "all_zeros_l1"] == pytest.approx(1.0)
 
 
+def test_polars_frames_score_as_the_cli(cli, tmp_path):
+    """A release from a Polars frame returns Polars frames; they score as the command
+    line's files with the same seed (written by Polars for the Rust side)."""
+    pl = pytest.importorskip("polars")
+    files = cli_files(
+        cli, tmp_path,
+        [*SURVEY, "--workload", "all-2way", "--mechanism", "adaptive-projection",
+         "--epsilon", "1", "--delta", "1e-6", "--seed", "11", "--rows", "400"],
+    )
+    survey = pl.read_csv(SURVEY_CSV)
+    r = quiet_release(survey, schema=str(SURVEY_SCHEMA), ignore_extra_columns=True,
+                      workload="all-2way", mechanism="adaptive-projection", epsilon=1.0,
+                      delta=1e-6, seed=11, rows=400)
+    assert isinstance(r.answers, pl.DataFrame) and isinstance(r.synthetic, pl.DataFrame)
+    expected = cli_eval(cli, SURVEY, ["--answers", str(files["answers"])])
+    e = evaluate(r.answers, survey, schema=str(SURVEY_SCHEMA), ignore_extra_columns=True)
+    assert e.report == expected
+    expected = cli_eval(
+        cli, SURVEY, ["--synthetic", str(files["synthetic"]), "--workload", "all-2way"])
+    e = evaluate(r.synthetic, survey, schema=str(SURVEY_SCHEMA), workload="all-2way",
+                 ignore_extra_columns=True)
+    assert e.report == expected
+
+
 def test_adult_answers_from_a_frame_score_as_the_cli(cli, adult, adult_schema, tmp_path):
     data = ["--data", str(ADULT_CSV), "--domain", str(ADULT_DOMAIN)]
     files = cli_files(

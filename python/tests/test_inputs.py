@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import dpqr
-from conftest import ADULT_CSV, ADULT_DOMAIN
+from conftest import ADULT_CSV, ADULT_DOMAIN, SURVEY_CSV, SURVEY_SCHEMA
 
 TABLES = [("age", "sex", "income>50K"), ("workclass", "race"), ("education-num",)]
 
@@ -43,7 +43,9 @@ def test_polars_parquet_and_csv_give_the_pandas_answers(from_pandas, adult, tmp_
         "csv": str(ADULT_CSV),
     }
     for name, data in inputs.items():
-        r = seeded(data, schema=ADULT_DOMAIN, workload=TABLES, epsilon=2.0, delta=1e-9)
+        # pandas frames asked for (a Polars frame gives Polars ones by default: below)
+        r = seeded(data, schema=ADULT_DOMAIN, workload=TABLES, epsilon=2.0, delta=1e-9,
+                   frames="pandas")
         pd.testing.assert_frame_equal(r.answers, from_pandas.answers, check_exact=True, obj=name)
         pd.testing.assert_frame_equal(
             r.synthetic, from_pandas.synthetic, check_exact=True, obj=name)
@@ -51,6 +53,87 @@ def test_polars_parquet_and_csv_give_the_pandas_answers(from_pandas, adult, tmp_
         "age|sex|income>50K", "workclass|race", "education-num"]
     # weighted records without rows=N: the weight column last
     assert list(from_pandas.synthetic.columns) == [*adult.columns, "weight"]
+
+
+def values(frame) -> dict:
+    """A pandas or Polars frame's values by column, a missing value as ``None``."""
+    if isinstance(frame, pd.DataFrame):
+        return {c: [None if pd.isna(v) else v for v in frame[c].tolist()] for c in frame.columns}
+    return {c: frame[c].to_list() for c in frame.columns}
+
+
+#: The survey's 2-way tables with adaptive-projection and 300 synthetic rows.
+SURVEY_RELEASE = dict(
+    schema=str(SURVEY_SCHEMA), ignore_extra_columns=True, workload="all-2way",
+    mechanism="adaptive-projection", epsilon=1.0, delta=1e-6, rows=300,
+)
+
+
+def test_a_polars_frame_gives_polars_frames_with_the_pandas_records():
+    pl = pytest.importorskip("polars")
+    # the survey as each library reads it, in the same types: labels as text, ages and
+    # incomes as integers with missing values
+    pandas_frame = pd.read_csv(SURVEY_CSV, dtype={"age": "Int64", "income": "Int64"})
+    polars_frame = pl.read_csv(SURVEY_CSV)
+    assert (polars_frame.schema["age"], polars_frame.schema["region"]) == (pl.Int64, pl.String)
+    from_pandas = seeded(pandas_frame, **SURVEY_RELEASE)
+    from_polars = seeded(polars_frame, **SURVEY_RELEASE)
+    assert isinstance(from_polars.answers, pl.DataFrame)
+    assert isinstance(from_polars.synthetic, pl.DataFrame)
+    assert isinstance(from_pandas.synthetic, pd.DataFrame)
+    assert from_polars.synthetic.columns == ["region", "sex", "age", "employment", "income"]
+    assert values(from_polars.synthetic) == values(from_pandas.synthetic)
+    assert values(from_polars.answers) == values(from_pandas.answers)
+    assert from_polars.answers.columns == ["marginal", "cell", "answer", "label", "count"]
+    # labels as the input's text; a bins column holds the number drawn within the bin as a
+    # float, not truncated to the input's integers (a whole number would read as a code)
+    synthetic = from_polars.synthetic
+    assert synthetic.schema["region"] == pl.String
+    assert synthetic.schema["age"] == pl.Float64
+    assert from_pandas.synthetic["age"].dtype == "float64"
+    ages = [a for a in synthetic["age"].to_list() if a is not None]
+    assert ages and any(a != int(a) for a in ages)
+    assert set(synthetic["sex"].to_list()) <= {"female", "male"}
+    # categories and enums stay categories and enums, with the same records
+    typed = polars_frame.with_columns(
+        pl.col("sex").cast(pl.Enum(["female", "male"])), pl.col("region").cast(pl.Categorical))
+    r = seeded(typed, **SURVEY_RELEASE)
+    assert r.synthetic.schema["sex"] == pl.Enum(["female", "male"])
+    assert r.synthetic.schema["region"] == pl.Categorical
+    assert values(r.synthetic) == values(from_polars.synthetic)
+
+
+def test_frames_chooses_the_library_of_the_returned_frames():
+    pl = pytest.importorskip("polars")
+    from_path = seeded(str(SURVEY_CSV), **SURVEY_RELEASE)
+    assert isinstance(from_path.synthetic, pd.DataFrame)
+    as_polars = seeded(str(SURVEY_CSV), frames="polars", **SURVEY_RELEASE)
+    assert isinstance(as_polars.answers, pl.DataFrame)
+    assert isinstance(as_polars.synthetic, pl.DataFrame)
+    assert values(as_polars.synthetic) == values(from_path.synthetic)
+    assert values(as_polars.answers) == values(from_path.answers)
+    with pytest.raises(dpqr.DpqrError, match=r"frames='arrow': give \"pandas\", \"polars\""):
+        seeded(str(SURVEY_CSV), frames="arrow", **SURVEY_RELEASE)
+
+
+def test_labels_come_back_as_written_in_the_input_s_types():
+    """A label made of digits stays the input's text ("01", not 1); integer codes stay
+    integers, categories categories."""
+    n = 240
+    frame = pd.DataFrame({
+        "zip": [["01", "02", "10"][i % 3] for i in range(n)],
+        "code": [i % 4 for i in range(n)],
+        "colour": pd.Categorical([["red", "blue"][i % 2] for i in range(n)]),
+    })
+    schema = {"zip": {"labels": ["01", "02", "10"]}, "code": 4,
+              "colour": {"labels": ["red", "blue"]}}
+    r = seeded(frame, schema=schema, workload="all-2way", mechanism="adaptive-projection",
+               rho=1.0, rows=100)
+    assert set(r.synthetic["zip"]) <= {"01", "02", "10"}
+    assert r.synthetic["code"].dtype == frame["code"].dtype
+    assert set(r.synthetic["code"]) <= {0, 1, 2, 3}
+    assert isinstance(r.synthetic["colour"].dtype, pd.CategoricalDtype)
+    assert set(r.synthetic["colour"].dropna()) <= {"red", "blue"}
 
 
 def test_workloads_as_tuples_files_and_json_objects_agree(from_pandas, adult, tmp_path):

@@ -13,7 +13,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::settings::{SettingKind, SettingValue, Settings};
 use crate::{BenchError, Result, quoted};
-use dp_core::{Neighbouring, PrivacyLoss, ProgressSink};
+use dp_core::{Neighbouring, PrivacyLoss, ProgressSink, StopRequest};
 use dp_mechanisms::iterative::{DEFAULT_ETA, OracleChoice};
 use dp_mechanisms::polynomial::{
     Approximation as PolynomialApproximation, PolynomialMechanism, PolynomialParams,
@@ -109,6 +109,9 @@ pub struct BuildOptions {
     /// mechanisms and of adaptive projection): public round counts only
     /// ([`dp_core::progress`]). Nothing is reported when `None`.
     pub progress: Option<ProgressSink>,
+    /// A request to stop early, looked at between adaptive-projection's rounds
+    /// (`AdaptiveProjectionParams::stop`); the other mechanisms run to their end.
+    pub stop: Option<StopRequest>,
     /// The settings given on the command line (`--rounds`, `--eta`, …). Only those the
     /// entry lists ([`MechanismSpec::settings`]) pass [`MechanismSpec::build`].
     pub settings: Settings,
@@ -1025,6 +1028,9 @@ fn build_adaptive_projection(
     }
     if let Some(bytes) = options.memory_bytes {
         p = p.within_memory(bytes);
+    }
+    if let Some(stop) = &options.stop {
+        p = p.stop_on(stop.clone());
     }
     if options.round_progress.is_some() || options.progress.is_some() {
         let (line, rho) = (options.round_progress.clone(), p.check()?.rho());

@@ -76,6 +76,10 @@ pub enum CoreError {
         /// The underlying error, formatted.
         reason: String,
     },
+    /// The caller asked the computation to stop ([`crate::StopRequest`]), and it stopped at
+    /// its next step without finishing. Whatever was charged before stays charged.
+    #[error("stopped at the caller's request before the computation finished")]
+    Stopped,
 }
 
 /// `Result` with [`CoreError`].

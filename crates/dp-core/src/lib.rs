@@ -12,7 +12,7 @@
 //! | [`ledger`] | [`Ledger`] / [`Spend`]: an odometer that refuses to overspend before noise is drawn |
 //! | [`samplers`] | exact [`sample_uniform_below`], [`sample_bernoulli_exp`] (and its `u128` form [`sample_bernoulli_exp_ratio`]), [`sample_bernoulli_two_over_e`], [`DiscreteLaplace`], [`DiscreteGaussian`] (CKS 2020) on exact rationals ([`exact_rational`]); continuous [`Laplace`], [`Gaussian`] with the floating-point caveat |
 //! | [`exponential`] | [`ExponentialMechanism`] (exact rejection sampling ∝ exp(ε q/(2Δ)); ε-DP, ε²/8-zCDP by bounded range) and [`PermuteAndFlip`] (ε-DP, charged ε²/2-zCDP), [`Selector`] (either); exact Bernoulli coins, exact output distributions for audits |
-//! | [`progress`] | [`Progress`]: how far a long stage has got (public round/iteration counts only), for the caller to show |
+//! | [`progress`] | [`Progress`]: how far a long stage has got (public round/iteration counts only), for the caller to show; [`StopRequest`]: a caller's request that a long computation stop at its next step |
 //! | [`rounding`] | directed rounding of `+ − × ÷ √ exp ln` for accounting; [`rounding::split_down`]: an equal budget split rounded down so that its composition stays within the total |
 //! | [`rng`] | [`seeded_rng`], [`os_seeded_rng`], [`stream_rng`]: ChaCha20, no global state |
 //!
@@ -51,7 +51,7 @@ pub use format::Num;
 pub use ledger::{Ledger, Spend};
 pub use loss::PrivacyLoss;
 pub use neighbouring::Neighbouring;
-pub use progress::{Progress, ProgressSink, report_progress};
+pub use progress::{Progress, ProgressSink, StopRequest, check_stop, report_progress};
 pub use rng::{StreamFamily, os_seeded_rng, seeded_rng, stream_rng};
 pub use samplers::{
     DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, exact_rational, sample_bernoulli_exp,

@@ -8,8 +8,17 @@
 //! before the stage starts (from the parameters and public inputs), never a current error,
 //! a count of records (under add/remove neighbours n is private) or anything else computed
 //! from the data.
+//!
+//! **Stopping.** A [`StopRequest`] is the other direction: the caller asks a long
+//! computation to stop, and the computation looks at the request between its steps (where
+//! it would report progress) and returns [`CoreError::Stopped`] once it is made. Nothing is
+//! interrupted in the middle of a step, so a stopped computation leaves no half-written
+//! state behind; what it spent before it stopped stays spent (a privacy budget charged to a
+//! ledger is never refunded). The Python package uses it for Ctrl-C (issue #27).
 
+use crate::error::{CoreError, Result};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Receives the progress of long stages. Implementations must be cheap (they are called
 /// once per round or iteration) and must not fail.
@@ -63,6 +72,51 @@ impl ProgressSink {
     }
 }
 
+/// A caller's request that a long computation stop at its next step. Cheap to clone: every
+/// clone shares one flag, so the caller keeps one clone to [`StopRequest::request`] and
+/// the computation checks another with [`StopRequest::check`] between its steps.
+#[derive(Clone, Debug, Default)]
+pub struct StopRequest(Arc<AtomicBool>);
+
+impl StopRequest {
+    /// A request not yet made.
+    pub fn new() -> Self {
+        StopRequest::default()
+    }
+
+    /// Ask the computation to stop at its next step. Cannot be withdrawn.
+    pub fn request(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the stop was asked for.
+    pub fn is_requested(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    /// [`CoreError::Stopped`] once the stop was asked for, `Ok` before.
+    pub fn check(&self) -> Result<()> {
+        if self.is_requested() {
+            Err(CoreError::Stopped)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Two requests are equal when they share one flag (so parameter types holding one can
+/// still be compared).
+impl PartialEq for StopRequest {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// [`StopRequest::check`] of `stop`, if there is one (`Ok` otherwise).
+pub fn check_stop(stop: Option<&StopRequest>) -> Result<()> {
+    stop.map_or(Ok(()), StopRequest::check)
+}
+
 /// Report `done` of `total` of `stage` to `sink`, if there is one (a no-op otherwise).
 pub fn report_progress(sink: Option<&ProgressSink>, stage: &str, done: usize, total: usize) {
     if let Some(p) = sink {
@@ -108,5 +162,25 @@ mod tests {
         assert_eq!(sink, sink.clone());
         assert_ne!(sink, level);
         assert_ne!(sink, ProgressSink(Arc::new(Record(Mutex::new(Vec::new())))));
+    }
+
+    #[test]
+    fn a_stop_request_is_seen_by_every_clone_and_only_once_made() {
+        let caller = StopRequest::new();
+        let computation = caller.clone();
+        assert!(computation.check().is_ok());
+        assert!(check_stop(Some(&computation)).is_ok());
+        assert!(check_stop(None).is_ok());
+        caller.request();
+        assert!(computation.is_requested());
+        assert!(matches!(computation.check(), Err(CoreError::Stopped)));
+        assert!(matches!(
+            check_stop(Some(&computation)),
+            Err(CoreError::Stopped)
+        ));
+        // another request is another flag
+        assert!(!StopRequest::new().is_requested());
+        assert_eq!(caller, computation);
+        assert_ne!(caller, StopRequest::new());
     }
 }

@@ -168,6 +168,59 @@ fn add_remove_release_does_not_report_n() {
     }
 }
 
+/// A stop requested during the run (here from the progress callback after round 1) ends it
+/// at the next round with `CoreError::Stopped`, having spent only part of the budget; a
+/// stop requested before the run ends it before the first selection round; without a
+/// request the same run finishes.
+#[test]
+fn a_requested_stop_ends_the_run_at_its_next_round() {
+    use dp_core::{CoreError, StopRequest};
+    use dp_mechanisms::MechanismError;
+    use std::sync::{Arc, Mutex};
+    let (data, w) = small(200);
+    // a small per-round budget: many rounds
+    let params = || {
+        let mut p = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(1.0).unwrap());
+        p.rounds_per_attribute = 64;
+        p
+    };
+    let full = params().check().unwrap();
+    let finished = full.run(&data, &w, &mut dp_core::seeded_rng(3)).unwrap();
+    // rounds 0 (the 1-ways), 1, 2, … when nothing stops it
+    assert!(finished.rounds.len() > 2, "{}", finished.rounds.len());
+
+    let stop = StopRequest::new();
+    let caller = stop.clone();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    let m = params()
+        .stop_on(stop)
+        .progress(Arc::new(move |r| {
+            sink.lock().unwrap().push(r.round);
+            if r.round == 1 {
+                caller.request();
+            }
+        }))
+        .check()
+        .unwrap();
+    let err = m.run(&data, &w, &mut dp_core::seeded_rng(3)).unwrap_err();
+    assert!(
+        matches!(err, MechanismError::Core(CoreError::Stopped)),
+        "{err:?}"
+    );
+    // rounds 0 and 1 ran; none after the request
+    assert_eq!(*seen.lock().unwrap(), vec![0, 1]);
+
+    let early = StopRequest::new();
+    early.request();
+    let m = params().stop_on(early).check().unwrap();
+    let err = m.run(&data, &w, &mut dp_core::seeded_rng(3)).unwrap_err();
+    assert!(
+        matches!(err, MechanismError::Core(CoreError::Stopped)),
+        "{err:?}"
+    );
+}
+
 /// The progress callback sees every round the run reports, in order; a memory bound only
 /// shrinks the caps, and one too small for the 1-way tables fails the release with an
 /// error (no panic, no release beyond the bound).

@@ -67,10 +67,16 @@ pub enum SyntheticChoice {
 /// workload given as a list of tables (written as JSON) into files.
 #[derive(Clone, Debug, Default)]
 pub struct Arguments {
-    /// The data file: CSV, gzip-compressed CSV or Parquet (`--data`).
+    /// The data file: CSV, gzip-compressed CSV or Parquet (`--data`); not read when
+    /// [`Self::dataset`] is given.
     pub data: PathBuf,
-    /// The public schema or domain JSON (`--domain`).
+    /// The public schema or domain JSON (`--domain`); not read when [`Self::dataset`] is
+    /// given.
     pub schema: PathBuf,
+    /// A bundled dataset instead of the data and schema (`--dataset`: `dpqr datasets`).
+    pub dataset: Option<String>,
+    /// Keep only these attributes, in this order (`--attributes`).
+    pub attributes: Option<Vec<String>>,
     /// The CSV field separator, one character (`--delimiter`); a comma when `None`.
     pub delimiter: Option<String>,
     /// Skip the data's columns the schema does not name (`--ignore-extra-columns`).
@@ -300,10 +306,12 @@ impl Arguments {
     pub fn request(&self) -> Result<ReleaseRequest> {
         Ok(ReleaseRequest {
             data: DataSpec {
-                data: Some(self.data.clone()),
-                domain: Some(self.schema.clone()),
-                dataset: None,
-                attributes: None,
+                // a bundled dataset comes with its domain (the Python side refuses data or
+                // a schema beside it, as the command line refuses --data or --domain)
+                data: self.dataset.is_none().then(|| self.data.clone()),
+                domain: self.dataset.is_none().then(|| self.schema.clone()),
+                dataset: self.dataset.clone(),
+                attributes: self.attributes.clone(),
                 read: read_options(self.delimiter.as_deref(), self.ignore_extra_columns)?,
             },
             workload: self.workload.clone(),

@@ -6,10 +6,13 @@
 use crate::arguments::{Arguments, SettingArg, SyntheticChoice};
 use crate::error::BindingError;
 use crate::run;
+use dp_core::StopRequest;
+use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 pyo3::create_exception!(
     dpqr,
@@ -105,11 +108,95 @@ fn progress_callback(f: Py<PyAny>) -> run::ProgressCallback {
     })
 }
 
+/// How often a running release looks for Ctrl-C (and every other signal Python handles).
+const SIGNAL_CHECK: Duration = Duration::from_millis(50);
+
+/// Whether `worker` ends within `wait` (the caller is woken by its end: the worker
+/// unparks it).
+fn ends_within<T>(worker: &std::thread::ScopedJoinHandle<'_, T>, wait: Duration) -> bool {
+    let until = Instant::now() + wait;
+    while !worker.is_finished() {
+        let now = Instant::now();
+        if now >= until {
+            return false;
+        }
+        std::thread::park_timeout(until - now);
+    }
+    true
+}
+
+/// `args` released on a thread of its own while this thread — Python's, the main thread
+/// when the call came from it — waits without the interpreter lock and takes it every
+/// [`SIGNAL_CHECK`] to run Python's signal handlers (`Python::check_signals`: the only
+/// place a Ctrl-C can surface while native code runs). When a handler raises (Ctrl-C's
+/// `KeyboardInterrupt`), the release is asked to stop ([`StopRequest`]: at its next
+/// stopping point, `dp_bench::pipeline`, "Stopping"), waited for, and the handler's
+/// exception returned as `Err` beside the release's result and account. A spend already
+/// recorded in a ledger stays recorded.
+fn release_interruptibly(
+    py: Python<'_>,
+    args: &Arguments,
+    progress: Option<run::ProgressCallback>,
+) -> (crate::Result<run::Ran>, run::Account, Option<PyErr>) {
+    let stop = StopRequest::new();
+    std::thread::scope(|scope| {
+        let waiting = std::thread::current();
+        let worker_stop = stop.clone();
+        let worker = scope.spawn(move || {
+            let ran = run::release_stoppable(args, progress, Some(worker_stop));
+            waiting.unpark();
+            ran
+        });
+        let mut interrupted: Option<PyErr> = None;
+        while !py.detach(|| ends_within(&worker, SIGNAL_CHECK)) {
+            // a second Ctrl-C while the release stops asks for the same: consumed here
+            if let Err(e) = py.check_signals()
+                && interrupted.is_none()
+            {
+                stop.request();
+                interrupted = Some(e);
+            }
+        }
+        let (ran, account) = match worker.join() {
+            Ok(r) => r,
+            // a panic of the release surfaces as it would have without the thread
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        (ran, account, interrupted)
+    })
+}
+
+/// The exception an interrupted release raises: a `KeyboardInterrupt` whose message is
+/// the release's account ([`run::Account::interrupted_message`]: whether the budget was
+/// charged — a recorded spend is never refunded), caused by the handler's; any other
+/// exception a signal handler raised, as it is, the account added as a note (Python 3.11
+/// and later).
+fn interrupted_error(
+    py: Python<'_>,
+    raised: PyErr,
+    account: &run::Account,
+    finished: bool,
+) -> PyErr {
+    let message = account.interrupted_message(finished);
+    if raised.is_instance_of::<PyKeyboardInterrupt>(py) {
+        let e = PyKeyboardInterrupt::new_err(message);
+        e.set_cause(py, Some(raised));
+        return e;
+    }
+    // add_note is missing before 3.11: the exception still says what interrupted
+    raised.value(py).call_method1("add_note", (message,)).ok();
+    raised
+}
+
 /// Run one release (the pipeline of `dpqr release`) with the interpreter lock released,
-/// writing the answers to `answers`, the report to `report` and, when made, the synthetic
-/// records to `synthetic_out`. Returns a dict: `certificate` (a dict of the fields of
+/// of `data` through `schema` (`--data`, `--domain`) or of the bundled `dataset`
+/// (`--dataset`), kept to `attributes` (`--attributes`) if given, writing the answers to
+/// `answers`, the report to `report` and, when made, the synthetic records to
+/// `synthetic_out`. Returns a dict: `certificate` (a dict of the fields of
 /// `dpqr.Certificate`), `labelled`, `synthetic` (whether written) and `warnings` (the lines
 /// `dpqr release` prints on stderr). Raises `DpqrError` with the command line's message.
+/// Ctrl-C stops the release at its next stopping point and raises `KeyboardInterrupt`
+/// saying whether the budget was charged ([`release_interruptibly`]).
 /// `progress`, a callable, receives the release's progress ([`progress_callback`]). With
 /// `ledger` (and `ledger_dataset`: required when `data_is_a_frame`, the data a temporary
 /// copy of a DataFrame) the release is charged to the ledger's dataset; `ledger_record` is
@@ -121,9 +208,9 @@ fn progress_callback(f: Py<PyAny>) -> run::ProgressCallback {
 /// `dpqr release --dry-run` prints) and `warnings`.
 #[pyfunction]
 #[pyo3(signature = (
-    *, data, schema, workload, mechanism, answers, report, synthetic_out,
-    epsilon=None, delta=None, rho=None, neighbouring=None, post=None, seed=None,
-    settings=None, synthetic=None, rows=None, workload_seed=None, allow_large_delta=false,
+    *, workload, mechanism, answers, report, synthetic_out, data=None, schema=None,
+    dataset=None, attributes=None, epsilon=None, delta=None, rho=None, neighbouring=None,
+    post=None, seed=None, settings=None, synthetic=None, rows=None, workload_seed=None, allow_large_delta=false,
     delimiter=None, ignore_extra_columns=false, labelled=true, max_memory_mib=4096,
     dry_run=false, assume_n=None, progress=None, ledger=None, ledger_dataset=None,
     data_is_a_frame=false
@@ -131,13 +218,15 @@ fn progress_callback(f: Py<PyAny>) -> run::ProgressCallback {
 #[allow(clippy::too_many_arguments)]
 fn release<'py>(
     py: Python<'py>,
-    data: PathBuf,
-    schema: PathBuf,
     workload: String,
     mechanism: String,
     answers: PathBuf,
     report: PathBuf,
     synthetic_out: PathBuf,
+    data: Option<PathBuf>,
+    schema: Option<PathBuf>,
+    dataset: Option<String>,
+    attributes: Option<Vec<String>>,
     epsilon: Option<f64>,
     delta: Option<f64>,
     rho: Option<f64>,
@@ -167,8 +256,10 @@ fn release<'py>(
         }
     }
     let args = Arguments {
-        data,
-        schema,
+        data: data.unwrap_or_default(),
+        schema: schema.unwrap_or_default(),
+        dataset,
+        attributes,
         delimiter,
         ignore_extra_columns,
         workload,
@@ -214,10 +305,13 @@ fn release<'py>(
         return Ok(out);
     }
     let progress = progress.map(|f| progress_callback(f.unbind()));
-    // the release runs without the interpreter lock: other Python threads go on meanwhile
-    let ran = py
-        .detach(|| run::release_with_progress(&args, progress))
-        .map_err(|e| raise(py, e))?;
+    // the release runs without the interpreter lock (other Python threads go on meanwhile),
+    // and stops on Ctrl-C
+    let (ran, account, interrupted) = release_interruptibly(py, &args, progress);
+    if let Some(raised) = interrupted {
+        return Err(interrupted_error(py, raised, &account, ran.is_ok()));
+    }
+    let ran = ran.map_err(|e| raise(py, e))?;
     let c = &ran.certificate;
     let certificate = PyDict::new(py);
     certificate.set_item("mechanism", &c.mechanism)?;

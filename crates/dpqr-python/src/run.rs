@@ -12,11 +12,11 @@ use dp_bench::io::answers::read_answers;
 use dp_bench::io::synthetic::read_for_scoring;
 use dp_bench::pipeline::DataSpec;
 use dp_bench::pipeline::{
-    self, DryRunChecks, DryRunReport, LedgerRecord, Outcome, PredictedError, ReleaseEvents,
-    ReleaseRequest, RoundProgress, Silent,
+    self, ChargeGuard, DryRunChecks, DryRunReport, LedgerRecord, Outcome, PredictedError,
+    ReleaseEvents, ReleaseRequest, RoundProgress, Silent,
 };
 use dp_bench::scoring::{MarginalEvaluation, weighted_answers};
-use dp_core::{PrivacyLoss, Progress, ProgressSink};
+use dp_core::{PrivacyLoss, Progress, ProgressSink, StopRequest};
 use dp_mechanisms::PrivacyCertificate;
 use dp_queries::{AnyWorkload, MarginalWorkload};
 use std::path::PathBuf;
@@ -163,14 +163,92 @@ impl Progress for StepRelay {
     }
 }
 
+/// The spend a release charged to a ledger, or began to: for the account of a release
+/// that did not finish ([`Account`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Charge {
+    /// The ledger's dataset, quoted as the ledger's messages quote it (`dataset 'adult'`).
+    pub dataset: String,
+    /// The spend and its neighbouring relation, in words.
+    pub spend: String,
+    /// Whether the spend is on disk in the ledger (it is never taken back).
+    pub recorded: bool,
+}
+
+/// What a release had done with the budget when it ended, finished or not: the account an
+/// interrupted release from Python gives (as `dpqr release` gives one on SIGINT).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Account {
+    /// The ledger the release was to be charged to, if any.
+    pub ledger: Option<PathBuf>,
+    /// The spend, once charging it began.
+    pub charge: Option<Charge>,
+}
+
+impl Account {
+    /// Whether a spend is recorded in the ledger.
+    pub fn charged(&self) -> bool {
+        self.charge.as_ref().is_some_and(|c| c.recorded)
+    }
+
+    /// The message of the exception an interrupted release raises: what happened to the
+    /// release (`finished`: it had ended before it saw the interrupt, and its results are
+    /// thrown away with the exception) and to the budget. A spend recorded in a ledger is
+    /// never refunded — the mechanism may have drawn noise with it — and the message says
+    /// so, as the command line's account does (`interrupt.rs` in dp-bench's `dpqr`).
+    pub fn interrupted_message(&self, finished: bool) -> String {
+        let what = if finished {
+            "dpqr.release interrupted: the release had finished when the interrupt was seen; \
+             its results are discarded"
+        } else {
+            "dpqr.release interrupted before the release finished: nothing was returned or \
+             kept"
+        };
+        let budget = match (&self.ledger, &self.charge) {
+            (Some(l), Some(c)) if c.recorded => format!(
+                "the budget WAS CHARGED: ledger {} records {} for {} (a recorded spend is \
+                 never refunded, even for an interrupted release: releasing again spends \
+                 again)",
+                l.display(),
+                c.spend,
+                c.dataset
+            ),
+            (Some(l), _) => format!(
+                "the budget was NOT charged: nothing was recorded in ledger {}",
+                l.display()
+            ),
+            (None, _) => "the budget was NOT charged: no ledger= was given, so no spend was \
+                          recorded anywhere"
+                .to_string(),
+        };
+        format!("{what}; {budget}")
+    }
+}
+
+/// The [`ChargeGuard`] of a release from Python: notes in the shared [`Charge`] that the
+/// spend is on disk.
+struct NoteCharge(Arc<Mutex<Option<Charge>>>);
+
+impl ChargeGuard for NoteCharge {
+    fn recorded(self: Box<Self>) {
+        let mut c = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(c) = c.as_mut() {
+            c.recorded = true;
+        }
+    }
+}
+
 /// The [`ReleaseEvents`] of a release from Python: the warnings kept for the caller to
 /// raise as Python warnings once the release is done; the stages and the mechanism's
-/// progress sent to `progress`, if any; nothing else is shown.
+/// progress sent to `progress`, if any; the spend charged to a ledger noted for the
+/// account of an interrupted release; `stop` asked of the pipeline; nothing else is shown.
 #[derive(Default)]
 struct Collected {
     warnings: Mutex<Vec<String>>,
     progress: Option<ProgressCallback>,
     recorded: Mutex<Option<String>>,
+    charge: Arc<Mutex<Option<Charge>>>,
+    stop: Option<StopRequest>,
 }
 
 impl Collected {
@@ -219,6 +297,20 @@ impl ReleaseEvents for Collected {
     fn recorded(&self, record: &LedgerRecord) {
         let mut r = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
         *r = Some(record.to_string());
+    }
+
+    fn charging(&self, key: &str, loss: String) -> Box<dyn ChargeGuard> {
+        let mut c = self.charge.lock().unwrap_or_else(PoisonError::into_inner);
+        *c = Some(Charge {
+            dataset: key.to_string(),
+            spend: loss,
+            recorded: false,
+        });
+        Box::new(NoteCharge(Arc::clone(&self.charge)))
+    }
+
+    fn stop(&self) -> Option<StopRequest> {
+        self.stop.clone()
     }
 
     fn round_progress(&self) -> Option<RoundProgress> {
@@ -288,12 +380,40 @@ pub fn release(args: &Arguments) -> Result<Ran> {
 
 /// [`release`], its stages and the mechanism's progress sent to `progress`.
 pub fn release_with_progress(args: &Arguments, progress: Option<ProgressCallback>) -> Result<Ran> {
-    let request = request(args)?;
-    let synthetic = request.outputs.synthetic.is_some();
+    release_stoppable(args, progress, None).0
+}
+
+/// [`release_with_progress`] that stops early once `stop` is requested (at the pipeline's
+/// next stopping point: `dp_bench::pipeline`, "Stopping"), with an error
+/// (`CoreError::Stopped`), writing no output. Returns the release's result and, either
+/// way, its [`Account`]: what it charged to the ledger, if anything.
+pub fn release_stoppable(
+    args: &Arguments,
+    progress: Option<ProgressCallback>,
+    stop: Option<StopRequest>,
+) -> (Result<Ran>, Account) {
     let events = Collected {
         progress,
+        stop,
         ..Collected::default()
     };
+    let charge = Arc::clone(&events.charge);
+    let ran = run_release(args, events);
+    let charge = charge
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    let account = Account {
+        ledger: args.ledger.clone(),
+        charge,
+    };
+    (ran, account)
+}
+
+/// The release `args` ask for, shown to and stopped by `events`.
+fn run_release(args: &Arguments, events: Collected) -> Result<Ran> {
+    let request = request(args)?;
+    let synthetic = request.outputs.synthetic.is_some();
     let outcome = pipeline::release(&request, &events)?;
     let (certificate, labelled) = match outcome {
         Outcome::Released(r) => (r.release.certificate.clone(), r.plan.labelled()),
@@ -861,6 +981,75 @@ mod tests {
             events.last(),
             Some(&ProgressEvent::Stage("writing outputs".into()))
         );
+    }
+
+    #[test]
+    fn a_stopped_release_writes_nothing_and_its_account_keeps_the_charge() {
+        use dp_bench::io::ledger_file;
+        let dir = TempDir::new("stop");
+        let ledger = dir.0.join("ledger.json");
+        ledger_file::init(
+            &ledger,
+            PrivacyLoss::zcdp(10.0).unwrap(),
+            Neighbouring::AddRemove,
+            &["t".to_string()],
+        )
+        .unwrap();
+        let args = Arguments {
+            ledger: Some(ledger.clone()),
+            ledger_dataset: Some("t".into()),
+            ..adaptive_arguments(&dir.0)
+        };
+        // asked before the release: it stops before reading the data, nothing charged
+        let early = StopRequest::new();
+        early.request();
+        let (ran, account) = release_stoppable(&args, None, Some(early));
+        let err = ran.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                BindingError::Bench(BenchError::Core(dp_core::CoreError::Stopped))
+            ),
+            "{err:?}"
+        );
+        assert!(!account.charged());
+        assert_eq!(account.charge, None);
+        let before = std::fs::read_to_string(&ledger).unwrap();
+        assert!(!before.contains("adaptive-projection"), "{before}");
+        assert!(
+            account.interrupted_message(false).ends_with(&format!(
+                "NOT charged: nothing was recorded in ledger {}",
+                ledger.display()
+            )),
+            "{}",
+            account.interrupted_message(false)
+        );
+        // asked during the rounds (from the progress callback, at the first round's line):
+        // the spend was recorded before any noise and stays recorded
+        let stop = StopRequest::new();
+        let caller = stop.clone();
+        let progress: ProgressCallback = Arc::new(move |e| {
+            if matches!(e, ProgressEvent::Round(_)) {
+                caller.request();
+            }
+        });
+        let (ran, account) = release_stoppable(&args, Some(progress), Some(stop));
+        assert!(ran.is_err());
+        assert!(account.charged(), "{account:?}");
+        let charge = account.charge.clone().unwrap();
+        assert_eq!(charge.dataset, "dataset 't'");
+        let after = std::fs::read_to_string(&ledger).unwrap();
+        assert!(after.contains("adaptive-projection"), "{after}");
+        let message = account.interrupted_message(false);
+        assert!(message.contains("WAS CHARGED"), "{message}");
+        assert!(message.contains("never refunded"), "{message}");
+        assert!(message.contains(&charge.spend), "{message}");
+        assert!(!args.answers.exists() && !args.synthetic_out.exists());
+        // no request: the same release finishes and charges again
+        let (ran, account) = release_stoppable(&args, None, Some(StopRequest::new()));
+        assert!(ran.unwrap().ledger_record.is_some());
+        assert!(account.charged());
+        assert!(args.answers.exists());
     }
 
     #[test]

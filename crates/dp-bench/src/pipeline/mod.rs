@@ -38,6 +38,15 @@
 //!
 //! Under add/remove neighbours n is private: nothing the pipeline returns, writes or
 //! reports through [`ReleaseEvents`] is the true n or derived from it.
+//!
+//! **Stopping.** A caller that may want to stop a release early (the Python package, on
+//! Ctrl-C) gives a [`dp_core::StopRequest`] through [`ReleaseEvents::stop`]. It is looked at
+//! between the stages — before the data is read, before the spend is charged, before the
+//! mechanism runs, before the outputs are written — and between adaptive-projection's
+//! rounds; once requested, the release ends with [`dp_core::CoreError::Stopped`] at the next
+//! of those points and writes nothing. A spend already recorded in a ledger stays recorded
+//! (no refund: the mechanism may have drawn noise with it). Other mechanisms finish their
+//! run before the stop is seen.
 
 mod dry_run;
 mod engine;
@@ -65,7 +74,7 @@ use crate::io::synthetic::{
 use crate::registry::{BudgetArgs, check_budget_is_meaningful, delta_too_large};
 use crate::settings::Settings;
 use crate::{BenchError, Result, io_error, quoted};
-use dp_core::{Neighbouring, PrivacyLoss, ProgressSink, os_seeded_rng, seeded_rng};
+use dp_core::{Neighbouring, PrivacyLoss, ProgressSink, StopRequest, os_seeded_rng, seeded_rng};
 use dp_mechanisms::{DataAccess, Mechanism, PostProcessing, Release};
 use dp_queries::{AnyWorkload, Encoding, MarginalWorkload, Schema, Workload};
 use rand::CryptoRng;
@@ -252,6 +261,16 @@ pub trait ReleaseEvents {
     fn commit_outputs(&self, files: Vec<AtomicFile>) -> Result<()> {
         files.into_iter().try_for_each(AtomicFile::commit)
     }
+    /// A request the caller may make to stop the release early (module docs,
+    /// "Stopping"); `None`, the default: the release always runs to its end.
+    fn stop(&self) -> Option<StopRequest> {
+        None
+    }
+}
+
+/// [`dp_core::CoreError::Stopped`] if the caller of `events` asked the release to stop.
+fn check_stop(events: &dyn ReleaseEvents) -> Result<()> {
+    Ok(dp_core::check_stop(events.stop().as_ref())?)
 }
 
 /// The default [`ReleaseEvents`]: shows nothing.
@@ -414,6 +433,7 @@ pub fn release<'r>(request: &'r ReleaseRequest, events: &dyn ReleaseEvents) -> R
             if request.dry_run {
                 return Ok(Outcome::LocalDryRun(plan));
             }
+            check_stop(events)?;
             let released = plan.run(events)?;
             return Ok(Outcome::LocalReleased {
                 plan,
@@ -429,6 +449,7 @@ pub fn release<'r>(request: &'r ReleaseRequest, events: &dyn ReleaseEvents) -> R
             ledger_dataset,
         });
     }
+    check_stop(events)?;
     let input = plan.count(events)?;
     let n = input.n();
     // the release's one generator: its noise, then the values drawn within bins of its
@@ -436,6 +457,7 @@ pub fn release<'r>(request: &'r ReleaseRequest, events: &dyn ReleaseEvents) -> R
     let mut rng = plan.rng(events)?;
     let mut release = plan.run(ledger.as_mut(), input, &mut rng, events)?;
     drop(ledger); // release the lock
+    check_stop(events)?;
     if let Some(choice) = &plan.auto {
         release.diagnostics.notes.insert(0, choice.sentence());
     }
@@ -587,6 +609,7 @@ impl<'r> Plan<'r> {
             projection_settings: None,
             settings: *settings,
             progress: events.progress(),
+            stop: events.stop(),
         };
         // a marginal mechanism that enumerates a universe runs over the attributes the
         // workload touches (dp_mechanisms::OnWorkloadAttributes; the guarantee is unchanged)
@@ -985,6 +1008,8 @@ impl<'r> Plan<'r> {
         events: &dyn ReleaseEvents,
     ) -> Result<Release> {
         let mech = self.mechanism.as_ref();
+        // the last point to stop at before the spend is charged
+        check_stop(events)?;
         // counting runs inside the mechanism, in one pass over the records: a stage without
         // a percentage; the mechanism's own stages (rounds, solver iterations, levels)
         // follow with percentages

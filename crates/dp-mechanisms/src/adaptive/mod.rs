@@ -66,7 +66,7 @@ mod schedule;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use dp_core::{Neighbouring, PrivacyLoss};
+use dp_core::{Neighbouring, PrivacyLoss, StopRequest, check_stop};
 use dp_queries::{Dataset, Domain, GraphicalModelSettings, Marginal, MarginalWorkload};
 use rand::CryptoRng;
 use rayon::prelude::*;
@@ -223,6 +223,10 @@ pub struct AdaptiveProjectionParams {
     pub estimator: EstimatorChoice,
     /// Called after every round.
     pub progress: Option<RoundCallback>,
+    /// Looked at before every measurement round and before the final fit: once the stop is
+    /// requested, the run ends with `CoreError::Stopped` (the budget spent by then stays
+    /// spent: the run has measured with it). `None`: the run always finishes.
+    pub stop: Option<StopRequest>,
 }
 
 impl std::fmt::Debug for AdaptiveProjectionParams {
@@ -284,6 +288,7 @@ impl AdaptiveProjectionParams {
                 final_iterations: 500,
             },
             progress: None,
+            stop: None,
         }
     }
 
@@ -363,6 +368,12 @@ impl AdaptiveProjectionParams {
     /// Set the progress callback.
     pub fn progress(mut self, f: RoundCallback) -> Self {
         self.progress = Some(f);
+        self
+    }
+
+    /// Stop the run at its next round once `stop` is requested ([`Self::stop`]).
+    pub fn stop_on(mut self, stop: StopRequest) -> Self {
+        self.stop = Some(stop);
         self
     }
 
@@ -957,6 +968,7 @@ impl AdaptiveProjection {
             let mut cliques: Vec<Vec<usize>> =
                 measurements.iter().map(|m| m.attrs.clone()).collect();
             for (pos, &i) in order.iter().enumerate() {
+                check_stop(p.stop.as_ref())?;
                 if pos >= n_cheap {
                     // a table no round can bring into the model (AIM's rounds admit a clique
                     // only within the cap): without this, only a check at γρ/k would ever
@@ -1069,6 +1081,7 @@ impl AdaptiveProjection {
         let max_error_rounds = p.max_error_every > 0 && 2 * resolved_tables >= tables.len();
         let mut round = 0usize;
         while filter.remaining() > self.rho * 1e-9 {
+            check_stop(p.stop.as_ref())?;
             round += 1;
             let remaining = filter.remaining();
             let score = if max_error_rounds && round.is_multiple_of(p.max_error_every) {
@@ -1240,6 +1253,7 @@ impl AdaptiveProjection {
                     .iter()
                     .any(|m| cands[i].attrs.iter().all(|a| m.attrs.contains(a)))
         });
+        check_stop(p.stop.as_ref())?;
         est.fit_final(&measurements, total, covered)?;
         let mut answers = Vec::with_capacity(workload.num_queries());
         let (mut checked_cells, mut checked_tables) = (0usize, 0usize);
