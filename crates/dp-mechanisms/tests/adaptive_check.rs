@@ -1,6 +1,8 @@
 //! Issue #24: adaptive-projection's checks (`adaptive/check.rs`) — every workload table the
-//! direct phase did not measure is measured once beside the model at `γρ/k`, and a cell whose
-//! check departs from the model by more than `σ√(2 ln 2n)` takes the check's value. Pinned: the
+//! direct phase did not measure is measured once beside the model at `γρ/k`, shrunk toward the
+//! model within strata of its count (`adaptive/beside.rs`, whose unit tests pin that
+//! estimator), and a cell whose check departs from that combination by more than
+//! `σ√(2 ln 2n)` takes the check's value. Pinned: the
 //! noise and budget of each check under both relations, which tables are checked (on both
 //! sides of the direct phase's rule), that the checks repair a table the model gets wrong,
 //! the step decomposition, and parameter validation.

@@ -1347,8 +1347,8 @@ impl AdaptiveProjection {
         }
         if let Some(chk) = &opening.check {
             notes.push(format!(
-                "checked workload tables (one measurement each, not given to the model, ρ {:.6}, \
-                 σ = {:.3}): {}",
+                "checked workload tables (one measurement each, not given to the model and \
+                 released shrunk toward it within strata of its count, ρ {:.6}, σ = {:.3}): {}",
                 chk.calibration.measure_rho,
                 chk.calibration.sigma(),
                 check_trace.len(),
@@ -1357,7 +1357,8 @@ impl AdaptiveProjection {
         if !own.is_empty() {
             notes.push(format!(
                 "cells replaced by their table's own measurement (direct or check) where it \
-                 departs from the model by more than σ·√(2 ln 2n): {checked_cells} in \
+                 departs from the model (a check: from its shrunk combination) by more than \
+                 σ·√(2 ln 2n): {checked_cells} in \
                  {checked_tables} of the {} tables so measured",
                 own.len()
             ));
@@ -1367,7 +1368,8 @@ impl AdaptiveProjection {
             notes.push(format!(
                 "{} workload table(s) too large to join the model were measured beside it; \
                  each is released as its measurements shrunk toward the model's marginal \
-                 (positive-part James–Stein), and the synthetic records (a sample of the \
+                 (positive-part James–Stein within strata of the model's count), and the \
+                 synthetic records (a sample of the \
                  model) do not reflect them",
                 beside.len()
             ));
