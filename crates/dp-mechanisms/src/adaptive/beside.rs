@@ -82,12 +82,21 @@ impl BesideTable {
             .iter()
             .map(|s| s / self.precision)
             .collect();
-        let mu: Vec<f64> = model.iter().map(|p| p * total).collect();
-        let x = shrink_toward_by_strata(&mu, &mean, 1.0 / self.precision);
-        let mut v: Vec<f64> = x.iter().map(|c| c / total.max(1.0)).collect();
-        project_onto_simplex(&mut v);
-        v
+        shrunk_distribution(model, &mean, 1.0 / self.precision, total)
     }
+}
+
+/// The released distribution of a table measured apart from the model: `mean` (noisy
+/// counts, noise variance `variance` per cell) shrunk toward the model's counts
+/// `total · model` within strata ([`shrink_toward_by_strata`]), divided by `total` and
+/// projected onto the simplex (module docs). Used for the tables beside the model and for
+/// the checks (`super::check`).
+pub fn shrunk_distribution(model: &[f64], mean: &[f64], variance: f64, total: f64) -> Vec<f64> {
+    let mu: Vec<f64> = model.iter().map(|p| p * total).collect();
+    let x = shrink_toward_by_strata(&mu, mean, variance);
+    let mut v: Vec<f64> = x.iter().map(|c| c / total.max(1.0)).collect();
+    project_onto_simplex(&mut v);
+    v
 }
 
 /// The stratum of a cell whose target count is `target`, with noise standard deviation `sd`:

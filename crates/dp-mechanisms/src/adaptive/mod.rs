@@ -1272,9 +1272,8 @@ impl AdaptiveProjection {
                 // is first shrunk toward the model within strata (beside.rs; a table the
                 // model was fitted to is not: the shrinkage would pull it toward itself)
                 if ci.is_some_and(|i| checked.contains(&i)) {
-                    let mut b = beside::BesideTable::default();
-                    b.add(y, sigma * sigma);
-                    v = b.estimate(&v, total);
+                    let mean: Vec<f64> = y.iter().map(|&c| c as f64).collect();
+                    v = beside::shrunk_distribution(&v, &mean, sigma * sigma, total);
                 }
                 let (c, replaced) = check::corrected(&v, y, *sigma, total, workload_cells);
                 v = c;
