@@ -107,7 +107,7 @@ fn dry_run_of_adaptive_projection_prints_the_documented_schedule_and_spends_noth
         assert!(o.status.success(), "{}", text(&o));
         // d = 3 attributes, T = 16·3 = 48, α = 0.9: each 1-way table and each round before
         // annealing at αρ/T; after annealing 4×; 3 workload tables of two attributes: the
-        // cheap ones at βρ/3 (β = 0.9), the checks at γρ/3 (γ = 0.2)
+        // cheap ones at βρ/3 (β = 0.9), the checks at γρ/3 (γ = 0.4)
         let rho_1 = 0.9 * rho / 48.0;
         let cases = [
             ("1-way tables", "σ =", sigma(replace_one, rho_1)),
@@ -125,7 +125,7 @@ fn dry_run_of_adaptive_projection_prints_the_documented_schedule_and_spends_noth
             (
                 "checks of the other",
                 "σ =",
-                sigma(replace_one, 0.2 * rho / 3.0),
+                sigma(replace_one, 0.4 * rho / 3.0),
             ),
             ("1-way tables", "ρ =", rho_1),
         ];

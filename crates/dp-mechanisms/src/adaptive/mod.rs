@@ -261,7 +261,7 @@ impl AdaptiveProjectionParams {
     /// measured first with β = 0.9, τ = 0.5 (chosen across the bundled tables and three
     /// seeds, issue #24; docs/mechanisms/adaptive.md, "Cheap tables first" and "The direct
     /// share β"), the other workload tables checked
-    /// with γ = 0.2 (0.1 until 2026-11-28: "Strata") where the check resolves κ = 0.005 of the
+    /// with γ = 0.4 (0.1, then 0.2, until 2026-11-28: "Strata") where the check resolves κ = 0.005 of the
     /// total ("Checked tables"), and
     /// the final fit run toward convergence within a budget of 5·10⁸ cell-steps when every
     /// workload table is measured ("The final fit").
@@ -279,7 +279,7 @@ impl AdaptiveProjectionParams {
             direct_share: 0.9,
             direct_noise_l1: 0.5,
             direct_unjoinable: false,
-            check_share: 0.2,
+            check_share: 0.4,
             check_resolution: 0.005,
             pool_total: true,
             final_chi_square_gain: 3.0,

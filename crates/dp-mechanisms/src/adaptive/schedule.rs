@@ -313,12 +313,12 @@ mod tests {
             let eps = (8.0 * 0.1 * rho / 64.0).sqrt();
             assert!((s.round.select_epsilon - eps).abs() < 1e-12 * eps);
             assert!(s.round.select_rho <= 0.1 * rho / 64.0);
-            // 6 workload tables of two attributes: β = 0.9, γ = 0.2
+            // 6 workload tables of two attributes: β = 0.9, γ = 0.4
             let direct = s.direct.unwrap();
             assert_eq!(direct.tables, 6);
             assert_eq!(direct.measurement.sigma2, sigma2(relation, 0.9 * rho / 6.0));
             let check = s.check.unwrap();
-            assert_eq!(check.measurement.sigma2, sigma2(relation, 0.2 * rho / 6.0));
+            assert_eq!(check.measurement.sigma2, sigma2(relation, 0.4 * rho / 6.0));
             // the rounds: without annealing, what is left after the 1-ways over a round's
             // charge (the last round takes the rest); fewer after the opening; fewer again
             // when every round anneals
