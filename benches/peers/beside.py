@@ -3,7 +3,11 @@
 own defaults (the peer bench), one row per (table, workload, ε) that both measured, with
 issue #24's targets checked on every row.
 
-    python3 benches/peers/beside.py GRID.jsonl [GRID.jsonl ...] [--peers RESULTS.jsonl]
+    python3 benches/peers/beside.py GRID.jsonl [GRID.jsonl ...] [--peers RESULTS.jsonl] [--all]
+
+`--all`: every (table, workload, ε) of the grid, with AIM's failed or missing runs named
+(e.g. "timeout after 3600 s", "not run") and a column saying whether the release is ahead of
+the Gaussian baseline in avgL1.
 
 GRID files are `cargo xtask bench --only real-tables-peers` records (a later file's rows
 replace an earlier file's for the same table, workload, ε and seed: pass the full grid first
@@ -25,6 +29,9 @@ if "--peers" in args:
     i = args.index("--peers")
     peers = Path(args[i + 1])
     del args[i : i + 2]
+show_all = "--all" in args
+if show_all:
+    args.remove("--all")
 if not args:
     sys.exit(__doc__)
 
@@ -52,13 +59,17 @@ for f in args:
         grid[key] = (r["error"]["mean_marginal_l1"], r["error"]["max_abs"], r["seconds"])
 
 aim = {}
+aim_failed = {}
 for line in peers.read_text().splitlines():
     if not line.strip():
         continue
     r = json.loads(line)
-    if r["mechanism"] != "aim" or r.get("status") != "ok":
+    if r["mechanism"] != "aim":
         continue
     wk = wl_key(r["workload"], r.get("workload_seed"))
+    if r.get("status") != "ok":
+        aim_failed.setdefault((r["table"], wk, float(r["epsilon"])), r.get("status", "failed"))
+        continue
     m = r["model_marginals"]
     aim.setdefault((r["table"], wk, float(r["epsilon"])), []).append(
         (m["avgL1"], m["max"], r["seconds"])
@@ -69,24 +80,38 @@ def fmt(x):
     return f"{x:.3f}" if x >= 0.1 else (f"{x:.4f}" if x >= 0.001 else f"{x:.5f}")
 
 
+extra = " avgL1 ahead of baseline's |" if show_all else ""
 print(
     "| table | workload | ε | adaptive avgL1 / max / s (seeds) | Gaussian+simplex avgL1 / max "
     "| AIM-defaults avgL1 / max / fit s (seeds) | avgL1 ÷ AIM's (≤ 0.9) | max ≤ baseline's "
-    "| s ≤ AIM's / 10 |"
+    "| s ≤ AIM's / 10 |" + extra
 )
-print("|---|---|---|---|---|---|---|---|---|")
-for (table, wk, eps), runs in sorted(aim.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
+print("|---|---|---|---|---|---|---|---|---|" + ("---|" if show_all else ""))
+rows = set(aim)
+if show_all:
+    rows |= {k[:3] for k in grid}
+for table, wk, eps in sorted(rows):
     ours = [v for k, v in grid.items() if k[:4] == (table, wk, eps, "adaptive-projection")]
     base = [v for k, v in grid.items() if k[:4] == (table, wk, eps, "gaussian")]
     if not ours or not base:
         continue
     a = [mean(x[i] for x in ours) for i in range(3)]
     b = [mean(x[i] for x in base) for i in range(2)]
+    runs = aim.get((table, wk, eps))
+    ahead = f" {'yes' if a[0] < b[0] else '**no**'} |" if show_all else ""
+    head = (
+        f"| {table} | {wk} | {eps:g} | {fmt(a[0])} / {fmt(a[1])} / {a[2]:.1f} ({len(ours)}) "
+        f"| {fmt(b[0])} / {fmt(b[1])} "
+    )
+    max_ok = "yes" if a[1] <= b[1] else "**no**"
+    if not runs:
+        status = aim_failed.get((table, wk, eps), "not run")
+        print(f"{head}| — ({status}) | — | {max_ok} | — |{ahead}")
+        continue
     p = [mean(x[i] for x in runs) for i in range(3)]
     ratio = a[0] / p[0]
     print(
-        f"| {table} | {wk} | {eps:g} | {fmt(a[0])} / {fmt(a[1])} / {a[2]:.1f} ({len(ours)}) "
-        f"| {fmt(b[0])} / {fmt(b[1])} | {fmt(p[0])} / {fmt(p[1])} / {p[2]:.0f} ({len(runs)}) "
+        f"{head}| {fmt(p[0])} / {fmt(p[1])} / {p[2]:.0f} ({len(runs)}) "
         f"| {ratio:.2f} {'yes' if ratio <= 0.9 else '**no**'} "
-        f"| {'yes' if a[1] <= b[1] else '**no**'} | {'yes' if a[2] <= p[2] / 10 else '**no**'} |"
+        f"| {max_ok} | {'yes' if a[2] <= p[2] / 10 else '**no**'} |{ahead}"
     )
