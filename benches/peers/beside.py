@@ -105,7 +105,8 @@ for table, wk, eps in sorted(rows):
     )
     max_ok = "yes" if a[1] <= b[1] else "**no**"
     if not runs:
-        status = aim_failed.get((table, wk, eps), "not run")
+        # the first clause of a failure's status ("timeout after 3600 s", "no result")
+        status = aim_failed.get((table, wk, eps), "not run").split(":")[0]
         print(f"{head}| — ({status}) | — | {max_ok} | — |{ahead}")
         continue
     p = [mean(x[i] for x in runs) for i in range(3)]
