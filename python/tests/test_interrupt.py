@@ -45,6 +45,16 @@ def interrupter(kind: str, message_start: str = "", send=_thread.interrupt_main)
     return on_event
 
 
+@pytest.fixture(autouse=True)
+def sigint_raises_keyboard_interrupt():
+    """Python's own SIGINT handler for each test: a runner started in the background of a
+    non-interactive shell inherits SIGINT ignored, and then neither ``interrupt_main`` nor
+    ``raise_signal`` reaches Python (docs/python.md, "Interrupting a release (Ctrl-C)")."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.fixture()
 def ledger(cli, tmp_path) -> Path:
     path = tmp_path / "ledger.json"
