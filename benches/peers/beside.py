@@ -87,12 +87,16 @@ print(
     "| s ≤ AIM's / 10 |" + extra
 )
 print("|---|---|---|---|---|---|---|---|---|" + ("---|" if show_all else ""))
+# the grid's runs by (table, workload, ε, mechanism), over the seeds
+by_mech = {}
+for k, v in grid.items():
+    by_mech.setdefault(k[:4], []).append(v)
 rows = set(aim)
 if show_all:
     rows |= {k[:3] for k in grid}
 for table, wk, eps in sorted(rows):
-    ours = [v for k, v in grid.items() if k[:4] == (table, wk, eps, "adaptive-projection")]
-    base = [v for k, v in grid.items() if k[:4] == (table, wk, eps, "gaussian")]
+    ours = by_mech.get((table, wk, eps, "adaptive-projection"), [])
+    base = by_mech.get((table, wk, eps, "gaussian"), [])
     if not ours or not base:
         continue
     a = [mean(x[i] for x in ours) for i in range(3)]

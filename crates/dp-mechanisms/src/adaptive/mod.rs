@@ -260,11 +260,10 @@ impl AdaptiveProjectionParams {
     /// (chosen on adult W64 and all2 at ε = 1, three seeds), the cheap workload tables
     /// measured first with β = 0.9, τ = 0.5 (chosen across the bundled tables and three
     /// seeds, issue #24; docs/mechanisms/adaptive.md, "Cheap tables first" and "The direct
-    /// share β"), the other workload tables checked
-    /// with γ = 0.4 (0.1, then 0.2, until 2026-11-28: "Strata") where the check resolves κ = 0.005 of the
-    /// total ("Checked tables"), and
-    /// the final fit run toward convergence within a budget of 5·10⁸ cell-steps when every
-    /// workload table is measured ("The final fit").
+    /// share β"), the other workload tables checked with γ = 0.4 (0.1, then 0.2, until
+    /// 2026-11-28: "Strata") where the check resolves κ = 0.005 of the total ("Checked
+    /// tables"), and the final fit run toward convergence within a budget of 5·10⁸
+    /// cell-steps when every workload table is measured ("The final fit").
     pub fn new(budget: PrivacyLoss) -> Self {
         AdaptiveProjectionParams {
             budget,
