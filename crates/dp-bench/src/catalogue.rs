@@ -734,7 +734,7 @@ impl MechanismSpec {
     }
 
     /// The mechanism for a workload chosen at run time: the same checks as
-    /// [`Self::build`], then [`Self::assemble_any`].
+    /// [`Self::build`], then `Self::assemble_any`.
     pub fn build_any(
         &self,
         budget: PrivacyLoss,

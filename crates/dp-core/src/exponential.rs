@@ -10,7 +10,7 @@
 //! Bernoulli(exp(−γ)) (Canonne–Kamath–Steinke 2020, Algorithm 1; [`crate::sample_bernoulli_exp`]),
 //! so there is no floating-point leakage (cf. Ilvento, "Implementing the Exponential
 //! Mechanism with Base-2 Differential Privacy", CCS 2020). The coin code
-//! ([`Coefficient::accept`]) is shared by both selectors.
+//! (`Coefficient::accept`) is shared by both selectors.
 //!
 //! Each selector also gives its exact output distribution in closed form
 //! (`probabilities`, evaluated in `f64`, never used for sampling) for the exact-divergence

@@ -106,7 +106,7 @@ pub struct ScaleRecord {
     /// (adaptive-projection from the streamed counts, [`adaptive_from_counts`]), `"in-memory"`, and
     /// with the engine features
     /// `"datafusion"`, `"datafusion-per-table"`, `"ballista-loopback-2"`
-    /// ([`super::scale_engines`]).
+    /// (the `scale_engines` module, behind the engine features).
     pub method: String,
     /// Wall seconds.
     pub seconds: f64,
