@@ -11,7 +11,7 @@
 //!   when a release fails after its spend was recorded (exit status 5).
 //!
 //! The state is behind one mutex. The two irreversible steps hold it while they happen —
-//! recording the spend in the ledger ([`charging`] … [`Charging::recorded`]) and renaming
+//! recording the spend in the ledger ([`charging`] … `Charging::recorded`) and renaming
 //! the outputs into place ([`commit_outputs`]) — and the signal thread takes it before it
 //! looks and never gives it back (it exits holding it). So the account is never stale: a
 //! signal arriving during either step is answered once the step is over, and no step can
@@ -97,7 +97,7 @@ pub(crate) fn set_progress(pb: &ProgressBar) {
 }
 
 /// The spend of dataset `key` (`loss` in words) is about to be recorded: hold this while
-/// it is, then call [`Charging::recorded`]. Dropped without that call (the ledger refused
+/// it is, then call `Charging::recorded`. Dropped without that call (the ledger refused
 /// or could not be written), the release stays uncharged.
 pub(crate) fn charging(key: &str, loss: String) -> Charging {
     let mut s = state();

@@ -1,7 +1,7 @@
 //! Printing that never panics (issue #23 §4). `println!` and `eprintln!` panic when their
 //! stream cannot be written — `dpqr release … | head -1` closes stdout while the summary is
 //! being printed, after the ledger was charged and the outputs were written — so `dpqr`
-//! prints through [`outln!`], [`out!`] and [`errln!`] instead:
+//! prints through `outln!`, `out!` and `errln!` instead:
 //!
 //! * stdout: the first failed write is recorded ([`stdout_status`]) and every later one is
 //!   skipped; the command goes on, and `main` picks the exit status from what the command
@@ -45,7 +45,7 @@ fn record(e: &std::io::Error) {
 }
 
 /// Write `args` to stdout unless an earlier write failed; a failure is recorded, never a
-/// panic. Used by [`out!`] and [`outln!`].
+/// panic. Used by `out!` and `outln!`.
 pub(crate) fn write_stdout(args: fmt::Arguments<'_>) {
     if *status_lock() != StdoutStatus::Complete {
         return;
@@ -56,7 +56,7 @@ pub(crate) fn write_stdout(args: fmt::Arguments<'_>) {
     }
 }
 
-/// Write `args` to stderr, ignoring a failure. Used by [`errln!`].
+/// Write `args` to stderr, ignoring a failure. Used by `errln!`.
 pub(crate) fn write_stderr(args: fmt::Arguments<'_>) {
     let _ = std::io::stderr().lock().write_fmt(args);
 }
