@@ -386,11 +386,11 @@ impl MarginalPoints<'_> {
     /// tables, by a change of basis (the mixed-radix generalisation of the zeta/Möbius
     /// transform over {0,1}^d).
     ///
-    /// Basis: for attribute i the functions φ_0 ≡ 1 and φ_v(x_i) = 1[x_i = v], v ≥ 1; a
+    /// Basis: for attribute i the functions φ_0 ≡ 1 and φ_v(x_i) = 1\[x_i = v\], v ≥ 1; a
     /// function f on the universe has coefficients H\[z\] with f(x) = Σ_z H\[z\] Π_i φ_{z_i}(x_i).
     /// In one coordinate f(0) = H\[0\], f(v) = H\[0\] + H\[v\] (the *zeta* step) and conversely
     /// H\[0\] = f(0), H\[v\] = f(v) − f(0) (the *Möbius* step); in several coordinates both act
-    /// coordinate by coordinate. Table j's part x ↦ c_j[x_{S_j}] only depends on S_j, so its
+    /// coordinate by coordinate. Table j's part x ↦ c_j\[x_{S_j}\] only depends on S_j, so its
     /// coefficients (Möbius steps on the table's own cells) live on the z supported in
     /// S_j; they are added into one array H of |X| entries (tables sharing attributes
     /// share entries), and d zeta steps of |X| additions each give all the sums.
