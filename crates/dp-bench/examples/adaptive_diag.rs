@@ -7,7 +7,7 @@
 //! `cargo run --release -p dp-bench --example adaptive_diag -- [WORKLOAD.json] [EPSILON]
 //! [SEED] [MAX_ERROR_EVERY]` (defaults adult_w64.json, 1, 1 and the library's; add/remove, δ = 1e-9); the
 //! environment variables `MC`, `RI`, `FI` (default: the library's) set the model cap and the round / final
-//! mirror-descent steps, `CS` and `CK` set the check share γ and resolution κ, `ME` the max-error rounds' resolution κ_max (`inf` for none), `BESIDE=0|1` turns the measurements beside the model off or on (default: the library's), `DU=1` the direct measurement of the tables the model cannot take (`direct_unjoinable`), `PT=0` takes the total from the 1-way tables alone, `FG` the final fit's χ² gain stop, `FC` its cells × steps budget, `BYTABLE=1` prints every table's ℓ1 beside the baseline's, summed by how the release measured it (direct, check, round, none), `DATASET`
+//! mirror-descent steps, `CS` and `CK` set the check share γ and resolution κ, `ME` the max-error rounds' resolution κ_max (`inf` for none), `BESIDE=0|1` turns the measurements beside the model off or on (default: the library's), `DU=1` the direct measurement of the tables the model cannot take (`direct_unjoinable`), `PT=0` takes the total from the 1-way tables alone, `FG` the final fit's χ² gain stop, `RPA` and `RL` the rounds per attribute (T = r·d) and at a low budget, `FC` its cells × steps budget, `BYTABLE=1` prints every table's ℓ1 beside the baseline's, summed by how the release measured it (direct, check, round, none), `DATASET`
 //! picks another bundled table (then the workload may also be `all-2way`,
 //! `random-3way:64` …, workload seed 0). Seeded noise: an experiment, not a release.
 use dp_core::{Neighbouring, PrivacyLoss};
@@ -50,6 +50,8 @@ fn main() {
         .unwrap_or(params.max_error_every);
     params.max_model_cells = env("MC", params.max_model_cells);
     params.rounds_per_attribute = env("RPA", params.rounds_per_attribute as f64) as usize;
+    params.low_budget_rounds_per_attribute =
+        env("RL", params.low_budget_rounds_per_attribute as f64) as usize;
     let (ri, fi) = match params.estimator {
         EstimatorChoice::GraphicalModel {
             round_iterations,

@@ -1024,7 +1024,9 @@ fn build_adaptive_projection(
 ) -> Result<Box<dyn Mechanism>> {
     let mut p = AdaptiveProjectionParams::new(budget).neighbouring(relation);
     if let Some(t) = options.settings.rounds {
+        // a T the user fixes is fixed: at a low budget too
         p.rounds_per_attribute = t;
+        p.low_budget_rounds_per_attribute = t;
     }
     if let Some(bytes) = options.memory_bytes {
         p = p.within_memory(bytes);

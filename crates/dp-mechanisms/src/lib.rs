@@ -50,8 +50,9 @@ pub mod sensitivity;
 pub mod steps;
 
 pub use adaptive::{
-    AdaptiveProjection, AdaptiveProjectionParams, AdaptiveRound, EstimatorChoice, NoiseSchedule,
-    RoundCallback, ScheduledMeasurement, ScheduledPhase, ScheduledRound,
+    AdaptiveProjection, AdaptiveProjectionParams, AdaptiveRound, EstimatorChoice,
+    LowBudgetSchedule, NoiseSchedule, RoundCallback, ScheduledMeasurement, ScheduledPhase,
+    ScheduledRound,
 };
 pub use error::{MechanismError, Result};
 pub use exact_audit::{

@@ -47,7 +47,8 @@ fn checks_are_charged_at_their_share_and_skip_the_direct_tables() {
                     c.sigma2
                 );
             }
-            let mut spent = 5.0 * run.rounds[0].measure_rho;
+            assert_eq!(run.one_ways.len(), 5);
+            let mut spent: f64 = run.one_ways.iter().map(|r| r.measure_rho).sum();
             spent += run.checks.iter().map(|c| c.measure_rho).sum::<f64>();
             spent += run.rounds[1..]
                 .iter()

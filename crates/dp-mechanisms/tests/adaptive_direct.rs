@@ -41,7 +41,8 @@ fn cheap_tables_are_measured_at_the_share_and_the_budget_adds_up() {
                 );
                 assert_eq!(d.select_rho, 0.0);
             }
-            let mut spent = 5.0 * run.rounds[0].measure_rho;
+            assert_eq!(run.one_ways.len(), 5);
+            let mut spent: f64 = run.one_ways.iter().map(|r| r.measure_rho).sum();
             spent += run.direct.iter().map(|d| d.measure_rho).sum::<f64>();
             spent += run.rounds[1..]
                 .iter()
@@ -62,9 +63,13 @@ fn cheap_tables_are_measured_at_the_share_and_the_budget_adds_up() {
             );
 
             // below the threshold: nothing is cheap, and the release is the phase-off one
-            let none = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(rho).unwrap())
+            // (with the low-budget rule off: nothing cheap is what fires it, and the phase
+            // off has no such rule; tests/adaptive_low_budget.rs)
+            let mut none = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(rho).unwrap())
                 .neighbouring(rel)
-                .direct(beta, 0.0)
+                .direct(beta, 0.0);
+            none.low_budget_rounds_per_attribute = none.rounds_per_attribute;
+            let none = none
                 .check()
                 .unwrap()
                 .run(&data, &w, &mut dp_core::seeded_rng(3))
@@ -95,10 +100,13 @@ fn the_cheap_tables_are_measured_only_when_they_are_most_of_the_workload() {
     let (data, w) = small(400);
     let sizes = [2usize, 3, 2, 4, 2];
     let cells = |a: &[usize]| a.iter().map(|&i| sizes[i]).product::<usize>();
+    // the low-budget rule off (it fires when too few are cheap, and the phase off has no
+    // such rule; tests/adaptive_low_budget.rs)
     let run = |tau: f64, share: f64| {
-        AdaptiveProjectionParams::new(PrivacyLoss::zcdp(2.0).unwrap())
-            .direct(share, tau)
-            .check()
+        let mut p =
+            AdaptiveProjectionParams::new(PrivacyLoss::zcdp(2.0).unwrap()).direct(share, tau);
+        p.low_budget_rounds_per_attribute = p.rounds_per_attribute;
+        p.check()
             .unwrap()
             .run(&data, &w, &mut dp_core::seeded_rng(9))
             .unwrap()

@@ -32,13 +32,15 @@ fn run(pooled: bool, seed: u64) -> AdaptiveRun {
         .unwrap()
 }
 
-/// `Σ 1/(s·σ²)` over the tables the trace lists: round 0's five 1-ways, and (pooled) every
+/// `Σ 1/(s·σ²)` over the tables the trace lists: the five 1-ways, and (pooled) every
 /// direct measurement, check and round.
 fn precision(r: &AdaptiveRun, pooled: bool) -> f64 {
     let cells = |attrs: &[usize]| attrs.iter().map(|&a| SIZES[a]).product::<usize>() as f64;
-    let one_ways: f64 = SIZES
+    assert_eq!(r.one_ways.len(), SIZES.len());
+    let one_ways: f64 = r
+        .one_ways
         .iter()
-        .map(|&s| 1.0 / (s as f64 * r.rounds[0].sigma2))
+        .map(|t| 1.0 / (cells(&t.selected) * t.sigma2))
         .sum();
     if !pooled {
         return one_ways;

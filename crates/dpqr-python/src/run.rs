@@ -531,6 +531,20 @@ fn central_plan_json(r: &DryRunReport, synthetic: bool) -> serde_json::Value {
                 },
                 "direct": s.direct.as_ref().map(phase),
                 "check": s.check.as_ref().map(phase),
+                "low_budget": s.low_budget.as_ref().map(|l| serde_json::json!({
+                    "nominal_rounds": l.nominal_rounds,
+                    "one_way": measurement(&l.one_way),
+                    "round": {
+                        "measurement": measurement(&l.round.measurement),
+                        "select_epsilon": l.round.select_epsilon,
+                        "select_rho": l.round.select_rho,
+                    },
+                    "annealed_round": {
+                        "measurement": measurement(&l.annealed_round.measurement),
+                        "select_epsilon": l.annealed_round.select_epsilon,
+                        "select_rho": l.annealed_round.select_rho,
+                    },
+                })),
                 "nominal_rounds": s.nominal_rounds,
                 "rounds_at_most": s.rounds_at_most,
                 "rounds_after_full_opening": s.rounds_after_full_opening,

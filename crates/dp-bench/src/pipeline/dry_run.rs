@@ -91,8 +91,9 @@ pub enum PredictedError {
     },
     /// A mechanism that plans its noise in phases and rounds (adaptive-projection).
     Schedule {
-        /// The schedule, from public inputs.
-        schedule: NoiseSchedule,
+        /// The schedule, from public inputs (boxed: it is far larger than the other
+        /// variants).
+        schedule: Box<NoiseSchedule>,
         /// On a marginal workload with tables: the noise of a measured table.
         table: Option<ScheduledTableError>,
     },
@@ -187,7 +188,10 @@ impl DryRunReport {
             },
             (None, Some(schedule)) => {
                 let table = scheduled_table_error(&schedule, workload);
-                PredictedError::Schedule { schedule, table }
+                PredictedError::Schedule {
+                    schedule: Box::new(schedule),
+                    table,
+                }
             }
             (None, None) => stated_bound(request.assume_n, workload, mech),
         };
@@ -488,6 +492,21 @@ fn schedule_lines(
              by the release): ρ = {:.6} each, σ = {:.6}",
             c.measurement.measure_rho,
             c.measurement.sigma()
+        ));
+    }
+    if let Some(low) = &s.low_budget {
+        out.push(format!(
+            "  at a low budget (decided by the release: at the noisy total of its first 1-way \
+             table at most half of the workload tables are cheap): T = {} nominal, the other \
+             1-way tables ρ = {:.6} each, σ = {:.6}; a round before annealing: measurement \
+             ρ = {:.6}, σ = {:.6}; selection ε = {:.6}; after annealing σ = {:.6}",
+            low.nominal_rounds,
+            low.one_way.measure_rho,
+            low.one_way.sigma(),
+            low.round.measurement.measure_rho,
+            low.round.measurement.sigma(),
+            low.round.select_epsilon,
+            low.annealed_round.measurement.sigma()
         ));
     }
     out.push(format!(

@@ -97,6 +97,21 @@ pub struct ScheduledPhase {
     pub measurement: ScheduledMeasurement,
 }
 
+/// The schedule's budgets when the budget is low
+/// ([`super::AdaptiveProjectionParams::low_budget_rounds_per_attribute`]): decided by the
+/// release from the noisy total of its first 1-way table.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LowBudgetSchedule {
+    /// `T = r_low · d`.
+    pub nominal_rounds: usize,
+    /// Each 1-way table's measurement after the first (`αρ/T`).
+    pub one_way: ScheduledMeasurement,
+    /// A selection round before any annealing.
+    pub round: ScheduledRound,
+    /// A round after one annealing.
+    pub annealed_round: ScheduledRound,
+}
+
 /// The noise schedule of a release (module docs), from public inputs only.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NoiseSchedule {
@@ -121,14 +136,20 @@ pub struct NoiseSchedule {
     pub direct: Option<ScheduledPhase>,
     /// The check of a workload table (`γρ/k`), likewise.
     pub check: Option<ScheduledPhase>,
+    /// The budgets if the release finds the budget low (the first 1-way table and the
+    /// phases above are as scheduled either way), when the rule can fire: the direct phase
+    /// on and `r_low < r`.
+    pub low_budget: Option<LowBudgetSchedule>,
     /// The most rounds the budget allows: after the 1-way tables, with no direct measurement
     /// or check made and no round annealing (the last round takes what is left when less
-    /// than two rounds' budget remains, as the run does).
+    /// than two rounds' budget remains, as the run does); at a low budget or not, whichever
+    /// allows more.
     pub rounds_at_most: usize,
     /// The rounds without annealing after the opening's largest spend (the 1-way tables and
     /// `max(β, γ)·ρ` for the direct measurements and checks).
     pub rounds_after_full_opening: usize,
-    /// The fewest rounds: after the opening's largest spend, every round annealing.
+    /// The fewest rounds: after the opening's largest spend, every round annealing; at a low
+    /// budget or not, whichever allows fewer.
     pub rounds_if_every_round_anneals: usize,
 }
 
@@ -203,16 +224,56 @@ impl AdaptiveProjection {
                 measurement: (&o.calibration).into(),
             })
         };
-        let one_way_total = d as f64 * opening.one_way.measure_rho;
         let opening_share = if opening.direct.is_some() || opening.check.is_some() {
             p.direct_share.max(p.check_share)
         } else {
             0.0
         };
-        let budgets = (opening.rho_measure, opening.rho_select);
-        let after_one_ways = (self.rho - one_way_total).max(0.0);
-        let after_opening = (self.rho - one_way_total - opening_share * self.rho).max(0.0);
         let score = opening.fit_score;
+        // the rounds after a 1-way spend, at the given round budgets: (most, after the full
+        // opening, fewest)
+        let range = |one_way_total: f64, budgets: (f64, f64)| -> Result<[usize; 3]> {
+            let after_one_ways = (self.rho - one_way_total).max(0.0);
+            let after_opening = (after_one_ways - opening_share * self.rho).max(0.0);
+            Ok([
+                rounds_from(rel, self.rho, after_one_ways, budgets, score, false)?,
+                rounds_from(rel, self.rho, after_opening, budgets, score, false)?,
+                rounds_from(rel, self.rho, after_opening, budgets, score, true)?,
+            ])
+        };
+        let one_way_rho = opening.one_way.measure_rho;
+        let mut counts = range(
+            d as f64 * one_way_rho,
+            (opening.rho_measure, opening.rho_select),
+        )?;
+        let low_budget = match &opening.low_budget {
+            Some(low) => {
+                let low_counts = range(
+                    one_way_rho + (d.saturating_sub(1)) as f64 * low.one_way.measure_rho,
+                    (low.rho_measure, low.rho_select),
+                )?;
+                counts = [
+                    counts[0].max(low_counts[0]),
+                    counts[1].max(low_counts[1]),
+                    counts[2].min(low_counts[2]),
+                ];
+                let round = |m: f64| -> Result<ScheduledRound> {
+                    Ok(ScheduledRound::of(&RoundCalibration::new(
+                        rel,
+                        m * low.rho_measure,
+                        m * low.rho_select,
+                        score,
+                    )?))
+                };
+                Some(LowBudgetSchedule {
+                    nominal_rounds: low.rounds,
+                    one_way: (&low.one_way).into(),
+                    round: round(1.0)?,
+                    annealed_round: round(4.0)?,
+                })
+            }
+            None => None,
+        };
         Ok(NoiseSchedule {
             rho: self.rho,
             neighbouring: rel,
@@ -223,23 +284,10 @@ impl AdaptiveProjection {
             annealed_round: ScheduledRound::of(&annealed),
             direct: phase(&opening.direct, p.direct_share),
             check: phase(&opening.check, p.check_share),
-            rounds_at_most: rounds_from(rel, self.rho, after_one_ways, budgets, score, false)?,
-            rounds_after_full_opening: rounds_from(
-                rel,
-                self.rho,
-                after_opening,
-                budgets,
-                score,
-                false,
-            )?,
-            rounds_if_every_round_anneals: rounds_from(
-                rel,
-                self.rho,
-                after_opening,
-                budgets,
-                score,
-                true,
-            )?,
+            low_budget,
+            rounds_at_most: counts[0],
+            rounds_after_full_opening: counts[1],
+            rounds_if_every_round_anneals: counts[2],
         })
     }
 }
@@ -319,6 +367,20 @@ mod tests {
             assert_eq!(direct.measurement.sigma2, sigma2(relation, 0.9 * rho / 6.0));
             let check = s.check.unwrap();
             assert_eq!(check.measurement.sigma2, sigma2(relation, 0.4 * rho / 6.0));
+            // at a low budget T = 12·4 = 48 for the 1-way tables after the first and the
+            // rounds
+            let low = s.low_budget.unwrap();
+            let rho_low = 0.9 * rho / 48.0;
+            assert_eq!(low.nominal_rounds, 48);
+            assert_eq!(low.one_way.measure_rho, rho_low);
+            assert_eq!(low.one_way.sigma2, sigma2(relation, rho_low));
+            assert_eq!(low.round.measurement, low.one_way);
+            assert_eq!(
+                low.annealed_round.measurement.sigma2,
+                sigma2(relation, 4.0 * rho_low)
+            );
+            let eps_low = (8.0 * 0.1 * rho / 48.0).sqrt();
+            assert!((low.round.select_epsilon - eps_low).abs() < 1e-12 * eps_low);
             // the rounds: without annealing, what is left after the 1-ways over a round's
             // charge (the last round takes the rest); fewer after the opening; fewer again
             // when every round anneals
@@ -349,12 +411,26 @@ mod tests {
             let mech = params.check().unwrap();
             let s = mech.schedule(&w).unwrap();
             let run = mech.run(&data, &w, &mut seeded_rng(3)).unwrap();
-            assert_eq!(run.rounds[0].sigma2, s.one_way.sigma2);
-            assert_eq!(run.rounds[0].measure_rho, s.one_way.measure_rho);
+            // the first 1-way table at the schedule's; the others, the rounds and the
+            // annealed rounds at the low budget's when the run found the budget low
+            let first_one_way = &run.one_ways[0];
+            assert_eq!(first_one_way.sigma2, s.one_way.sigma2);
+            assert_eq!(first_one_way.measure_rho, s.one_way.measure_rho);
+            let (one_way, round, annealed_round) = match (&s.low_budget, run.low_budget) {
+                (Some(low), true) => (low.one_way, low.round, low.annealed_round),
+                (None, true) => panic!("a low budget the schedule does not list"),
+                _ => (s.one_way, s.round, s.annealed_round),
+            };
+            for r in &run.one_ways[1..] {
+                assert_eq!(
+                    (r.sigma2, r.measure_rho),
+                    (one_way.sigma2, one_way.measure_rho)
+                );
+            }
             let first = &run.rounds[1];
-            assert_eq!(first.sigma2, s.round.measurement.sigma2);
-            assert_eq!(first.select_epsilon, s.round.select_epsilon);
-            assert_eq!(first.select_rho, s.round.select_rho);
+            assert_eq!(first.sigma2, round.measurement.sigma2);
+            assert_eq!(first.select_epsilon, round.select_epsilon);
+            assert_eq!(first.select_rho, round.select_rho);
             for r in &run.direct {
                 assert_eq!(r.sigma2, s.direct.unwrap().measurement.sigma2);
             }
@@ -367,10 +443,7 @@ mod tests {
             if let Some(j) = (1..last).find(|&j| run.rounds[j].annealed)
                 && j + 1 < last
             {
-                assert_eq!(
-                    run.rounds[j + 1].sigma2,
-                    s.annealed_round.measurement.sigma2
-                );
+                assert_eq!(run.rounds[j + 1].sigma2, annealed_round.measurement.sigma2);
             }
             let rounds = run.rounds.len() - 1;
             assert!(
