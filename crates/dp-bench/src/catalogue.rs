@@ -1538,7 +1538,8 @@ pub static MECHANISMS: &[MechanismSpec] = &[
                 times the number of attributes the workload touches, which sets each round's \
                 share of the budget (rounds end early when the budget is spent); at least 10, \
                 so that the 1-way tables, the direct measurements and the checks leave budget \
-                for the rounds",
+                for the rounds. Unset, it is 16, and 12 when the release finds the budget low \
+                (docs/mechanisms/adaptive.md, \"A low budget\"); set, it holds at any budget",
             default: || {
                 SettingValue::Count(AdaptiveProjectionParams::new(ANY_BUDGET).rounds_per_attribute)
             },

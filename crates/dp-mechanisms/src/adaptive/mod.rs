@@ -9,7 +9,10 @@
 //! share `α`:
 //!
 //! 1. **Initialise**: measure every 1-way marginal of `A` with discrete Gaussian noise at
-//!    `ρ_measure = αρ/T` each; fit the estimate.
+//!    `ρ_measure = αρ/T` each, the one of fewest cells first; when at its noisy total at most
+//!    half of the workload tables would be cheap (step 2), the budget is **low** and the other
+//!    1-way tables and the rounds take `T = r_low·d`
+//!    ([`AdaptiveProjectionParams::low_budget_rounds_per_attribute`]); fit the estimate.
 //! 2. **Cheap tables first** (issue #24, `adaptive/direct.rs`): each workload table whose
 //!    direct measurement at `βρ/k` (`k` workload tables, `β = direct_share`) has expected
 //!    ℓ1 noise at most `τ = direct_noise_l1` of the noisy total is measured once, directly,
@@ -272,7 +275,8 @@ impl std::fmt::Debug for AdaptiveProjectionParams {
 }
 
 impl AdaptiveProjectionParams {
-    /// Defaults: add/remove, T = 16d, α = 0.9, 10⁶ model cells, every second selection
+    /// Defaults: add/remove, T = 16d (12d at a low budget:
+    /// [`Self::low_budget_rounds_per_attribute`]), α = 0.9, 10⁶ model cells, every second selection
     /// round a max-error round, 100 mirror-descent steps per round and 500 for the final fit
     /// (chosen on adult W64 and all2 at ε = 1, three seeds), the cheap workload tables
     /// measured first with β = 0.9, τ = 0.5 (chosen across the bundled tables and three
