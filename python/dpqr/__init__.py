@@ -144,7 +144,9 @@ class Plan:
       (``count_std``, and with ``assume_n`` the standard deviation of an answer
       ``answer_std`` and a table's expected ℓ1 error ``table_l1``), ``"schedule"`` (the
       noise schedule of ``adaptive-projection``: ρ and σ of the 1-way tables, of a round
-      before and after annealing, of the cheap tables and the checks, the number of rounds),
+      before and after annealing, of the cheap tables and the checks, ``low_budget`` — the
+      1-way tables and rounds if the release finds the budget low, or ``None`` — and the
+      number of rounds),
       ``"stated-bound"`` (the bound the mechanism's paper states for ``assume_n`` records:
       ``statement``, ``value``, ``confidence``, ``citation``), ``"stated-bound-needs-n"``,
       or ``"none"``; ``None`` for a local-model mechanism.

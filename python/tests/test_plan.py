@@ -90,6 +90,11 @@ def test_adaptive_projection_on_adult_w64_from_a_frame(cli, adult, adult_schema,
     line = next(l for l in p.lines if l.startswith("  a round before annealing"))
     assert f"σ = {p.count_std:.6f}" in line
     assert schedule["attributes"] == 14 and p.touched_attributes == 14
+    # at a low budget T = 12d: the other 1-way tables and the rounds at ρ·(0.9/168) each
+    low = schedule["low_budget"]
+    assert low["nominal_rounds"] == 12 * 14
+    assert low["round"]["measurement"] == low["one_way"]
+    assert abs(low["one_way"]["rho"] - 0.9 * schedule["rho"] / 168) < 1e-12 * schedule["rho"]
     assert p.queries == 2_492_287
     assert p.checks_pass and p.checks_refusal is None
 
