@@ -513,37 +513,28 @@ fn central_plan_json(r: &DryRunReport, synthetic: bool) -> serde_json::Value {
                     "sigma": p.measurement.sigma(),
                 })
             };
+            let round = |r: &dp_mechanisms::adaptive::ScheduledRound| {
+                serde_json::json!({
+                    "measurement": measurement(&r.measurement),
+                    "select_epsilon": r.select_epsilon,
+                    "select_rho": r.select_rho,
+                })
+            };
             serde_json::json!({
                 "kind": "schedule",
                 "count_std": s.round.measurement.sigma(),
                 "rho": s.rho,
                 "attributes": s.attributes,
                 "one_way": measurement(&s.one_way),
-                "round": {
-                    "measurement": measurement(&s.round.measurement),
-                    "select_epsilon": s.round.select_epsilon,
-                    "select_rho": s.round.select_rho,
-                },
-                "annealed_round": {
-                    "measurement": measurement(&s.annealed_round.measurement),
-                    "select_epsilon": s.annealed_round.select_epsilon,
-                    "select_rho": s.annealed_round.select_rho,
-                },
+                "round": round(&s.round),
+                "annealed_round": round(&s.annealed_round),
                 "direct": s.direct.as_ref().map(phase),
                 "check": s.check.as_ref().map(phase),
                 "low_budget": s.low_budget.as_ref().map(|l| serde_json::json!({
                     "nominal_rounds": l.nominal_rounds,
                     "one_way": measurement(&l.one_way),
-                    "round": {
-                        "measurement": measurement(&l.round.measurement),
-                        "select_epsilon": l.round.select_epsilon,
-                        "select_rho": l.round.select_rho,
-                    },
-                    "annealed_round": {
-                        "measurement": measurement(&l.annealed_round.measurement),
-                        "select_epsilon": l.annealed_round.select_epsilon,
-                        "select_rho": l.annealed_round.select_rho,
-                    },
+                    "round": round(&l.round),
+                    "annealed_round": round(&l.annealed_round),
                 })),
                 "nominal_rounds": s.nominal_rounds,
                 "rounds_at_most": s.rounds_at_most,
