@@ -108,8 +108,8 @@ fn the_rule_fires_below_its_threshold_and_not_above() {
 /// the threshold it goes the same way on every seed (n = 5: the budget is low; n = 5000 at
 /// ρ = 0.5, the total's σ ≈ 3.6 against a threshold of a few hundred: not low). The rule
 /// is off with the direct phase off (AIM's rule: one T throughout), when
-/// `low_budget_rounds_per_attribute ≥ rounds_per_attribute`, and a value that would leave
-/// no budget for the rounds is refused.
+/// `low_budget_rounds_per_attribute ≥ rounds_per_attribute`, and when its opening would
+/// leave no budget for the rounds; 0 is refused.
 #[test]
 fn add_remove_reads_the_noisy_total_and_the_rule_can_be_turned_off() {
     let rel = Neighbouring::AddRemove;
@@ -128,13 +128,99 @@ fn add_remove_reads_the_noisy_total_and_the_rule_can_be_turned_off() {
     off.low_budget_rounds_per_attribute = 16;
     assert!(!run(&off, 5, 1).low_budget);
     assert!(off.schedule(&small(5).1).unwrap().low_budget.is_none());
-    // α/r_low + max(β, γ) = 0.9/r_low + 0.9 < 1 needs r_low ≥ 10
-    let mut bad = params(rel);
-    bad.low_budget_rounds_per_attribute = 9;
-    let err = bad.check().unwrap_err().to_string();
+    // a low budget whose opening would leave nothing for the rounds is not used: with
+    // r_low = 1 the 1-way tables after the first would take 0.9·4/5 of ρ, with β = 0.9 more
+    // than all of it; 0 is refused
+    let mut none_left = params(rel);
+    none_left.low_budget_rounds_per_attribute = 1;
+    assert!(
+        none_left
+            .schedule(&small(5).1)
+            .unwrap()
+            .low_budget
+            .is_none()
+    );
+    assert!(!run(&none_left, 5, 1).low_budget);
+    none_left.low_budget_rounds_per_attribute = 0;
+    let err = none_left.check().unwrap_err().to_string();
     assert!(err.contains("low_budget_rounds_per_attribute"), "{err}");
-    bad.low_budget_rounds_per_attribute = 0;
-    assert!(bad.check().is_err());
-    bad.low_budget_rounds_per_attribute = 10;
-    assert!(bad.check().is_ok());
+    // r_low = 9 fits with d = 5 (0.9/80 + 0.9·4/45 + 0.9 < 1): used
+    none_left.low_budget_rounds_per_attribute = 9;
+    assert!(run(&none_left, 5, 1).low_budget);
+}
+
+/// At a low budget the step decomposition audits one 1-way step per calibration (the first
+/// table at T = 16d, the first of the others at T = 12d) and accounts 1 and d − 1 1-way
+/// measurements at their own losses, composing to the certificate's ρ; a wrong grouping
+/// (every 1-way table at the first one's loss) would compose to less.
+#[test]
+fn a_low_budget_decomposition_composes_to_the_certificate() {
+    use dp_mechanisms::{StepAudited, StepRequest};
+    let rel = Neighbouring::ReplaceOne;
+    let (data, w) = small(10);
+    let m = params(rel).check().unwrap();
+    assert!(run(&params(rel), 10, 11).low_budget);
+    let dec = m
+        .step_decomposition(&data, &w, &StepRequest::new(11))
+        .unwrap();
+    match dec.composed().unwrap() {
+        PrivacyLoss::Zcdp { rho } => {
+            assert!(
+                (RHO * (1.0 - 1e-6)..=RHO * (1.0 + 1e-9)).contains(&rho),
+                "{rho}"
+            )
+        }
+        other => panic!("{other}"),
+    }
+    let one_way_steps: Vec<_> = dec
+        .steps
+        .iter()
+        .filter(|s| s.label.contains("1-way measurement"))
+        .collect();
+    assert_eq!(one_way_steps.len(), 2, "{:?}", dec.steps);
+    assert!(one_way_steps[1].label.contains("at the low budget"));
+    let counts: Vec<u64> = dec
+        .losses
+        .iter()
+        .filter(|l| l.what.starts_with("1-way"))
+        .map(|l| l.count)
+        .collect();
+    assert_eq!(counts, vec![1, 4]);
+}
+
+/// The first 1-way table measured is the one of fewest cells, not the first attribute:
+/// here the attributes have 3, 4, 2 and 3 values, so `c` (index 2) goes first, at T = 16d.
+#[test]
+fn the_smallest_one_way_table_goes_first() {
+    use dp_queries::{Dataset, Domain, MarginalWorkload};
+    let domain = Domain::new(vec![
+        ("a".into(), 3),
+        ("b".into(), 4),
+        ("c".into(), 2),
+        ("d".into(), 3),
+    ])
+    .unwrap();
+    let cols = (0..4)
+        .map(|j| {
+            (0..8)
+                .map(|i| ((i * (j + 1)) % domain.size(j) as usize) as u32)
+                .collect()
+        })
+        .collect();
+    let data = Dataset::from_columns(domain.clone(), cols).unwrap();
+    let w = MarginalWorkload::all_kway(&domain, 2).unwrap();
+    let r = params(Neighbouring::ReplaceOne)
+        .check()
+        .unwrap()
+        .run(&data, &w, &mut dp_core::seeded_rng(1))
+        .unwrap();
+    assert_eq!(r.one_ways[0].selected, vec![2]);
+    let order: Vec<usize> = r.one_ways.iter().map(|t| t.selected[0]).collect();
+    // all by cells, ties by index: c (2), a (3), d (3), b (4)
+    assert_eq!(order, vec![2, 0, 3, 1]);
+    // 8 records: no table is cheap, so the budget is low (d = 4)
+    assert!(r.low_budget);
+    let first = &r.one_ways[0];
+    let want = 0.9 * RHO / (16.0 * 4.0);
+    assert!((first.measure_rho - want).abs() <= 1e-12 * want);
 }

@@ -454,8 +454,8 @@ fn schedule_lines(
         s.neighbouring, s.rho
     ));
     out.push(format!(
-        "  1-way tables: {} measurements (one per attribute the workload touches), ρ = {:.6} \
-         each, σ = {:.6}",
+        "  1-way tables: {} measurements (one per attribute the workload touches, fewest cells \
+         first), ρ = {:.6} each (at a low budget: the first), σ = {:.6}",
         s.attributes,
         s.one_way.measure_rho,
         s.one_way.sigma()

@@ -6,12 +6,15 @@
 //! ([`AdaptiveProjection::schedule`] calls the run's own `opening`): the 1-way tables at
 //! `ρ₁ = αρ/T` each (`T = rounds_per_attribute · d`), each selection round at `αρ/T` for its
 //! measurement and `(1 − α)ρ/T` for its selection until a round anneals (both ×4: σ halves,
-//! ε doubles), the cheap workload tables at `βρ/k` and the checks at `γρ/k` (module docs of
+//! ε doubles), the cheap workload tables at `βρ/k` and the checks at `γρ/k`; and, when the
+//! release finds the budget low, every 1-way table but the first and the rounds at the same
+//! rates with `T = min(r_low, r)·d` ([`NoiseSchedule::low_budget`]) (module docs of
 //! [`crate::adaptive`]; docs/mechanisms/adaptive.md, "The noise schedule"). σ² is
 //! `Δ₂²/(2ρ)` rounded up ([`crate::calibration::gaussian_sigma2`]) with `Δ₂² = 1` under
 //! add/remove and `2` under replace-one ([`crate::sensitivity::single_marginal_count_sensitivity`]).
 //!
-//! What the schedule cannot say before the data is read: which workload tables are cheap (and
+//! What the schedule cannot say before the data is read: whether the budget is low (decided
+//! from the noisy total of the first 1-way table), which workload tables are cheap (and
 //! so whether the tables the model cannot take are measured directly too) and whether the
 //! checks are made (both are decided from the noisy total), and when a round
 //! anneals (decided from the noisy measurements). So the number of rounds is given as a
@@ -124,7 +127,8 @@ pub struct NoiseSchedule {
     /// The nominal number of rounds `T = rounds_per_attribute · d` that sets a round's
     /// budget.
     pub nominal_rounds: usize,
-    /// Each 1-way table's measurement (`αρ/T`).
+    /// Each 1-way table's measurement (`αρ/T`): the first one's always, the others' unless the
+    /// budget is low ([`Self::low_budget`]).
     pub one_way: ScheduledMeasurement,
     /// A selection round before any annealing (measurement `αρ/T`, selection `(1 − α)ρ/T`);
     /// its measurement has the 1-way tables' σ.
@@ -146,7 +150,8 @@ pub struct NoiseSchedule {
     /// allows more.
     pub rounds_at_most: usize,
     /// The rounds without annealing after the opening's largest spend (the 1-way tables and
-    /// `max(β, γ)·ρ` for the direct measurements and checks).
+    /// `max(β, γ)·ρ` for the direct measurements and checks); at a low budget or not,
+    /// whichever allows more.
     pub rounds_after_full_opening: usize,
     /// The fewest rounds: after the opening's largest spend, every round annealing; at a low
     /// budget or not, whichever allows fewer.
@@ -154,9 +159,16 @@ pub struct NoiseSchedule {
 }
 
 impl NoiseSchedule {
-    /// The ρ the 1-way tables take together (`d·αρ/T`).
-    pub fn one_way_total(&self) -> f64 {
-        self.attributes as f64 * self.one_way.measure_rho
+    /// The ρ the 1-way tables take together: `d·αρ/T`, or at a low budget `αρ/T` for the
+    /// first and the low budget's for the others.
+    pub fn one_way_total(&self, low_budget: bool) -> f64 {
+        match (&self.low_budget, low_budget) {
+            (Some(low), true) => {
+                self.one_way.measure_rho
+                    + self.attributes.saturating_sub(1) as f64 * low.one_way.measure_rho
+            }
+            _ => self.attributes as f64 * self.one_way.measure_rho,
+        }
     }
 }
 
@@ -194,9 +206,9 @@ fn rounds_from(
 impl AdaptiveProjection {
     /// The noise schedule of a release on `workload` (module docs of
     /// `adaptive/schedule.rs`), from public inputs only, computed from the same opening the
-    /// run calibrates itself with: the run's round-0 σ² (the 1-way tables), its first
-    /// round's σ² and ε before any annealing, and its direct and check measurements' σ² are
-    /// the schedule's.
+    /// run calibrates itself with: the run's 1-way tables' σ², its first round's σ² and ε
+    /// before any annealing (at a low budget: [`NoiseSchedule::low_budget`]'s), and its
+    /// direct and check measurements' σ² are the schedule's.
     ///
     /// Errors: as [`crate::Mechanism::check_inputs`] (a workload whose calibration fails).
     pub fn schedule(&self, workload: &MarginalWorkload) -> Result<NoiseSchedule> {
@@ -403,14 +415,24 @@ mod tests {
     /// number of rounds lies in the schedule's range.
     #[test]
     fn the_schedule_equals_what_the_run_spends() {
-        let (data, w) = data(400);
-        for relation in [Neighbouring::AddRemove, Neighbouring::ReplaceOne] {
+        // n = 400: every table cheap, the budget not low; n = 5: none cheap (σ_β ≈ 1.3 counts
+        // against 4-cell tables of 5 records), the budget low under replace-one (public n)
+        for (n, relation) in [
+            (400, Neighbouring::AddRemove),
+            (400, Neighbouring::ReplaceOne),
+            (5, Neighbouring::AddRemove),
+            (5, Neighbouring::ReplaceOne),
+        ] {
+            let (data, w) = data(n);
             let params = AdaptiveProjectionParams::new(PrivacyLoss::Zcdp { rho: 2.0 })
                 .neighbouring(relation)
                 .estimator(crate::EstimatorChoice::Independent);
             let mech = params.check().unwrap();
             let s = mech.schedule(&w).unwrap();
             let run = mech.run(&data, &w, &mut seeded_rng(3)).unwrap();
+            if relation == Neighbouring::ReplaceOne {
+                assert_eq!(run.low_budget, n == 5);
+            }
             // the first 1-way table at the schedule's; the others, the rounds and the
             // annealed rounds at the low budget's when the run found the budget low
             let first_one_way = &run.one_ways[0];
