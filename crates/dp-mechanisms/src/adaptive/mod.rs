@@ -1703,16 +1703,34 @@ impl AdaptiveProjection {
         let p = &self.params;
         let rel = p.neighbouring;
         let d = cands.iter().filter(|c| c.attrs.len() == 1).count();
-        let t_rounds = (p.rounds_per_attribute * d) as f64;
-        let rho_measure = p.measurement_share * self.rho / t_rounds;
-        let rho_select = (1.0 - p.measurement_share) * self.rho / t_rounds;
         let wmax = cands.iter().map(|c| c.weight).fold(1.0, f64::max);
         let fit_score = RoundScore::FitError { max_weight: wmax };
-        for score in [fit_score, RoundScore::MaxCellError] {
-            RoundCalibration::new(rel, rho_measure, rho_select, score)?.plan(rel)?;
-        }
-        let one_way = RoundCalibration::new(rel, rho_measure, 0.0, fit_score)?;
-        let measurement = one_way.measurement(rel)?;
+        // the round budgets at T rounds (`αρ/T`, `(1 − α)ρ/T`), both selection rounds' plans
+        // built to refuse a budget beyond the samplers before any spend, and the 1-way
+        // tables' calibration and plan at `αρ/T`
+        let budgets = |rounds: usize| -> Result<RoundBudgets> {
+            let rho_measure = p.measurement_share * self.rho / rounds as f64;
+            let rho_select = (1.0 - p.measurement_share) * self.rho / rounds as f64;
+            for score in [fit_score, RoundScore::MaxCellError] {
+                RoundCalibration::new(rel, rho_measure, rho_select, score)?.plan(rel)?;
+            }
+            let one_way = RoundCalibration::new(rel, rho_measure, 0.0, fit_score)?;
+            let measurement = one_way.measurement(rel)?;
+            Ok(RoundBudgets {
+                rounds,
+                rho_measure,
+                rho_select,
+                one_way,
+                measurement,
+            })
+        };
+        let RoundBudgets {
+            rho_measure,
+            rho_select,
+            one_way,
+            measurement,
+            ..
+        } = budgets(p.rounds_per_attribute * d)?;
         let k = direct::workload_tables(cands).len();
         // one measurement of a workload table at `share·ρ/k` (the direct phase's and the
         // checks' calibration), if the share is positive and there is such a table
@@ -1740,7 +1758,7 @@ impl AdaptiveProjection {
         // each, and the direct phase may still measure (decided again at the pooled total):
         // the rule is used only when that opening leaves budget for the rounds, as `check`
         // requires of the usual one
-        let share = if direct.is_some() || check.is_some() {
+        let opening_share = if direct.is_some() || check.is_some() {
             p.direct_share.max(p.check_share)
         } else {
             0.0
@@ -1749,23 +1767,9 @@ impl AdaptiveProjection {
             + p.measurement_share * d.saturating_sub(1) as f64 / (r_low * d.max(1)) as f64;
         let low_budget = if direct.is_some()
             && r_low < p.rounds_per_attribute
-            && low_one_ways + share < 1.0 - 1e-9
+            && low_one_ways + opening_share < 1.0 - 1e-9
         {
-            let rounds = r_low * d;
-            let rho_measure = p.measurement_share * self.rho / rounds as f64;
-            let rho_select = (1.0 - p.measurement_share) * self.rho / rounds as f64;
-            for score in [fit_score, RoundScore::MaxCellError] {
-                RoundCalibration::new(rel, rho_measure, rho_select, score)?.plan(rel)?;
-            }
-            let one_way = RoundCalibration::new(rel, rho_measure, 0.0, fit_score)?;
-            let measurement = one_way.measurement(rel)?;
-            Some(LowBudgetOpening {
-                rounds,
-                rho_measure,
-                rho_select,
-                one_way,
-                measurement,
-            })
+            Some(budgets(r_low * d)?)
         } else {
             None
         };
@@ -1777,6 +1781,7 @@ impl AdaptiveProjection {
             measurement,
             direct,
             check,
+            opening_share,
             low_budget,
         })
     }
@@ -1800,12 +1805,15 @@ struct Opening {
     /// The budgets when the budget is low
     /// ([`AdaptiveProjectionParams::low_budget_rounds_per_attribute`]), if the direct phase
     /// is on and `r_low < r`.
-    low_budget: Option<LowBudgetOpening>,
+    low_budget: Option<RoundBudgets>,
+    /// The most of ρ the direct measurements and checks together may take (`max(β, γ)` when
+    /// either phase is on, else 0).
+    opening_share: f64,
 }
 
-/// The opening at a low budget: `T = r_low·d` rounds, the per-round budgets `αρ/T`,
-/// `(1 − α)ρ/T`, and the 1-way tables' calibration and plan at `αρ/T`.
-struct LowBudgetOpening {
+/// The budgets at `T` rounds (the usual `r·d`, or `r_low·d` at a low budget): the per-round
+/// budgets `αρ/T`, `(1 − α)ρ/T`, and the 1-way tables' calibration and plan at `αρ/T`.
+struct RoundBudgets {
     rounds: usize,
     rho_measure: f64,
     rho_select: f64,

@@ -236,11 +236,7 @@ impl AdaptiveProjection {
                 measurement: (&o.calibration).into(),
             })
         };
-        let opening_share = if opening.direct.is_some() || opening.check.is_some() {
-            p.direct_share.max(p.check_share)
-        } else {
-            0.0
-        };
+        let opening_share = opening.opening_share;
         let score = opening.fit_score;
         // the rounds after a 1-way spend, at the given round budgets: (most, after the full
         // opening, fewest)
