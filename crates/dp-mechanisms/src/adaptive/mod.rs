@@ -148,8 +148,9 @@ pub struct AdaptiveProjectionParams {
     /// to `max(β, γ)`) leaves budget for the rounds. Setting `rounds_per_attribute` alone
     /// keeps this rule (the CLI's `--rounds` sets both). Default 12:
     /// over the bundled tables, where the rule fires it lowered avgL1 by 1–4 % (adult all2
-    /// and W64, titanic all-2way at ε ≤ 1, 60 seeds each), and elsewhere it leaves the run as
-    /// it was (docs/mechanisms/adaptive.md, "A low budget: T = 12d").
+    /// and W64, titanic all-2way at ε ≤ 1, 60 seeds each; adult W64 at ε = 2 and 3, 6 seeds),
+    /// where it does not fire it leaves the run as it was, and it costs 2.4 % on one row, the
+    /// wide stand-in at ε = 1 (24 seeds; docs/mechanisms/adaptive.md, "A low budget: T = 12d").
     pub low_budget_rounds_per_attribute: usize,
     /// Share α of each round's budget spent on the measurement. Default 0.9 (AIM).
     pub measurement_share: f64,
