@@ -927,7 +927,7 @@ impl AdaptiveProjection {
         let cells_of = |a: &[usize]| -> usize { sizes_of(a).iter().product() };
         let alpha = p.measurement_share;
         let opening = self.opening(&cands)?;
-        let (mut rho_m, mut rho_s) = (opening.rho_measure, opening.rho_select);
+        let (mut rho_m, mut rho_s) = (opening.usual.rho_measure, opening.usual.rho_select);
         let mut filter = ZcdpFilter::new(self.rho, rel)?;
         let mut measurements: Vec<MeasuredMarginal> = Vec::new();
         // workload tables measured beside the model, by candidate index
@@ -940,7 +940,8 @@ impl AdaptiveProjection {
             trace.push(r.clone());
         };
         // 1. the 1-ways
-        let (fit_score, cal1, one_way) = (opening.fit_score, opening.one_way, opening.measurement);
+        let fit_score = opening.fit_score;
+        let (cal1, one_way) = (opening.usual.one_way, opening.usual.measurement);
         // the smallest 1-way table first: with the direct phase on, its noisy total decides
         // whether the budget is low (`low_budget_rounds_per_attribute`), and so the budget of
         // every other 1-way table and of the rounds
@@ -1725,13 +1726,7 @@ impl AdaptiveProjection {
                 measurement,
             })
         };
-        let RoundBudgets {
-            rho_measure,
-            rho_select,
-            one_way,
-            measurement,
-            ..
-        } = budgets(p.rounds_per_attribute * d)?;
+        let usual = budgets(p.rounds_per_attribute * d)?;
         let k = direct::workload_tables(cands).len();
         // one measurement of a workload table at `share·ρ/k` (the direct phase's and the
         // checks' calibration), if the share is positive and there is such a table
@@ -1775,11 +1770,8 @@ impl AdaptiveProjection {
             None
         };
         Ok(Opening {
-            rho_measure,
-            rho_select,
+            usual,
             fit_score,
-            one_way,
-            measurement,
             direct,
             check,
             opening_share,
@@ -1789,14 +1781,13 @@ impl AdaptiveProjection {
 }
 
 /// The opening of a run ([`AdaptiveProjection::opening`]): the per-round budgets before any
-/// annealing (`αρ/T`, `(1 − α)ρ/T`), AIM's score with the candidates' largest weight, and
-/// the 1-way measurements' calibration and plan.
+/// annealing (`αρ/T`, `(1 − α)ρ/T`) with the 1-way measurements' calibration and plan, usual
+/// and at a low budget, AIM's score with the candidates' largest weight, and the per-table
+/// phases' calibrations.
 struct Opening {
-    rho_measure: f64,
-    rho_select: f64,
+    /// The usual budgets, at `T = r·d` rounds.
+    usual: RoundBudgets,
     fit_score: RoundScore,
-    one_way: RoundCalibration,
-    measurement: Measurement,
     /// The direct measurements' calibration and plan (`βρ/k` each), if `β > 0` and the
     /// workload has a table of two or more attributes.
     direct: Option<DirectOpening>,

@@ -219,14 +219,14 @@ impl AdaptiveProjection {
         let d = cands.iter().filter(|c| c.attrs.len() == 1).count();
         let round = RoundCalibration::new(
             rel,
-            opening.rho_measure,
-            opening.rho_select,
+            opening.usual.rho_measure,
+            opening.usual.rho_select,
             opening.fit_score,
         )?;
         let annealed = RoundCalibration::new(
             rel,
-            4.0 * opening.rho_measure,
-            4.0 * opening.rho_select,
+            4.0 * opening.usual.rho_measure,
+            4.0 * opening.usual.rho_select,
             opening.fit_score,
         )?;
         let phase = |o: &Option<super::DirectOpening>, share: f64| {
@@ -249,10 +249,10 @@ impl AdaptiveProjection {
                 rounds_from(rel, self.rho, after_opening, budgets, score, true)?,
             ])
         };
-        let one_way_rho = opening.one_way.measure_rho;
+        let one_way_rho = opening.usual.one_way.measure_rho;
         let mut counts = range(
             d as f64 * one_way_rho,
-            (opening.rho_measure, opening.rho_select),
+            (opening.usual.rho_measure, opening.usual.rho_select),
         )?;
         let low_budget = match &opening.low_budget {
             Some(low) => {
@@ -286,8 +286,8 @@ impl AdaptiveProjection {
             rho: self.rho,
             neighbouring: rel,
             attributes: d,
-            nominal_rounds: p.rounds_per_attribute * d,
-            one_way: (&opening.one_way).into(),
+            nominal_rounds: opening.usual.rounds,
+            one_way: (&opening.usual.one_way).into(),
             round: ScheduledRound::of(&round),
             annealed_round: ScheduledRound::of(&annealed),
             direct: phase(&opening.direct, p.direct_share),
