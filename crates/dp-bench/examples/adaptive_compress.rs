@@ -11,16 +11,15 @@
 //! the smallest rare values only while their noisy mass stays at most `c·σ₁`), `DS=β` (both
 //! runs' direct share), `NODEF=1` (skip the default run). Measured in
 //! docs/mechanisms/adaptive.md, "Domain compression".
+use dp_bench::experiments::real::ExampleInputs;
 use dp_core::{Neighbouring, PrivacyLoss};
 use dp_mechanisms::adaptive::AdaptiveProjectionParams;
 use dp_queries::{Dataset, Domain, Marginal, MarginalWorkload};
 use rand::RngExt;
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let wl = args.get(1).cloned().unwrap_or("adult_w64.json".into());
-    let eps: f64 = args.get(2).map(|s| s.parse().unwrap()).unwrap_or(1.0);
-    let seed: u64 = args.get(3).map(|s| s.parse().unwrap()).unwrap_or(1);
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let inputs = ExampleInputs::from_command_line()?;
+    let (data, w, eps, seed) = (inputs.data, inputs.workload, inputs.epsilon, inputs.seed);
     let theta: f64 = std::env::var("THETA")
         .ok()
         .map(|v| v.parse().unwrap())
@@ -30,23 +29,6 @@ fn main() {
         .map(|v| v.parse().unwrap())
         .unwrap_or(f64::INFINITY);
     let skip_default = std::env::var("NODEF").is_ok();
-    let dataset = std::env::var("DATASET").unwrap_or("adult".into());
-    let data = dp_bench::io::datasets::bundled(&dataset)
-        .unwrap()
-        .load()
-        .unwrap();
-    let w = if wl.ends_with(".json") {
-        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../data/workloads")
-            .join(&wl);
-        MarginalWorkload::from_json_file(data.domain(), &path).unwrap()
-    } else {
-        let wseed: u64 = std::env::var("WSEED")
-            .ok()
-            .map(|v| v.parse().unwrap())
-            .unwrap_or(1);
-        MarginalWorkload::parse_spec(data.domain(), &wl, wseed).unwrap()
-    };
     let truth = w.answers(&data).unwrap();
     let rho = dp_core::conversions::rho_for_epsilon_delta(eps, 1e-9).unwrap();
     let touched = w.touched_attributes();
@@ -218,4 +200,5 @@ fn main() {
             run.rounds.len()
         );
     }
+    Ok(())
 }

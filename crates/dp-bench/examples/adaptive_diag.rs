@@ -10,31 +10,12 @@
 //! mirror-descent steps, `CS` and `CK` set the check share γ and resolution κ, `ME` the max-error rounds' resolution κ_max (`inf` for none), `BESIDE=0|1` turns the measurements beside the model off or on (default: the library's), `DU=1` the direct measurement of the tables the model cannot take (`direct_unjoinable`), `PT=0` takes the total from the 1-way tables alone, `FG` the final fit's χ² gain stop, `RPA` and `RL` the rounds per attribute (T = r·d) and at a low budget, `FC` its cells × steps budget, `BYTABLE=1` prints every table's ℓ1 beside the baseline's, summed by how the release measured it (direct, check, round, none), `DATASET`
 //! picks another bundled table (then the workload may also be `all-2way`,
 //! `random-3way:64` …, workload seed 0). Seeded noise: an experiment, not a release.
+use dp_bench::experiments::real::ExampleInputs;
 use dp_core::{Neighbouring, PrivacyLoss};
 use dp_mechanisms::adaptive::{AdaptiveProjectionParams, EstimatorChoice};
-use dp_queries::MarginalWorkload;
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let wl = args.get(1).cloned().unwrap_or("adult_w64.json".into());
-    let eps: f64 = args.get(2).map(|s| s.parse().unwrap()).unwrap_or(1.0);
-    let seed: u64 = args.get(3).map(|s| s.parse().unwrap()).unwrap_or(1);
-    let dataset = std::env::var("DATASET").unwrap_or("adult".into());
-    let data = dp_bench::io::datasets::bundled(&dataset)
-        .unwrap()
-        .load()
-        .unwrap();
-    let w = if wl.ends_with(".json") {
-        let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../data/workloads")
-            .join(&wl);
-        MarginalWorkload::from_json_file(data.domain(), &path).unwrap()
-    } else {
-        let wseed: u64 = std::env::var("WSEED")
-            .ok()
-            .map(|v| v.parse().unwrap())
-            .unwrap_or(1);
-        MarginalWorkload::parse_spec(data.domain(), &wl, wseed).unwrap()
-    };
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let inputs = ExampleInputs::from_command_line()?;
+    let (data, w, eps, seed) = (inputs.data, inputs.workload, inputs.epsilon, inputs.seed);
     let truth = w.answers(&data).unwrap();
     let budget = PrivacyLoss::approx(eps, 1e-9).unwrap();
     let env = |k: &str, d: f64| -> f64 {
@@ -44,10 +25,10 @@ fn main() {
             .unwrap_or(d)
     };
     let mut params = AdaptiveProjectionParams::new(budget);
-    let every: usize = args
-        .get(4)
-        .map(|s| s.parse().unwrap())
-        .unwrap_or(params.max_error_every);
+    let every: usize = match inputs.rest.first() {
+        Some(v) => v.parse()?,
+        None => params.max_error_every,
+    };
     params.max_model_cells = env("MC", params.max_model_cells);
     params.rounds_per_attribute = env("RPA", params.rounds_per_attribute as f64) as usize;
     params.low_budget_rounds_per_attribute =
@@ -186,4 +167,5 @@ fn main() {
         print!("{:?}{} ", r.selected, if r.annealed { "*" } else { "" });
     }
     println!();
+    Ok(())
 }

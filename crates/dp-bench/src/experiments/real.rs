@@ -37,7 +37,20 @@ impl RealWorkload {
         }
     }
 
-    fn load(&self, data: &Dataset) -> Result<MarginalWorkload> {
+    /// The workload named on a command line (the examples `adaptive_diag` and
+    /// `adaptive_compress`): a file of `data/workloads/` when `arg` ends in `.json`, else a
+    /// spec drawn with `seed`.
+    pub fn from_arg(arg: &str, seed: u64) -> Self {
+        if arg.ends_with(".json") {
+            RealWorkload::File(arg.to_string())
+        } else {
+            RealWorkload::Spec(arg.to_string(), seed)
+        }
+    }
+
+    /// The workload on `data`'s domain. Errors: a missing or malformed file, a bad spec or
+    /// one that does not fit the domain.
+    pub fn load(&self, data: &Dataset) -> Result<MarginalWorkload> {
         Ok(match self {
             RealWorkload::File(f) => {
                 let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -47,6 +60,67 @@ impl RealWorkload {
             }
             RealWorkload::Spec(s, seed) => MarginalWorkload::parse_spec(data.domain(), s, *seed)?,
         })
+    }
+}
+
+/// The inputs the experiment examples share (`adaptive_diag`, `adaptive_compress`).
+#[derive(Clone, Debug)]
+pub struct ExampleInputs {
+    /// The bundled table named by `DATASET` (default adult).
+    pub data: Dataset,
+    /// The workload named by the first argument (default `adult_w64.json`; a spec is drawn
+    /// with the workload seed `WSEED`, default 1).
+    pub workload: MarginalWorkload,
+    /// ε of the (ε, 10⁻⁹) budget: the second argument (default 1).
+    pub epsilon: f64,
+    /// The release's seed: the third argument (default 1).
+    pub seed: u64,
+    /// The arguments after the third, for the example.
+    pub rest: Vec<String>,
+}
+
+impl ExampleInputs {
+    /// From the command line `[WORKLOAD] [EPSILON] [SEED]` (`args` without the program name)
+    /// and the environment. Errors: a malformed number ([`crate::BenchError::Usage`]), an
+    /// unknown table, a workload that does not load ([`RealWorkload::load`]).
+    pub fn from_args(args: &[String]) -> Result<Self> {
+        Self::from_parts(
+            args,
+            std::env::var("DATASET").ok(),
+            std::env::var("WSEED").ok(),
+        )
+    }
+
+    /// [`Self::from_args`] with the environment's `DATASET` and `WSEED` given.
+    fn from_parts(args: &[String], dataset: Option<String>, wseed: Option<String>) -> Result<Self> {
+        fn parse<T: std::str::FromStr>(what: &str, v: Option<String>, default: T) -> Result<T> {
+            match v {
+                None => Ok(default),
+                Some(v) => v
+                    .parse()
+                    .map_err(|_| crate::BenchError::Usage(format!("{what}: not a number: {v}"))),
+            }
+        }
+        let epsilon = parse("EPSILON", args.get(1).cloned(), 1.0)?;
+        let seed = parse("SEED", args.get(2).cloned(), 1u64)?;
+        let wseed = parse("WSEED", wseed, 1u64)?;
+        let dataset = dataset.unwrap_or_else(|| "adult".into());
+        let data = bundled(&dataset)?.load()?;
+        let name = args.first().map_or("adult_w64.json", |s| s.as_str());
+        let workload = RealWorkload::from_arg(name, wseed).load(&data)?;
+        Ok(ExampleInputs {
+            data,
+            workload,
+            epsilon,
+            seed,
+            rest: args.iter().skip(3).cloned().collect(),
+        })
+    }
+
+    /// [`Self::from_args`] of this process's command line.
+    pub fn from_command_line() -> Result<Self> {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        Self::from_args(&args)
     }
 }
 
@@ -415,4 +489,37 @@ fn key(r: &RealRecord) -> (String, String, String, String, f64) {
         r.config.neighbouring.to_string(),
         r.config.epsilon,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The examples' command line: a file name or a spec, ε, seed and the rest; a malformed
+    /// number is a usage error, not a panic; `DATASET` picks the table.
+    #[test]
+    fn example_inputs_from_the_command_line() {
+        let args: Vec<String> = ["adult_w64.json", "2", "7", "every"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let inp = ExampleInputs::from_parts(&args, None, None).unwrap();
+        assert_eq!(inp.workload.len(), 64);
+        assert_eq!((inp.epsilon, inp.seed), (2.0, 7));
+        assert_eq!(inp.rest, vec!["every".to_string()]);
+        assert_eq!(inp.data.n(), bundled("adult").unwrap().load().unwrap().n());
+        let spec =
+            ExampleInputs::from_parts(&["all-2way".to_string()], Some("titanic".into()), None)
+                .unwrap();
+        assert_eq!(
+            spec.data.n(),
+            bundled("titanic").unwrap().load().unwrap().n()
+        );
+        let d = spec.data.domain().len();
+        assert_eq!(spec.workload.len(), d * (d - 1) / 2);
+        assert_eq!((spec.epsilon, spec.seed), (1.0, 1));
+        let bad =
+            ExampleInputs::from_parts(&["all-2way".to_string(), "one".to_string()], None, None);
+        assert!(matches!(bad, Err(crate::BenchError::Usage(_))), "{bad:?}");
+    }
 }
