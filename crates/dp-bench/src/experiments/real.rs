@@ -80,18 +80,21 @@ pub struct ExampleInputs {
 }
 
 impl ExampleInputs {
-    /// From the command line `[WORKLOAD] [EPSILON] [SEED]` (`args` without the program name)
-    /// and the environment. Errors: a malformed number ([`crate::BenchError::Usage`]), an
-    /// unknown table, a workload that does not load ([`RealWorkload::load`]).
-    pub fn from_args(args: &[String]) -> Result<Self> {
+    /// From this process's command line `[WORKLOAD] [EPSILON] [SEED] [REST…]` and the
+    /// environment (`DATASET`, `WSEED`). Errors: a malformed number
+    /// ([`crate::BenchError::Usage`]), an unknown table, a workload that does not load
+    /// ([`RealWorkload::load`]).
+    pub fn from_command_line() -> Result<Self> {
+        let args: Vec<String> = std::env::args().skip(1).collect();
         Self::from_parts(
-            args,
+            &args,
             std::env::var("DATASET").ok(),
             std::env::var("WSEED").ok(),
         )
     }
 
-    /// [`Self::from_args`] with the environment's `DATASET` and `WSEED` given.
+    /// [`Self::from_command_line`] with the arguments (without the program name) and the
+    /// environment's `DATASET` and `WSEED` given.
     fn from_parts(args: &[String], dataset: Option<String>, wseed: Option<String>) -> Result<Self> {
         fn parse<T: std::str::FromStr>(what: &str, v: Option<String>, default: T) -> Result<T> {
             match v {
@@ -115,12 +118,6 @@ impl ExampleInputs {
             seed,
             rest: args.iter().skip(3).cloned().collect(),
         })
-    }
-
-    /// [`Self::from_args`] of this process's command line.
-    pub fn from_command_line() -> Result<Self> {
-        let args: Vec<String> = std::env::args().skip(1).collect();
-        Self::from_args(&args)
     }
 }
 
