@@ -83,6 +83,7 @@ fn graphical(c: &mut Criterion) {
                 marginal,
                 values,
                 sigma: 1.0,
+                groups: None,
             }
         })
         .collect();

@@ -66,7 +66,8 @@ pub use dataset::Dataset;
 pub use domain::Domain;
 pub use error::{QueryError, Result};
 pub use graphical::{
-    FitReport, GraphicalModel, GraphicalModelSettings, JunctionTree, NoisyMarginal, WarmStart,
+    CellGroups, FitReport, GraphicalModel, GraphicalModelSettings, JunctionTree, NoisyMarginal,
+    WarmStart,
 };
 pub use implicit::{MarginalRecordOracle, OracleStrategy, RecordOracleSettings};
 pub use io::{

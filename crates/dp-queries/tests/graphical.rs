@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use dp_geometry::Parallelism;
 use dp_queries::{
-    Domain, GraphicalModel, GraphicalModelSettings, JunctionTree, Marginal, NoisyMarginal,
-    QueryError, WarmStart,
+    CellGroups, Domain, GraphicalModel, GraphicalModelSettings, JunctionTree, Marginal,
+    NoisyMarginal, QueryError, WarmStart,
 };
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -233,6 +233,7 @@ fn measure(dom: &Domain, p: &[f64], attrs: &[usize], total: f64, sigma: f64) -> 
             .collect(),
         marginal: m,
         sigma,
+        groups: None,
     }
 }
 
@@ -436,11 +437,13 @@ fn measurements_are_weighted_by_their_precision() {
             marginal: m.clone(),
             values: y1.clone(),
             sigma: s1,
+            groups: None,
         },
         NoisyMarginal {
             marginal: m,
             values: y2.clone(),
             sigma: s2,
+            groups: None,
         },
     ];
     let (p1, p2) = (1.0 / (s1 * s1), 1.0 / (s2 * s2));
@@ -493,6 +496,7 @@ fn one_way_measurements_give_the_product_of_the_one_ways() {
             marginal: Marginal::new(&dom, vec![a]).unwrap(),
             values: t.iter().map(|v| v * total).collect(),
             sigma: 10.0,
+            groups: None,
         });
         targets.push(t);
     }
@@ -650,6 +654,7 @@ fn bad_input_is_an_error() {
         marginal: Marginal::new(&dom, vec![0, 1]).unwrap(),
         values: vec![1.0; 6],
         sigma: 1.0,
+        groups: None,
     };
     let s = GraphicalModelSettings::default();
     let fit = |m: &NoisyMarginal, total: f64| {
@@ -692,6 +697,7 @@ fn bad_input_is_an_error() {
             values: vec![0.0; Marginal::new(&other, attrs.clone()).unwrap().num_cells()],
             marginal: Marginal::new(&other, attrs).unwrap(),
             sigma: 1.0,
+            groups: None,
         };
         assert!(matches!(
             fit(&m, 6.0),
@@ -756,11 +762,13 @@ fn extreme_but_valid_input_stays_finite() {
                 marginal: m01.clone(),
                 values: (0..6).map(|i| scale * (i as f64 - 2.5)).collect(),
                 sigma: s1,
+                groups: None,
             },
             NoisyMarginal {
                 marginal: m12.clone(),
                 values: (0..6).map(|i| -scale * (i as f64 % 3.0)).collect(),
                 sigma: s2,
+                groups: None,
             },
         ];
         let settings = GraphicalModelSettings {
@@ -833,6 +841,7 @@ fn adult_speed() {
                 marginal: m,
                 values,
                 sigma,
+                groups: None,
             }
         })
         .collect();
@@ -953,6 +962,7 @@ fn parallel_fit_is_the_sequential_fit_bit_for_bit() {
             marginal,
             values,
             sigma: 3.0,
+            groups: None,
         }
     };
     let meas = vec![
@@ -1053,5 +1063,284 @@ fn the_chi_square_window_stops_at_the_first_window_below_the_gain() {
             ..Default::default()
         };
         assert!(GraphicalModel::fit(&dom, &meas, total, &s, None).is_err());
+    }
+}
+
+/// A coarsened measurement of `attrs` (that order) of the distribution `p`: each
+/// attribute's values summed over `maps` (value → group), noiseless, in count units.
+fn measure_grouped(
+    dom: &Domain,
+    p: &[f64],
+    attrs: &[usize],
+    maps: &[Vec<u32>],
+    total: f64,
+    sigma: f64,
+) -> NoisyMarginal {
+    let groups = CellGroups::new(maps.to_vec()).unwrap();
+    let fine = measure(dom, p, attrs, total, sigma);
+    NoisyMarginal {
+        values: groups.coarsen(&fine.values).unwrap(),
+        groups: Some(groups),
+        ..fine
+    }
+}
+
+/// A coarsened table's cell of `record` (brute force: the groups' row-major index).
+fn group_cell(record: &[u32], attrs: &[usize], maps: &[Vec<u32>]) -> usize {
+    attrs.iter().zip(maps).fold(0, |acc, (&a, m)| {
+        let g = m.iter().copied().max().unwrap() as usize + 1;
+        acc * g + m[record[a] as usize] as usize
+    })
+}
+
+/// `CellGroups` against brute force: every record's cell of the table maps to its cell of
+/// the coarsened table, the coarsened counts are the group sums, and malformed groups are
+/// errors.
+#[test]
+fn cell_groups_coarsen_like_brute_force() {
+    let sizes = [3u32, 4, 5];
+    let dom = domain(&sizes);
+    let attrs = [2usize, 0];
+    let maps = vec![vec![0, 2, 1, 2, 0], vec![1, 0, 1]];
+    let g = CellGroups::new(maps.clone()).unwrap();
+    assert_eq!(g.group_counts(), &[3, 2]);
+    assert_eq!(g.num_cells(), 6);
+    let m = Marginal::new(&dom, attrs.to_vec()).unwrap();
+    assert!(g.fits(&m));
+    assert!(!g.fits(&Marginal::new(&dom, vec![0, 2]).unwrap()));
+    let map = g.cell_map();
+    let fine: Vec<u64> = (0..15u64).map(|i| i * i + 1).collect();
+    let mut want = vec![0u64; 6];
+    for r in universe(&sizes).iter().filter(|r| r[1] == 0) {
+        let (f, c) = (cell(r, &attrs, &sizes), group_cell(r, &attrs, &maps));
+        assert_eq!(map[f] as usize, c, "{r:?}");
+        want[c] += fine[f];
+    }
+    assert_eq!(g.coarsen(&fine).unwrap(), want);
+    assert!(matches!(
+        g.coarsen(&fine[1..]),
+        Err(QueryError::LengthMismatch { expected: 15, .. })
+    ));
+    // a group with no value, an empty map, no attribute
+    for bad in [vec![vec![0, 2, 2]], vec![vec![]], vec![]] {
+        assert!(
+            matches!(
+                CellGroups::new(bad.clone()),
+                Err(QueryError::BadWorkload { .. })
+            ),
+            "{bad:?}"
+        );
+    }
+    // in a fit: groups that do not fit the marginal, values one per fine cell
+    let ok = measure_grouped(&dom, &vec![1.0 / 60.0; 60], &attrs, &maps, 600.0, 1.0);
+    let s = GraphicalModelSettings::default();
+    let fit =
+        |m: &NoisyMarginal| GraphicalModel::fit(&dom, std::slice::from_ref(m), 600.0, &s, None);
+    assert!(fit(&ok).is_ok());
+    let mut m = ok.clone();
+    m.groups = Some(CellGroups::new(vec![vec![0, 1, 1], vec![1, 0, 1, 0, 0]]).unwrap());
+    assert!(matches!(fit(&m), Err(QueryError::DomainMismatch { .. })));
+    let mut m = ok.clone();
+    m.values = vec![10.0; 15];
+    assert!(matches!(
+        fit(&m),
+        Err(QueryError::LengthMismatch {
+            expected: 6,
+            found: 15
+        })
+    ));
+}
+
+/// A measured table of a test: attributes, groups (value → group per attribute) or none,
+/// the distribution it is drawn from, σ.
+type Spec<'a> = (Vec<usize>, Option<Vec<Vec<u32>>>, &'a [f64], f64);
+
+/// Coarsened measurements in a fit (MST's compressed tables, measured without compressing
+/// the model) against brute force on the joint distribution of three attributes: the fit's
+/// target is the minimiser over the simplex of `Σ_i w_i ‖Q_i A_i p − y_i/N‖²` (`Q_i` the group
+/// sums), found by projected gradient with `L = Σ_i 2w_i·(joint cells per cell of table i's
+/// coarsening)` (the operator's rows are disjoint 0/1 indicators, so its largest eigenvalue
+/// is the largest row count). The full table measured at σ = 1 makes the loss strongly
+/// convex, so the brute force converges; the coarsened tables are drawn from another
+/// distribution, so their gradients move the optimum: a fit that ignored the groups (or
+/// matched the fine marginal to the coarse target) would sit far above it. Tolerance: the
+/// mirror-descent rate bound `2L'·ln 60 / T` with the fit's own `L' = 2 Σ w_i`, which holds
+/// for coarsened measurements too (`‖Qv‖₂ ≤ ‖v‖₁`). The reported loss also equals the loss
+/// recomputed from the model's marginals.
+#[test]
+fn coarsened_measurements_fit_the_brute_force_optimum() {
+    let mut rng = ChaCha8Rng::seed_from_u64(17);
+    let sizes = [3u32, 4, 5];
+    let dom = domain(&sizes);
+    let joint = truth(&dom, &[vec![0, 1, 2]], 1.5, &mut rng).p;
+    // another sharp distribution, its mass where the joint's is not
+    let mut other = truth(&dom, &[vec![0, 1, 2]], 4.0, &mut rng).p;
+    other.reverse();
+    let total = 5000.0;
+    // (table, groups or none, drawn from, sigma)
+    let spec: Vec<Spec> = vec![
+        (vec![0, 1, 2], None, &joint, 1.0),
+        (
+            vec![2, 1, 0],
+            Some(vec![vec![0, 1, 1, 2, 1], vec![0, 0, 1, 0], vec![0, 1, 0]]),
+            &other,
+            1.5,
+        ),
+        (
+            vec![1, 2],
+            Some(vec![vec![1, 0, 0, 1], vec![0, 0, 0, 1, 1]]),
+            &other,
+            1.0,
+        ),
+        (vec![2], Some(vec![vec![0, 0, 1, 1, 0]]), &other, 1.2),
+        (vec![0, 2], None, &other, 2.0),
+    ];
+    let meas: Vec<NoisyMarginal> = spec
+        .iter()
+        .map(|(c, g, p, sigma)| match g {
+            Some(maps) => measure_grouped(&dom, p, c, maps, total, *sigma),
+            None => measure(&dom, p, c, total, *sigma),
+        })
+        .collect();
+    let weights: Vec<f64> = spec.iter().map(|s| (1.0 / s.3).powi(2)).collect();
+    let univ = universe(&sizes);
+    let n = univ.len();
+    // each record's cell in each measured (possibly coarsened) table
+    let cell_of = |x: &[u32], (c, g, _, _): &Spec| match g {
+        Some(maps) => group_cell(x, c, maps),
+        None => cell(x, c, &sizes),
+    };
+    let answers = |p: &[f64]| -> Vec<Vec<f64>> {
+        spec.iter()
+            .zip(&meas)
+            .map(|(s, m)| {
+                let mut a = vec![0.0; m.values.len()];
+                for (x, v) in univ.iter().zip(p) {
+                    a[cell_of(x, s)] += v;
+                }
+                a
+            })
+            .collect()
+    };
+    let loss_at = |p: &[f64]| -> f64 {
+        answers(p)
+            .iter()
+            .zip(&meas)
+            .zip(&weights)
+            .map(|((a, m), w)| {
+                w * a
+                    .iter()
+                    .zip(&m.values)
+                    .map(|(x, y)| (x - y / total).powi(2))
+                    .sum::<f64>()
+            })
+            .sum()
+    };
+    let lip: f64 = spec
+        .iter()
+        .zip(&meas)
+        .zip(&weights)
+        .map(|((s, m), w)| {
+            let mut per = vec![0usize; m.values.len()];
+            univ.iter().for_each(|x| per[cell_of(x, s)] += 1);
+            2.0 * w * *per.iter().max().unwrap() as f64
+        })
+        .sum();
+    let mut p = vec![1.0 / n as f64; n];
+    for _ in 0..20_000 {
+        let a = answers(&p);
+        let mut g = vec![0.0; n];
+        for ((s, m), (w, a)) in spec.iter().zip(&meas).zip(weights.iter().zip(&a)) {
+            for (x, gx) in univ.iter().zip(g.iter_mut()) {
+                let j = cell_of(x, s);
+                *gx += 2.0 * w * (a[j] - m.values[j] / total);
+            }
+        }
+        let step: Vec<f64> = p.iter().zip(&g).map(|(v, d)| v - d / lip).collect();
+        p = project_simplex(&step);
+    }
+    let optimum = loss_at(&p);
+    let settings = GraphicalModelSettings {
+        iterations: 100_000,
+        ..Default::default()
+    };
+    let (model, report) = GraphicalModel::fit(&dom, &meas, total, &settings, None).unwrap();
+    // the fit's weights are (σ_min/σ_i)² with σ_min = 1: the brute force's
+    let bound = rate_bound(&weights, (n as f64).ln(), report.iterations);
+    assert!(
+        report.final_loss <= optimum + bound,
+        "fit {} above the optimum {optimum} + {bound}",
+        report.final_loss
+    );
+    assert!(
+        optimum > 10.0 * bound,
+        "the measurements must contradict each other"
+    );
+    let joint_of_model = model.marginal(&[0, 1, 2]).unwrap();
+    let fitted: Vec<f64> = univ
+        .iter()
+        .map(|x| joint_of_model[cell(x, &[0, 1, 2], &sizes)])
+        .collect();
+    let recomputed = loss_at(&fitted);
+    assert!(
+        (recomputed - report.final_loss).abs() <= 1e-9 * (1.0 + recomputed),
+        "recomputed {recomputed} against reported {}",
+        report.final_loss
+    );
+    // the same tables measured without their groups (fine, noiseless) would be another
+    // problem: its optimum is not the fit's
+    let fine: Vec<NoisyMarginal> = spec
+        .iter()
+        .map(|(c, _, p, sigma)| measure(&dom, p, c, total, *sigma))
+        .collect();
+    let (_, ungrouped) = GraphicalModel::fit(&dom, &fine, total, &settings, None).unwrap();
+    assert!(
+        (ungrouped.final_loss - report.final_loss).abs() > 10.0 * bound,
+        "grouped {} and ungrouped {} fits agree",
+        report.final_loss,
+        ungrouped.final_loss
+    );
+}
+
+/// Maximum entropy within groups: fitted to one noiseless coarsened 2-way table alone, the
+/// model matches the group sums (within the rate bound) and spreads each group's mass evenly
+/// over its cells — the gradient is constant on a group, so the iterates never tell its
+/// cells apart — as MST's expansion of a compressed domain does.
+#[test]
+fn a_coarsened_measurement_alone_spreads_each_group_evenly() {
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let sizes = [4u32, 5];
+    let dom = domain(&sizes);
+    let p = truth(&dom, &[vec![0, 1]], 4.0, &mut rng).p;
+    let maps = vec![vec![0, 1, 1, 1], vec![2, 0, 2, 1, 2]];
+    let total = 1000.0;
+    let m = measure_grouped(&dom, &p, &[0, 1], &maps, total, 1.0);
+    let settings = GraphicalModelSettings {
+        iterations: 20_000,
+        ..Default::default()
+    };
+    let (model, report) =
+        GraphicalModel::fit(&dom, std::slice::from_ref(&m), total, &settings, None).unwrap();
+    let bound = rate_bound(&[1.0], 20f64.ln(), report.iterations);
+    assert!(report.initial_loss > 10.0 * bound);
+    let got = model.marginal(&[0, 1]).unwrap();
+    let g = m.groups.as_ref().unwrap();
+    let coarse = g.coarsen(&got).unwrap();
+    let err2: f64 = coarse
+        .iter()
+        .zip(&m.values)
+        .map(|(a, y)| (a - y / total).powi(2))
+        .sum();
+    assert!(err2 <= bound, "{err2} > {bound}");
+    let map = g.cell_map();
+    let mut per = vec![0usize; coarse.len()];
+    map.iter().for_each(|&c| per[c as usize] += 1);
+    for (f, &c) in map.iter().enumerate() {
+        let even = coarse[c as usize] / per[c as usize] as f64;
+        assert!(
+            (got[f] - even).abs() <= 1e-9 * even.max(1e-12),
+            "cell {f}: {} against the even share {even}",
+            got[f]
+        );
     }
 }

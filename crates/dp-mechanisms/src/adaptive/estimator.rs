@@ -272,6 +272,7 @@ impl GraphicalModelEstimator {
                     marginal: Marginal::new(&self.domain, m.attrs.clone())?,
                     values: m.values.clone(),
                     sigma: m.sigma2.sqrt(),
+                    groups: None,
                 })
             })
             .collect::<Result<Vec<_>>>()?;

@@ -98,11 +98,61 @@ impl Layout {
     }
 }
 
-/// A measurement prepared for the fit: the target in probability units and the weight.
+/// A measurement prepared for the fit: the target in probability units, the weight, and
+/// for a coarsened measurement ([`super::CellGroups`]) the map from the marginal's cells to
+/// the target's.
 #[derive(Clone, Debug)]
 struct Prepared {
     target: Vec<f64>,
     weight: f64,
+    groups: Option<Vec<u32>>,
+}
+
+impl Prepared {
+    /// The residual `Qμ − t` of the marginal `mu` (`Q` the identity or the group sums).
+    fn residual(&self, mu: &[f64]) -> Vec<f64> {
+        match &self.groups {
+            None => mu.iter().zip(&self.target).map(|(a, b)| a - b).collect(),
+            Some(map) => {
+                let mut r: Vec<f64> = self.target.iter().map(|t| -t).collect();
+                for (&c, &v) in map.iter().zip(mu) {
+                    r[c as usize] += v;
+                }
+                r
+            }
+        }
+    }
+
+    /// The weighted squared error `w‖Qμ − t‖₂²`.
+    fn loss(&self, mu: &[f64]) -> f64 {
+        let sq = match &self.groups {
+            None => mu
+                .iter()
+                .zip(&self.target)
+                .map(|(a, b)| (a - b) * (a - b))
+                .sum::<f64>(),
+            Some(_) => self.residual(mu).iter().map(|r| r * r).sum::<f64>(),
+        };
+        self.weight * sq
+    }
+
+    /// The gradient `2w·Qᵀ(Qμ − t)` of [`Self::loss`] with respect to the marginal, into `g`.
+    fn gradient(&self, mu: &[f64], g: &mut [f64]) {
+        let w2 = 2.0 * self.weight;
+        match &self.groups {
+            None => {
+                for ((gv, &t), &mv) in g.iter_mut().zip(&self.target).zip(mu) {
+                    *gv = w2 * (mv - t);
+                }
+            }
+            Some(map) => {
+                let r = self.residual(mu);
+                for (gv, &c) in g.iter_mut().zip(map) {
+                    *gv = w2 * r[c as usize];
+                }
+            }
+        }
+    }
 }
 
 /// Where one table a clique answers in the fit's distribute pass is summed from: the
@@ -432,9 +482,19 @@ fn check_measurements(domain: &Domain, measurements: &[NoisyMarginal], total: f6
                 ),
             });
         }
-        if m.values.len() != m.marginal.num_cells() {
+        if let Some(g) = &m.groups
+            && !g.fits(&m.marginal)
+        {
+            return Err(QueryError::DomainMismatch {
+                reason: format!(
+                    "measurement #{i}: its cell groups do not fit the marginal on attributes {:?}",
+                    m.marginal.attrs()
+                ),
+            });
+        }
+        if m.values.len() != m.num_values() {
             return Err(QueryError::LengthMismatch {
-                expected: m.marginal.num_cells(),
+                expected: m.num_values(),
                 found: m.values.len(),
             });
         }
@@ -468,9 +528,11 @@ impl GraphicalModel {
     /// Fits the model: minimises the weighted squared error of the measured marginals,
     ///
     /// ```text
-    ///   L(μ) = Σ_i ‖(total·μ_{C_i} − y_i) / σ_i‖₂²,
+    ///   L(μ) = Σ_i ‖(total·Q_i μ_{C_i} − y_i) / σ_i‖₂²,
     /// ```
     ///
+    /// (`Q_i` the identity, or for a coarsened measurement, [`super::NoisyMarginal::groups`],
+    /// the sums of the marginal's cells over its groups)
     /// over μ in the marginal polytope (the Gaussian negative log-likelihood up to constants,
     /// i.e. the weights `1/σ_i²` of generalised least squares: each measurement counts by its
     /// precision), parameterised as a graphical model on the cliques of a junction tree that
@@ -583,6 +645,7 @@ impl GraphicalModel {
                     .map(|&y| (y / total).clamp(-TARGET_CLAMP, TARGET_CLAMP))
                     .collect(),
                 weight: ratio * ratio,
+                groups: m.groups.as_ref().map(|g| g.cell_map()),
             });
         }
         // normalised loss × count_scale = χ² in count units (FitReport::chi_square)
@@ -595,29 +658,23 @@ impl GraphicalModel {
             measurements.iter().map(|m| m.marginal.attrs()).collect();
         let plans = HostPlan::build(&layout, &measured_attrs, &host_of);
         let mut ws = Workspace::new(&layout);
-        let mut mu: Vec<Vec<f64>> = prepared.iter().map(|p| vec![0.0; p.target.len()]).collect();
+        // the model's marginal of each measurement (every cell, also for a coarsened one)
+        let mut mu: Vec<Vec<f64>> = measurements
+            .iter()
+            .map(|m| vec![0.0; m.marginal.num_cells()])
+            .collect();
         let mut mu_try = mu.clone();
         let mut grad = mu.clone();
         let mut g_full = vec![0.0; layout.total()];
-        let loss_of = |mu: &[Vec<f64>]| -> f64 {
-            prepared
-                .iter()
-                .zip(mu)
-                .map(|(p, m)| {
-                    p.weight
-                        * m.iter()
-                            .zip(&p.target)
-                            .map(|(a, b)| (a - b) * (a - b))
-                            .sum::<f64>()
-                })
-                .sum()
-        };
+        let loss_of =
+            |mu: &[Vec<f64>]| -> f64 { prepared.iter().zip(mu).map(|(p, m)| p.loss(m)).sum() };
         let par = settings.parallelism;
         let mut log_z = calibrate_fast(&layout, &theta, None, &mut ws, &plans, &mut mu, par);
         let mut calibrations = 1usize;
         let mut loss = loss_of(&mu);
         let mut history = vec![loss];
-        // Relative smoothness constant of the normalised loss w.r.t. entropy: 2 Σ w_i.
+        // Relative smoothness constant of the normalised loss w.r.t. entropy: 2 Σ w_i (also
+        // for coarsened measurements: ‖Qv‖₂ ≤ ‖Qv‖₁ ≤ ‖v‖₁ for the group sums Q).
         let smooth: f64 = 2.0 * prepared.iter().map(|p| p.weight).sum::<f64>();
         let safe_step = if smooth > 0.0 { 1.0 / smooth } else { 0.0 };
         let mut step = safe_step;
@@ -628,9 +685,7 @@ impl GraphicalModel {
         if smooth > 0.0 {
             for _ in 0..settings.iterations {
                 for ((g, p), m) in grad.iter_mut().zip(&prepared).zip(&mu) {
-                    for ((gv, &t), &mv) in g.iter_mut().zip(&p.target).zip(m) {
-                        *gv = 2.0 * p.weight * (mv - t);
-                    }
+                    p.gradient(m, g);
                 }
                 let g_dot_mu: f64 = grad
                     .iter()

@@ -26,15 +26,141 @@ use dp_geometry::Parallelism;
 use factor::DEFAULT_MAX_ELIMINATION_CELLS;
 
 /// One noisy measurement of a marginal, in count units (McKenna et al. 2019, §3: a
-/// measurement `y = Q μ + noise` with `Q` the marginal's identity query).
+/// measurement `y = Q μ + noise` with `Q` the marginal's identity query, or with
+/// [`NoisyMarginal::groups`] the query that sums the marginal's cells into groups).
 #[derive(Clone, Debug, PartialEq)]
 pub struct NoisyMarginal {
     /// The measured marginal (attributes in any order).
     pub marginal: Marginal,
-    /// Noisy counts, row-major in the marginal's attribute order (may be negative).
+    /// Noisy counts, row-major in the marginal's attribute order (may be negative): one per
+    /// cell, or with `groups` one per cell of the coarsened table.
     pub values: Vec<f64>,
-    /// Standard deviation of the noise of each cell, in count units (finite, > 0).
+    /// Standard deviation of the noise of each value, in count units (finite, > 0).
     pub sigma: f64,
+    /// `None`: the marginal's cells were measured. `Some(g)`: the sums of its cells over the
+    /// groups of `g` were (a coarsened table, as MST's compressed domains: McKenna, Miklau &
+    /// Sheldon, "Winning the NIST Contest", JPC 2021, §4), and the fit matches the model's
+    /// marginal summed the same way.
+    pub groups: Option<CellGroups>,
+}
+
+impl NoisyMarginal {
+    /// The measurement `values` of every cell of `marginal`, each with noise of standard
+    /// deviation `sigma` (no groups).
+    pub fn new(marginal: Marginal, values: Vec<f64>, sigma: f64) -> Self {
+        NoisyMarginal {
+            marginal,
+            values,
+            sigma,
+            groups: None,
+        }
+    }
+
+    /// The number of measured values: the marginal's cells, or the coarsened table's.
+    pub fn num_values(&self) -> usize {
+        match &self.groups {
+            Some(g) => g.num_cells(),
+            None => self.marginal.num_cells(),
+        }
+    }
+}
+
+/// A coarsening of a marginal table: each of its attributes' values mapped to a group, so
+/// that a cell of the coarsened table is a product of groups and its count is the sum of the
+/// table's cells in it (the compressed domains of MST: McKenna, Miklau & Sheldon, "Winning
+/// the NIST Contest: A scalable and general approach to differentially private synthetic
+/// data", JPC 2021, §4 — there applied to the data, here to one measurement, so that the
+/// model keeps every value). Under add/remove or replace-one a record moves one cell of the
+/// coarsened table as it moves one of the table: the same sensitivities.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CellGroups {
+    /// For each attribute of the table (in the table's order), value → group.
+    maps: Vec<Vec<u32>>,
+    /// Groups of each attribute (`max + 1` of its map).
+    counts: Vec<usize>,
+}
+
+impl CellGroups {
+    /// Groups from one map per attribute (value → group, in the table's attribute order).
+    /// Errors: no attribute, an empty map, or an attribute whose groups are not exactly
+    /// `0..g` for some `g` (a group no value belongs to).
+    pub fn new(maps: Vec<Vec<u32>>) -> Result<Self> {
+        if maps.is_empty() {
+            return Err(QueryError::BadWorkload {
+                reason: "cell groups: no attribute".into(),
+            });
+        }
+        let mut counts = Vec::with_capacity(maps.len());
+        for (k, m) in maps.iter().enumerate() {
+            let g = m.iter().copied().max().map_or(0, |x| x as usize + 1);
+            let mut used = vec![false; g];
+            m.iter().for_each(|&x| used[x as usize] = true);
+            if m.is_empty() || used.contains(&false) {
+                return Err(QueryError::BadWorkload {
+                    reason: format!(
+                        "cell groups: attribute #{k}'s groups must be 0..g, each with a value"
+                    ),
+                });
+            }
+            counts.push(g);
+        }
+        Ok(CellGroups { maps, counts })
+    }
+
+    /// The value → group map of each attribute, in the table's order.
+    pub fn maps(&self) -> &[Vec<u32>] {
+        &self.maps
+    }
+
+    /// The number of groups of each attribute.
+    pub fn group_counts(&self) -> &[usize] {
+        &self.counts
+    }
+
+    /// Cells of the coarsened table (the product of the group counts).
+    pub fn num_cells(&self) -> usize {
+        self.counts.iter().product()
+    }
+
+    /// Whether the groups fit `marginal`: one map per attribute, each as long as the
+    /// attribute's size.
+    pub fn fits(&self, marginal: &Marginal) -> bool {
+        self.maps.len() == marginal.attrs().len()
+            && self
+                .maps
+                .iter()
+                .zip(marginal.sizes())
+                .all(|(m, &s)| m.len() == s as usize)
+    }
+
+    /// For each cell of the table (row-major), its cell of the coarsened table (row-major).
+    pub fn cell_map(&self) -> Vec<u32> {
+        let mut out = vec![0u32];
+        for (m, &g) in self.maps.iter().zip(&self.counts) {
+            out = out
+                .iter()
+                .flat_map(|&c| m.iter().map(move |&v| c * g as u32 + v))
+                .collect();
+        }
+        out
+    }
+
+    /// The coarsened table of a table `fine` (row-major, one entry per cell): each group's
+    /// sum. Errors when `fine` is not one entry per cell.
+    pub fn coarsen<T: Copy + Default + std::ops::AddAssign>(&self, fine: &[T]) -> Result<Vec<T>> {
+        let map = self.cell_map();
+        if map.len() != fine.len() {
+            return Err(QueryError::LengthMismatch {
+                expected: map.len(),
+                found: fine.len(),
+            });
+        }
+        let mut out = vec![T::default(); self.num_cells()];
+        for (&c, &v) in map.iter().zip(fine) {
+            out[c as usize] += v;
+        }
+        Ok(out)
+    }
 }
 
 /// Settings of [`GraphicalModel::fit`].
@@ -144,10 +270,11 @@ pub struct FitReport {
     /// Loss of the starting point (uniform or warm), in the normalised units of
     /// [`FitReport::final_loss`].
     pub initial_loss: f64,
-    /// Final loss in normalised units: `Σ_i (σ_min/σ_i)²·‖μ_{C_i} − y_i/total‖₂²`
+    /// Final loss in normalised units: `Σ_i (σ_min/σ_i)²·‖Q_i μ_{C_i} − y_i/total‖₂²`
+    /// (`Q_i` the identity, or the group sums of a coarsened measurement)
     /// (probability units; always finite).
     pub final_loss: f64,
-    /// The same loss in count units, `Σ_i ‖(total·μ_{C_i} − y_i)/σ_i‖₂²` (about the number of
+    /// The same loss in count units, `Σ_i ‖(total·Q_i μ_{C_i} − y_i)/σ_i‖₂²` (about the number of
     /// measured cells when the fit is at the noise level; may overflow to ∞ for absurd inputs).
     pub chi_square: f64,
     /// Loss after each accepted step (`loss_history[0]` is the start), non-increasing.
