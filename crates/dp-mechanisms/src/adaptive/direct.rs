@@ -95,6 +95,7 @@ mod tests {
             attrs: attrs.to_vec(),
             weight: 1.0,
             parent: parent.to_vec(),
+            groups: None,
         }
     }
 

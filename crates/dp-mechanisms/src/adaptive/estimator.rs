@@ -3,7 +3,8 @@
 //! privacy role). It answers any marginal — measured or not — and yields synthetic data.
 
 use dp_queries::{
-    Dataset, Domain, FitReport, GraphicalModel, GraphicalModelSettings, Marginal, NoisyMarginal,
+    CellGroups, Dataset, Domain, FitReport, GraphicalModel, GraphicalModelSettings, Marginal,
+    NoisyMarginal,
 };
 use rand::RngExt;
 
@@ -18,6 +19,9 @@ pub struct MeasuredMarginal {
     pub values: Vec<f64>,
     /// Variance of the noise on each value, in count units squared.
     pub sigma2: f64,
+    /// `None`: one value per cell. `Some(g)`: one per cell of the table's coarsening by `g`
+    /// (each attribute's values summed over its groups; `adaptive/coarse.rs`).
+    pub groups: Option<CellGroups>,
 }
 
 impl MeasuredMarginal {
@@ -28,6 +32,21 @@ impl MeasuredMarginal {
             attrs,
             values: y.iter().map(|&v| v as f64).collect(),
             sigma2,
+            groups: None,
+        }
+    }
+
+    /// The measurement of the coarsening of the table on `attrs` by `groups` from its noisy
+    /// integer counts `y` (one per cell of the coarsening), each of noise variance `sigma2`.
+    pub fn from_grouped_counts(
+        attrs: Vec<usize>,
+        groups: CellGroups,
+        y: &[i64],
+        sigma2: f64,
+    ) -> Self {
+        MeasuredMarginal {
+            groups: Some(groups),
+            ..Self::from_counts(attrs, y, sigma2)
         }
     }
 }
@@ -119,7 +138,10 @@ impl MarginalEstimator for IndependentEstimator {
             let size = self.domain.size(a) as usize;
             let mut acc = vec![0.0; size];
             let mut wsum = 0.0;
-            for m in measurements.iter().filter(|m| m.attrs == [a]) {
+            for m in measurements
+                .iter()
+                .filter(|m| m.attrs == [a] && m.groups.is_none())
+            {
                 if m.values.len() != size {
                     return Err(MechanismError::Numerical {
                         what: format!("1-way measurement of attribute {a} has wrong length"),
@@ -272,7 +294,7 @@ impl GraphicalModelEstimator {
                     marginal: Marginal::new(&self.domain, m.attrs.clone())?,
                     values: m.values.clone(),
                     sigma: m.sigma2.sqrt(),
-                    groups: None,
+                    groups: m.groups.clone(),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -369,16 +391,19 @@ mod tests {
                 attrs: vec![0],
                 values: vec![30.0, 10.0],
                 sigma2: 1.0,
+                groups: None,
             },
             MeasuredMarginal {
                 attrs: vec![0],
                 values: vec![10.0, 30.0],
                 sigma2: 3.0,
+                groups: None,
             },
             MeasuredMarginal {
                 attrs: vec![1],
                 values: vec![-5.0, 10.0, 30.0],
                 sigma2: 1.0,
+                groups: None,
             },
         ];
         e.fit(&ms, 40.0).unwrap();
@@ -406,11 +431,13 @@ mod tests {
                 attrs: vec![0, 1],
                 values: (0..12).map(|i| 40.0 + (i * 7 % 11) as f64).collect(),
                 sigma2: 4.0,
+                groups: None,
             },
             MeasuredMarginal {
                 attrs: vec![1, 2],
                 values: (0..20).map(|i| 30.0 + (i * 5 % 13) as f64).collect(),
                 sigma2: 9.0,
+                groups: None,
             },
         ];
         let base = 20;

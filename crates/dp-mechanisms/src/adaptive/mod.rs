@@ -61,6 +61,7 @@
 
 pub mod beside;
 mod check;
+mod coarse;
 mod direct;
 pub mod estimator;
 pub mod round;
@@ -123,6 +124,9 @@ pub struct AdaptiveRound {
     pub rho_spent: f64,
     /// Whether the round annealed (the next round's budget is 4×).
     pub annealed: bool,
+    /// Whether the round measured the table's coarsening (`adaptive/coarse.rs`), not the
+    /// table.
+    pub coarsened: bool,
 }
 
 /// A per-round progress callback.
@@ -239,6 +243,12 @@ pub struct AdaptiveProjectionParams {
     /// default cap (10⁶ cells), so no final fit costs more than that one, and small models
     /// converge. 0 keeps `final_iterations`. Finite, ≥ 0.
     pub final_cell_steps: f64,
+    /// θ of the coarsened candidates (`adaptive/coarse.rs`): beside each candidate table of
+    /// two or more attributes, the rounds may select and measure its coarsening, each
+    /// attribute's values with noisy 1-way count below `θ·σ₁` summed into one group (MST's
+    /// domain compression, applied to the measurement; the model keeps every value). 0 turns
+    /// them off (AIM's candidates). Finite, ≥ 0.
+    pub coarse_threshold: f64,
     /// The estimator.
     pub estimator: EstimatorChoice,
     /// Called after every round.
@@ -309,6 +319,7 @@ impl AdaptiveProjectionParams {
             pool_total: true,
             final_chi_square_gain: 3.0,
             final_cell_steps: 5e8,
+            coarse_threshold: 0.0,
             estimator: EstimatorChoice::GraphicalModel {
                 round_iterations: 100,
                 final_iterations: 500,
@@ -316,6 +327,12 @@ impl AdaptiveProjectionParams {
             progress: None,
             stop: None,
         }
+    }
+
+    /// Set [`Self::coarse_threshold`] (θ; 0 turns the coarsened candidates off).
+    pub fn coarse_threshold(mut self, theta: f64) -> Self {
+        self.coarse_threshold = theta;
+        self
     }
 
     /// Set the neighbouring relation.
@@ -505,6 +522,7 @@ impl AdaptiveProjectionParams {
             ("final_chi_square_gain", self.final_chi_square_gain),
             ("check_resolution", self.check_resolution),
             ("direct_noise_l1", self.direct_noise_l1),
+            ("coarse_threshold", self.coarse_threshold),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return bad(name, v.to_string(), "must be finite and at least 0");
@@ -555,13 +573,35 @@ pub const FINAL_FIT_WINDOW: usize = 100;
 /// measurements times their host cliques' sizes.
 const DIRECT_MODEL_SHARE: f64 = 0.1;
 
-/// A candidate table: attributes (ascending), weight, and the smallest workload table
-/// containing it (its estimate is marginalised from that table's).
+/// A candidate table: attributes (ascending), weight, the smallest workload table
+/// containing it (its estimate is marginalised from that table's), and for a coarsened
+/// candidate its groups (`coarse.rs`).
 #[derive(Clone, Debug)]
 struct Candidate {
     attrs: Vec<usize>,
     weight: f64,
     parent: Vec<usize>,
+    groups: Option<dp_queries::CellGroups>,
+}
+
+impl Candidate {
+    /// A table's values as this candidate measures them: the table itself, or its
+    /// coarsening.
+    fn view<T: Copy + Default + std::ops::AddAssign>(&self, table: Vec<T>) -> Result<Vec<T>> {
+        match &self.groups {
+            Some(g) => Ok(g.coarsen(&table)?),
+            None => Ok(table),
+        }
+    }
+
+    /// The candidate's name in traces and audits: its attributes, and "coarsened" for a
+    /// coarsened one.
+    fn name(&self) -> String {
+        match self.groups {
+            Some(_) => format!("{:?} coarsened", self.attrs),
+            None => format!("{:?}", self.attrs),
+        }
+    }
 }
 
 /// The downward closure of the workload with AIM's weights, 1-ways first.
@@ -605,6 +645,7 @@ fn candidates(workload: &MarginalWorkload) -> Vec<Candidate> {
                 attrs,
                 weight,
                 parent,
+                groups: None,
             }
         })
         .collect();
@@ -829,6 +870,9 @@ pub struct AdaptiveRun {
     /// The workload tables checked by one measurement beside the model, in order (round 0,
     /// no selection; `adaptive/check.rs`).
     pub checks: Vec<AdaptiveRound>,
+    /// The run's candidates: the workload's downward closure, then the coarsened ones
+    /// (`coarse.rs`) the rounds' indices also point to.
+    candidates: Vec<Candidate>,
 }
 
 impl AdaptiveProjection {
@@ -919,9 +963,9 @@ impl AdaptiveProjection {
             });
         }
         let domain = workload.domain();
-        let cands = candidates(workload);
+        let mut cands = candidates(workload);
         let d = cands.iter().filter(|c| c.attrs.len() == 1).count();
-        let counts = candidate_counts(&cands, workload, counts)?;
+        let mut counts = candidate_counts(&cands, workload, counts)?;
         let sizes_of =
             |a: &[usize]| -> Vec<usize> { a.iter().map(|&i| domain.size(i) as usize).collect() };
         let cells_of = |a: &[usize]| -> usize { sizes_of(a).iter().product() };
@@ -973,6 +1017,7 @@ impl AdaptiveProjection {
                 select_rho: 0.0,
                 rho_spent: filter.spent(),
                 annealed: false,
+                coarsened: false,
             });
             if pos == 0
                 && let (Some(low), Some(dir)) = (&opening.low_budget, &opening.direct)
@@ -1006,6 +1051,7 @@ impl AdaptiveProjection {
                 select_rho: 0.0,
                 rho_spent: filter.spent(),
                 annealed: false,
+                coarsened: false,
             },
             &mut trace,
         );
@@ -1097,6 +1143,7 @@ impl AdaptiveProjection {
                     select_rho: 0.0,
                     rho_spent: filter.spent(),
                     annealed: false,
+                    coarsened: false,
                 });
             }
             if n_cheap > 0 {
@@ -1140,9 +1187,35 @@ impl AdaptiveProjection {
                     select_rho: 0.0,
                     rho_spent: filter.spent(),
                     annealed: false,
+                    coarsened: false,
                 });
             }
             total = pooled.value();
+        }
+        // 1d. the coarsened candidates (coarse.rs): groups from the noisy 1-way tables
+        let mut coarsened_rounds = 0usize;
+        let mut grouped_attrs = 0usize;
+        if p.coarse_threshold > 0.0 {
+            let groups: HashMap<usize, Vec<u32>> = measurements
+                .iter()
+                .filter(|m| m.attrs.len() == 1 && m.groups.is_none())
+                .filter_map(|m| {
+                    coarse::value_groups(&m.values, m.sigma2.sqrt(), p.coarse_threshold)
+                        .map(|g| (m.attrs[0], g))
+                })
+                .collect();
+            grouped_attrs = groups.len();
+            let extra = coarse::coarsened(&cands, &groups, |a| domain.size(a) as usize)?;
+            for c in extra {
+                let fine = cands
+                    .iter()
+                    .position(|f| f.attrs == c.attrs && f.groups.is_none())
+                    .ok_or_else(|| MechanismError::Numerical {
+                        what: "internal: a coarsened candidate without its table".into(),
+                    })?;
+                counts.push(c.view(counts[fine].clone())?);
+                cands.push(c);
+            }
         }
         // 2. the rounds. Max-error rounds only where a measurement at the first round's σ
         // resolves κ_max of the noisy total on at least half of the workload's tables
@@ -1209,6 +1282,7 @@ impl AdaptiveProjection {
                 let ok = est.admits(&cliques, limit);
                 let never = !ok
                     && beside_round
+                    && c.groups.is_none()
                     && c.attrs == c.parent
                     && !est.admits(&cliques, p.max_model_cells);
                 cliques.pop();
@@ -1245,11 +1319,11 @@ impl AdaptiveProjection {
                         &c.attrs,
                     );
                     match beside.get(&i) {
-                        Some(b) => b.estimate(&model, total),
-                        None => model,
+                        Some(b) => Ok(b.estimate(&model, total)),
+                        None => c.view(model),
                     }
                 })
-                .collect();
+                .collect::<Result<_>>()?;
             let sigma = cal.sigma();
             let scores: Vec<f64> = allowed
                 .iter()
@@ -1279,13 +1353,19 @@ impl AdaptiveProjection {
                 b.add(&y, cal.sigma2);
                 b.estimate(&parents[cands[i].parent.as_slice()], total)
             } else {
-                measurements.push(MeasuredMarginal::from_counts(
-                    cands[i].attrs.clone(),
-                    &y,
-                    cal.sigma2,
-                ));
+                let c = &cands[i];
+                measurements.push(match &c.groups {
+                    Some(g) => MeasuredMarginal::from_grouped_counts(
+                        c.attrs.clone(),
+                        g.clone(),
+                        &y,
+                        cal.sigma2,
+                    ),
+                    None => MeasuredMarginal::from_counts(c.attrs.clone(), &y, cal.sigma2),
+                });
                 est.fit(&measurements, total)?;
-                est.marginal(&cands[i].attrs)?
+                coarsened_rounds += usize::from(c.groups.is_some());
+                c.view(est.marginal(&c.attrs)?)?
             };
             let changes = after
                 .iter()
@@ -1320,6 +1400,7 @@ impl AdaptiveProjection {
                     select_rho: cal.select_charge(),
                     rho_spent: filter.spent(),
                     annealed,
+                    coarsened: cands[i].groups.is_some(),
                 },
                 &mut trace,
             );
@@ -1330,9 +1411,9 @@ impl AdaptiveProjection {
         // (estimator.rs, `final_steps`; docs/mechanisms/adaptive.md, "The final fit")
         let covered = tables.iter().all(|&i| {
             beside.contains_key(&i)
-                || measurements
-                    .iter()
-                    .any(|m| cands[i].attrs.iter().all(|a| m.attrs.contains(a)))
+                || measurements.iter().any(|m| {
+                    m.groups.is_none() && cands[i].attrs.iter().all(|a| m.attrs.contains(a))
+                })
         });
         check_stop(p.stop.as_ref())?;
         est.fit_final(&measurements, total, covered)?;
@@ -1461,6 +1542,14 @@ impl AdaptiveProjection {
                 own.len()
             ));
         }
+        if p.coarse_threshold > 0.0 {
+            notes.push(format!(
+                "coarsened candidates (values with noisy 1-way count below {}·σ₁ summed into \
+                 one group per attribute): {grouped_attrs} of the {d} attributes grouped; \
+                 {coarsened_rounds} of the {round} rounds measured a coarsened table",
+                p.coarse_threshold
+            ));
+        }
         notes.extend(est.notes());
         if !beside.is_empty() {
             notes.push(format!(
@@ -1504,6 +1593,7 @@ impl AdaptiveProjection {
             low_budget,
             direct: direct_trace,
             checks: check_trace,
+            candidates: cands,
         })
     }
 }
@@ -1530,7 +1620,6 @@ impl crate::StepAudited for AdaptiveProjection {
         use crate::steps::audited_rounds;
         use crate::{StepComposition, StepDecomposition, StepLoss};
         let rel = self.params.neighbouring;
-        let cands = Arc::new(candidates(workload));
         // the reference run, recording the public state of every selection round
         let mut seen: Vec<RoundHistory> = Vec::new();
         let mut rng = dp_core::seeded_rng(request.seed);
@@ -1543,6 +1632,8 @@ impl crate::StepAudited for AdaptiveProjection {
                 calibration: v.calibration.clone(),
             })
         })?;
+        // its candidates, with the coarsened ones its rounds could select
+        let cands = Arc::new(run.candidates.clone());
         let last = seen.len();
         if last == 0 {
             return Err(MechanismError::Data {
@@ -1553,7 +1644,8 @@ impl crate::StepAudited for AdaptiveProjection {
         let table = {
             let cands = cands.clone();
             move |data: &Dataset, i: usize| -> Result<Vec<u64>> {
-                Ok(Marginal::new(data.domain(), cands[i].attrs.clone())?.try_count(data)?)
+                cands[i]
+                    .view(Marginal::new(data.domain(), cands[i].attrs.clone())?.try_count(data)?)
             }
         };
         let scores = {
@@ -1571,7 +1663,7 @@ impl crate::StepAudited for AdaptiveProjection {
         };
         let source = StepSource {
             name: "adaptive-projection".into(),
-            candidates: cands.iter().map(|c| format!("{:?}", c.attrs)).collect(),
+            candidates: cands.iter().map(Candidate::name).collect(),
             domain: workload.domain().clone(),
             n: reference.n(),
             neighbouring: rel,
@@ -1595,7 +1687,7 @@ impl crate::StepAudited for AdaptiveProjection {
             let first = &group[0];
             let at = cands
                 .iter()
-                .position(|c| c.attrs == first.selected)
+                .position(|c| c.attrs == first.selected && c.groups.is_none())
                 .ok_or_else(|| MechanismError::Numerical {
                     what: "internal: a 1-way table is not a candidate".into(),
                 })?;
@@ -1637,7 +1729,7 @@ impl crate::StepAudited for AdaptiveProjection {
             let m = round::table_measurement(rel, first.sigma2, first.measure_rho)?;
             let at = cands
                 .iter()
-                .position(|c| c.attrs == first.selected)
+                .position(|c| c.attrs == first.selected && c.groups.is_none())
                 .ok_or_else(|| MechanismError::Numerical {
                     what: format!("internal: a table of the {what} phase is not a candidate"),
                 })?;
@@ -1661,10 +1753,12 @@ impl crate::StepAudited for AdaptiveProjection {
             let plan = h.calibration.plan(rel)?;
             losses.extend(plan.losses(&format!("round {}", h.round), 1));
             if rounds.contains(&h.round) {
-                let traced = &run.rounds[h.round].selected;
+                let traced = &run.rounds[h.round];
                 let selected = cands
                     .iter()
-                    .position(|c| &c.attrs == traced)
+                    .position(|c| {
+                        c.attrs == traced.selected && c.groups.is_some() == traced.coarsened
+                    })
                     .unwrap_or(h.allowed[0]);
                 recorded.push(RecordedRound {
                     round: h.round,
@@ -1904,6 +1998,7 @@ mod tests {
             attrs: vec![0],
             values: vec![130.0],
             sigma2: 1.0,
+            groups: None,
         });
         t.add(5.0, 2, f64::INFINITY);
         assert!((t.value() - 1660.0 / 13.0).abs() < 1e-9, "{}", t.value());
