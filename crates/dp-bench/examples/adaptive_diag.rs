@@ -7,7 +7,7 @@
 //! `cargo run --release -p dp-bench --example adaptive_diag -- [WORKLOAD.json] [EPSILON]
 //! [SEED] [MAX_ERROR_EVERY]` (defaults adult_w64.json, 1, 1 and the library's; add/remove, δ = 1e-9); the
 //! environment variables `MC`, `RI`, `FI` (default: the library's) set the model cap and the round / final
-//! mirror-descent steps, `CS` and `CK` set the check share γ and resolution κ, `ME` the max-error rounds' resolution κ_max (`inf` for none), `BESIDE=0|1` turns the measurements beside the model off or on (default: the library's), `DU=1` the direct measurement of the tables the model cannot take (`direct_unjoinable`), `PT=0` takes the total from the 1-way tables alone, `FG` the final fit's χ² gain stop, `RPA` and `RL` the rounds per attribute (T = r·d) and at a low budget, `FC` its cells × steps budget, `CT` the coarsened candidates' θ (0 off), `BYTABLE=1` prints every table's ℓ1 beside the baseline's, summed by how the release measured it (direct, check, round, none), `DATASET`
+//! mirror-descent steps, `CS` and `CK` set the check share γ and resolution κ, `ME` the max-error rounds' resolution κ_max (`inf` for none), `BESIDE=0|1` turns the measurements beside the model off or on (default: the library's), `DU=1` the direct measurement of the tables the model cannot take (`direct_unjoinable`), `PT=0` takes the total from the 1-way tables alone, `FG` the final fit's χ² gain stop, `RPA` and `RL` the rounds per attribute (T = r·d) and at a low budget, `FC` its cells × steps budget, `CT` the coarsened candidates' θ (0 off) and `CR` their resolution κ_c, `BYTABLE=1` prints every table's ℓ1 beside the baseline's, summed by how the release measured it (direct, check, round, none), `DATASET`
 //! picks another bundled table (then the workload may also be `all-2way`,
 //! `random-3way:64` …, workload seed 0). Seeded noise: an experiment, not a release.
 use dp_bench::experiments::real::ExampleInputs;
@@ -25,6 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .unwrap_or(d)
     };
     let mut params = AdaptiveProjectionParams::new(budget);
+    params.coarse_resolution = env("CR", params.coarse_resolution);
     let every: usize = match inputs.rest.first() {
         Some(v) => v.parse()?,
         None => params.max_error_every,
@@ -125,6 +126,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("note: {n}");
     }
     println!("direct: {} checks: {}", run.direct.len(), run.checks.len());
+    // with `CT`: each attribute's values below θσ₁ by their exact counts (a diagnostic only:
+    // the release groups by the noisy counts), their number and share of the records
+    if ct > 0.0 || env("CT", 0.0) > 0.0 {
+        let theta = env("CT", ct);
+        for r in &run.one_ways {
+            let a = r.selected[0];
+            let counts = dp_queries::Marginal::new(data.domain(), vec![a])?.try_count(&data)?;
+            let cut = theta * r.sigma2.sqrt();
+            let rare: Vec<u64> = counts
+                .iter()
+                .copied()
+                .filter(|&c| (c as f64) < cut)
+                .collect();
+            if rare.len() >= 2 {
+                println!(
+                    "rare attr {a}: {} of {} values, share {:.4}, cut {cut:.1}",
+                    rare.len(),
+                    counts.len(),
+                    rare.iter().sum::<u64>() as f64 / data.n() as f64
+                );
+            }
+        }
+    }
     // per table, by how the release measured it: the release's ℓ1 against the baseline's
     // (`BYTABLE=1`)
     if env("BYTABLE", 0.0) != 0.0 {

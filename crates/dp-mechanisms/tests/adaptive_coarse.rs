@@ -46,12 +46,23 @@ fn rare_values() -> (Dataset, MarginalWorkload) {
 }
 
 fn run(data: &Dataset, w: &MarginalWorkload, rel: Neighbouring, theta: f64) -> AdaptiveRun {
+    run_at(data, w, rel, theta, 1.0)
+}
+
+fn run_at(
+    data: &Dataset,
+    w: &MarginalWorkload,
+    rel: Neighbouring,
+    theta: f64,
+    kappa: f64,
+) -> AdaptiveRun {
     // without the direct measurements and checks, so that the rounds measure the workload
     AdaptiveProjectionParams::new(PrivacyLoss::zcdp(2.0).unwrap())
         .neighbouring(rel)
         .direct(0.0, 0.0)
         .check_share(0.0)
         .coarse_threshold(theta)
+        .coarse_resolution(kappa)
         .check()
         .unwrap()
         .run(data, w, &mut dp_core::seeded_rng(4))
@@ -121,7 +132,7 @@ fn rare_values_are_grouped_on_one_side_of_the_threshold_only() {
         }
         let spent = above.rounds.last().unwrap().rho_spent;
         assert!(
-            spent <= 2.0 * (1.0 + 1e-12) && spent >= 2.0 * (1.0 - 1e-6),
+            (2.0 * (1.0 - 1e-6)..=2.0 * (1.0 + 1e-12)).contains(&spent),
             "{spent}"
         );
         assert!(
@@ -129,6 +140,19 @@ fn rare_values_are_grouped_on_one_side_of_the_threshold_only() {
             "{}",
             note(&above)
         );
+
+        // the resolution rule, both sides: the cut θσ₁ = 200 is 10 % of the noisy total
+        // (2 000 within a few counts: every estimate of it averages tables of σ ≤ 6): grouped
+        // at κ_c = 0.11, not at 0.09 (then the release is the one without the candidates)
+        let fine = run_at(&data, &w, rel, 200.0 / sigma_a, 0.11);
+        assert!(note(&fine).contains("1 of the 4 attributes grouped"));
+        let coarse_noise = run_at(&data, &w, rel, 200.0 / sigma_a, 0.09);
+        assert!(
+            note(&coarse_noise).contains("0 of the 4 attributes grouped"),
+            "{}",
+            note(&coarse_noise)
+        );
+        assert_eq!(coarse_noise.release.answers, off.release.answers, "{rel}");
     }
 }
 
@@ -152,6 +176,7 @@ fn the_audit_sees_the_coarsened_steps_within_their_claims() {
         let m = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(rho).unwrap())
             .neighbouring(rel)
             .coarse_threshold(1e9)
+            .coarse_resolution(f64::MAX)
             .check()
             .unwrap();
         let request = StepRequest {
@@ -200,13 +225,20 @@ fn the_audit_sees_the_coarsened_steps_within_their_claims() {
 #[test]
 fn the_threshold_is_validated() {
     let b = PrivacyLoss::zcdp(1.0).unwrap();
-    for theta in [-1.0, f64::NAN, f64::INFINITY] {
+    for v in [-1.0, f64::NAN, f64::INFINITY] {
         assert!(
             AdaptiveProjectionParams::new(b)
-                .coarse_threshold(theta)
+                .coarse_threshold(v)
                 .check()
                 .is_err(),
-            "{theta}"
+            "θ {v}"
+        );
+        assert!(
+            AdaptiveProjectionParams::new(b)
+                .coarse_resolution(v)
+                .check()
+                .is_err(),
+            "κ_c {v}"
         );
     }
 }

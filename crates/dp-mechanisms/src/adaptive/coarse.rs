@@ -26,11 +26,21 @@ use crate::Result;
 
 /// The groups of one attribute from its noisy 1-way counts `noisy` at noise σ: the values
 /// with `noisy < θ·σ` in one group (numbered last), every other value alone, in order;
-/// `None` when fewer than two values are rare (nothing to merge) or `θ = 0`.
-pub(crate) fn value_groups(noisy: &[f64], sigma: f64, theta: f64) -> Option<Vec<u32>> {
+/// `None` when fewer than two values are rare (nothing to merge), when `θ = 0`, or when the
+/// cut `θ·σ` is above `max_cut` (the noise is too coarse against the total for a value
+/// below the cut to be negligible: `AdaptiveProjectionParams::coarse_resolution`).
+pub(crate) fn value_groups(
+    noisy: &[f64],
+    sigma: f64,
+    theta: f64,
+    max_cut: f64,
+) -> Option<Vec<u32>> {
+    if theta <= 0.0 || theta * sigma > max_cut {
+        return None;
+    }
     let rare: Vec<bool> = noisy.iter().map(|&y| y < theta * sigma).collect();
     let n_rare = rare.iter().filter(|&&r| r).count();
-    if theta <= 0.0 || n_rare < 2 {
+    if n_rare < 2 {
         return None;
     }
     let kept = (noisy.len() - n_rare) as u32;
@@ -87,17 +97,28 @@ pub(crate) fn coarsened(
 mod tests {
     use super::*;
 
-    /// Both sides of the threshold, by hand: σ = 2, θ = 3 → rare below 6.
+    /// Both sides of the threshold, by hand: σ = 2, θ = 3 → rare below 6; and of the
+    /// largest cut.
     #[test]
     fn rare_values_are_those_below_theta_sigma() {
         let y = [100.0, 5.9, 6.0, -3.0, 40.0, 2.0];
         // rare: 5.9, −3, 2 → one group, numbered after the three kept values
-        assert_eq!(value_groups(&y, 2.0, 3.0), Some(vec![0, 3, 1, 3, 2, 3]));
+        let inf = f64::INFINITY;
+        assert_eq!(
+            value_groups(&y, 2.0, 3.0, inf),
+            Some(vec![0, 3, 1, 3, 2, 3])
+        );
         // one rare value: nothing to merge
-        assert_eq!(value_groups(&[100.0, 5.9, 6.0], 2.0, 3.0), None);
+        assert_eq!(value_groups(&[100.0, 5.9, 6.0], 2.0, 3.0, inf), None);
         // θ = 0 never merges; every value rare: one group
-        assert_eq!(value_groups(&y, 2.0, 0.0), None);
-        assert_eq!(value_groups(&[1.0, 2.0], 2.0, 3.0), Some(vec![0, 0]));
+        assert_eq!(value_groups(&y, 2.0, 0.0, inf), None);
+        assert_eq!(value_groups(&[1.0, 2.0], 2.0, 3.0, inf), Some(vec![0, 0]));
+        // the cut θσ = 6 against the largest allowed: at 6 grouped, below it not
+        assert_eq!(
+            value_groups(&y, 2.0, 3.0, 6.0),
+            Some(vec![0, 3, 1, 3, 2, 3])
+        );
+        assert_eq!(value_groups(&y, 2.0, 3.0, 5.99), None);
     }
 
     #[test]

@@ -249,6 +249,11 @@ pub struct AdaptiveProjectionParams {
     /// domain compression, applied to the measurement; the model keeps every value). 0 turns
     /// them off (AIM's candidates). Finite, ≥ 0.
     pub coarse_threshold: f64,
+    /// An attribute's rare values are grouped only when the cut is small against the noisy
+    /// total, `θ·σ₁ ≤ κ_c·T̂` (`adaptive/coarse.rs`): where it is not (a small table or a
+    /// small budget), values below the cut hold much of the data, and a coarsened table would
+    /// leave their shares to the 1-way table. Public: θ, σ₁, T̂. Finite, ≥ 0.
+    pub coarse_resolution: f64,
     /// The estimator.
     pub estimator: EstimatorChoice,
     /// Called after every round.
@@ -320,6 +325,7 @@ impl AdaptiveProjectionParams {
             final_chi_square_gain: 3.0,
             final_cell_steps: 5e8,
             coarse_threshold: 0.0,
+            coarse_resolution: 0.01,
             estimator: EstimatorChoice::GraphicalModel {
                 round_iterations: 100,
                 final_iterations: 500,
@@ -332,6 +338,12 @@ impl AdaptiveProjectionParams {
     /// Set [`Self::coarse_threshold`] (θ; 0 turns the coarsened candidates off).
     pub fn coarse_threshold(mut self, theta: f64) -> Self {
         self.coarse_threshold = theta;
+        self
+    }
+
+    /// Set [`Self::coarse_resolution`] (κ_c).
+    pub fn coarse_resolution(mut self, kappa: f64) -> Self {
+        self.coarse_resolution = kappa;
         self
     }
 
@@ -523,6 +535,7 @@ impl AdaptiveProjectionParams {
             ("check_resolution", self.check_resolution),
             ("direct_noise_l1", self.direct_noise_l1),
             ("coarse_threshold", self.coarse_threshold),
+            ("coarse_resolution", self.coarse_resolution),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return bad(name, v.to_string(), "must be finite and at least 0");
@@ -1200,8 +1213,13 @@ impl AdaptiveProjection {
                 .iter()
                 .filter(|m| m.attrs.len() == 1 && m.groups.is_none())
                 .filter_map(|m| {
-                    coarse::value_groups(&m.values, m.sigma2.sqrt(), p.coarse_threshold)
-                        .map(|g| (m.attrs[0], g))
+                    coarse::value_groups(
+                        &m.values,
+                        m.sigma2.sqrt(),
+                        p.coarse_threshold,
+                        p.coarse_resolution * total,
+                    )
+                    .map(|g| (m.attrs[0], g))
                 })
                 .collect();
             grouped_attrs = groups.len();
