@@ -29,6 +29,11 @@
 //!    **re-estimate** from every measurement so far; if the estimate of `r` moved by less
 //!    than the noise's expected ℓ1 norm, **anneal**: `ρ_measure, ρ_select ← 4×` (σ halves,
 //!    ε doubles). When less than two rounds' budget is left, the last round takes all of it.
+//!    With coarsened candidates on ([`AdaptiveProjectionParams::coarse_threshold`],
+//!    `coarse.rs`), each candidate of two or more attributes has a twin: the same table with
+//!    each attribute's values of noisy 1-way count below `θσ₁` summed into one group; the
+//!    same score picks between them, and a coarsened measurement enters the model as the
+//!    sums over its groups.
 //! 4. **Release** the estimate's marginals on `W` (and synthetic records sampled from it).
 //!
 //! The estimate is the projection of the measurements onto the marginal polytope — the
@@ -45,7 +50,9 @@
 //! `Δ₂² = 1` (add/remove) or `2` (replace-one)
 //! ([`crate::sensitivity::single_marginal_count_sensitivity`]), so it is `ρ_measure`-zCDP
 //! (Bun–Steinke 2016 Prop. 1.6; Canonne–Kamath–Steinke 2020 Thm 14 for the discrete
-//! Gaussian); so is each direct measurement of a cheap workload table, at `βρ/k`, whose
+//! Gaussian) — a coarsened table's too, since a record moves one of its cells as it moves one
+//! of the table's, and its groups are a function of the noisy 1-way tables; so is each direct
+//! measurement of a cheap workload table, at `βρ/k`, whose
 //! choice depends only on public inputs and the noisy 1-way total (post-processing). Every
 //! selection is the exponential mechanism proper (exact sampling,
 //! `dp_core::ExponentialMechanism`) with score sensitivity `max_r w_r · Δ₁(table)`
@@ -1208,6 +1215,13 @@ impl AdaptiveProjection {
         // 1d. the coarsened candidates (coarse.rs): groups from the noisy 1-way tables
         let mut coarsened_rounds = 0usize;
         let mut grouped_attrs = 0usize;
+        // the largest cut θσ₁ over the 1-way tables, as a share of the noisy total (public)
+        let coarse_cut = measurements
+            .iter()
+            .filter(|m| m.attrs.len() == 1)
+            .map(|m| p.coarse_threshold * m.sigma2.sqrt())
+            .fold(0.0, f64::max)
+            / total;
         if p.coarse_threshold > 0.0 {
             let groups: HashMap<usize, Vec<u32>> = measurements
                 .iter()
@@ -1562,10 +1576,11 @@ impl AdaptiveProjection {
         }
         if p.coarse_threshold > 0.0 {
             notes.push(format!(
-                "coarsened candidates (values with noisy 1-way count below {}·σ₁ summed into \
-                 one group per attribute): {grouped_attrs} of the {d} attributes grouped; \
+                "coarsened candidates (values with noisy 1-way count below θσ₁, θ = {}, \
+                 summed into one group per attribute; made where θσ₁ is at most {} of the \
+                 noisy total, here {:.4}): {grouped_attrs} of the {d} attributes grouped; \
                  {coarsened_rounds} of the {round} rounds measured a coarsened table",
-                p.coarse_threshold
+                p.coarse_threshold, p.coarse_resolution, coarse_cut
             ));
         }
         notes.extend(est.notes());
