@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use dp_geometry::Parallelism;
 use dp_queries::{
-    CellGroups, Domain, GraphicalModel, GraphicalModelSettings, JunctionTree, Marginal,
+    CellGroups, Domain, FitReport, GraphicalModel, GraphicalModelSettings, JunctionTree, Marginal,
     NoisyMarginal, QueryError, WarmStart,
 };
 use rand::{RngExt, SeedableRng};
@@ -314,6 +314,114 @@ fn project_simplex(v: &[f64]) -> Vec<f64> {
     v.iter().map(|x| (x - theta).max(0.0)).collect()
 }
 
+/// The fit's problem on a joint distribution small enough to enumerate: measurement `i` maps
+/// each record of the universe to `cells[i][record]` (a cell of its table or of its
+/// coarsening), with target `targets[i]` (probabilities) and weight `weights[i]`; the loss
+/// is `Σ_i w_i ‖A_i p − t_i‖²` (`A_i` summing the records into the cells).
+struct Projection {
+    cells: Vec<Vec<usize>>,
+    targets: Vec<Vec<f64>>,
+    weights: Vec<f64>,
+}
+
+impl Projection {
+    fn answers(&self, p: &[f64]) -> Vec<Vec<f64>> {
+        self.cells
+            .iter()
+            .zip(&self.targets)
+            .map(|(c, t)| {
+                let mut a = vec![0.0; t.len()];
+                c.iter().zip(p).for_each(|(&j, v)| a[j] += v);
+                a
+            })
+            .collect()
+    }
+
+    fn loss(&self, p: &[f64]) -> f64 {
+        self.answers(p)
+            .iter()
+            .zip(&self.targets)
+            .zip(&self.weights)
+            .map(|((a, t), w)| w * a.iter().zip(t).map(|(x, y)| (x - y).powi(2)).sum::<f64>())
+            .sum()
+    }
+
+    /// The minimiser over the simplex by projected gradient with step `1/L`,
+    /// `L = Σ_i 2w_i·(most records in one cell of measurement i)` (each `A_i` has disjoint 0/1
+    /// rows, so `λ_max(A_iᵀA_i)` is its largest row count).
+    fn optimum(&self, steps: usize) -> Vec<f64> {
+        let n = self.cells[0].len();
+        let lip: f64 = self
+            .cells
+            .iter()
+            .zip(&self.targets)
+            .zip(&self.weights)
+            .map(|((c, t), w)| {
+                let mut per = vec![0usize; t.len()];
+                c.iter().for_each(|&j| per[j] += 1);
+                2.0 * w * *per.iter().max().unwrap() as f64
+            })
+            .sum();
+        let mut p = vec![1.0 / n as f64; n];
+        for _ in 0..steps {
+            let a = self.answers(&p);
+            let mut g = vec![0.0; n];
+            for (((c, t), w), a) in self
+                .cells
+                .iter()
+                .zip(&self.targets)
+                .zip(&self.weights)
+                .zip(&a)
+            {
+                for (&j, gx) in c.iter().zip(g.iter_mut()) {
+                    *gx += 2.0 * w * (a[j] - t[j]);
+                }
+            }
+            let step: Vec<f64> = p.iter().zip(&g).map(|(v, d)| v - d / lip).collect();
+            p = project_simplex(&step);
+        }
+        p
+    }
+
+    /// The fit of `model` (its report `report`) on three attributes of `sizes` reaches the
+    /// brute-force optimum within the rate bound, the measurements contradict each other
+    /// (the optimum's loss is 10× the bound, so the test can fail), and the reported loss is
+    /// the loss recomputed from the model's joint marginal. Returns the bound.
+    fn assert_fit_reaches_optimum(
+        &self,
+        model: &GraphicalModel,
+        report: &FitReport,
+        sizes: &[u32],
+        steps: usize,
+    ) -> f64 {
+        let optimum = self.loss(&self.optimum(steps));
+        let n = self.cells[0].len();
+        // the fit's weights are (σ_min/σ_i)² with σ_min = 1: the brute force's
+        let bound = rate_bound(&self.weights, (n as f64).ln(), report.iterations);
+        assert!(
+            report.final_loss <= optimum + bound,
+            "fit {} above the optimum {optimum} + {bound}",
+            report.final_loss
+        );
+        assert!(
+            optimum > 10.0 * bound,
+            "the measurements must contradict each other"
+        );
+        let joint = model.marginal(&[0, 1, 2]).unwrap();
+        let fitted: Vec<f64> = universe(sizes)
+            .iter()
+            .map(|x| joint[cell(x, &[0, 1, 2], sizes)])
+            .collect();
+        let recomputed = self.loss(&fitted);
+        assert!(
+            (recomputed - report.final_loss).abs() <= 1e-9 * (1.0 + recomputed),
+            "recomputed {recomputed} against reported {}",
+            report.final_loss
+        );
+        bound
+    }
+}
+
 /// Measurements nested inside one clique — a 3-way table, its 2-way and 1-way sub-tables in
 /// other attribute orders, and repeated measurements of the same table — are answered in the
 /// fit from the smallest computed table containing them, and their gradients flow back
@@ -350,75 +458,26 @@ fn nested_measurements_fit_the_brute_force_optimum() {
         .iter()
         .map(|(c, p, sigma)| measure(&dom, p, c, total, *sigma))
         .collect();
-    let weights: Vec<f64> = spec.iter().map(|(_, _, s)| (1.0 / s).powi(2)).collect();
-    let loss_at = |p: &[f64]| -> f64 {
-        spec.iter()
-            .zip(&meas)
-            .zip(&weights)
-            .map(|(((c, _, _), m), w)| {
-                let a = brute_marginal(&sizes, p, c);
-                w * a
-                    .iter()
-                    .zip(&m.values)
-                    .map(|(x, y)| (x - y / total).powi(2))
-                    .sum::<f64>()
-            })
-            .sum()
-    };
-    // brute force: projected gradient on the 24 cells, step 1/L with
-    // L = 2 Σ w_i · (cells of the joint per cell of table i); the full table's weight makes the
-    // loss 2.2-strongly convex, so 5 000 steps converge to ~e^-200 (condition number < 25)
     let univ = universe(&sizes);
-    let n = univ.len();
-    let lip: f64 = spec
-        .iter()
-        .zip(&weights)
-        .map(|((c, _, _), w)| {
-            let cells: usize = c.iter().map(|&a| sizes[a] as usize).product();
-            2.0 * w * (n / cells) as f64
-        })
-        .sum();
-    let mut p = vec![1.0 / n as f64; n];
-    for _ in 0..5_000 {
-        let mut g = vec![0.0; n];
-        for (((c, _, _), m), w) in spec.iter().zip(&meas).zip(&weights) {
-            let a = brute_marginal(&sizes, &p, c);
-            for (x, gx) in univ.iter().zip(g.iter_mut()) {
-                let j = cell(x, c, &sizes);
-                *gx += 2.0 * w * (a[j] - m.values[j] / total);
-            }
-        }
-        let step: Vec<f64> = p.iter().zip(&g).map(|(v, d)| v - d / lip).collect();
-        p = project_simplex(&step);
-    }
-    let optimum = loss_at(&p);
-    let iters = 20_000;
+    let problem = Projection {
+        cells: spec
+            .iter()
+            .map(|(c, _, _)| univ.iter().map(|x| cell(x, c, &sizes)).collect())
+            .collect(),
+        targets: meas
+            .iter()
+            .map(|m| m.values.iter().map(|y| y / total).collect())
+            .collect(),
+        weights: spec.iter().map(|(_, _, s)| (1.0 / s).powi(2)).collect(),
+    };
     let settings = GraphicalModelSettings {
-        iterations: iters,
+        iterations: 20_000,
         ..Default::default()
     };
     let (model, report) = GraphicalModel::fit(&dom, &meas, total, &settings, None).unwrap();
-    // the fit's loss is normalised by the smallest σ (weights (σ_min/σ_i)²; σ_min = 1 here)
-    let bound = rate_bound(&weights, (n as f64).ln(), report.iterations);
-    assert!(
-        report.final_loss <= optimum + bound,
-        "fit {} above the optimum {optimum} + {bound}",
-        report.final_loss
-    );
-    assert!(
-        optimum > 10.0 * bound,
-        "the measurements must contradict each other"
-    );
-    let fitted: Vec<f64> = univ
-        .iter()
-        .map(|x| model.marginal(&[0, 1, 2]).unwrap()[cell(x, &[0, 1, 2], &sizes)])
-        .collect();
-    let recomputed = loss_at(&fitted);
-    assert!(
-        (recomputed - report.final_loss).abs() <= 1e-9 * (1.0 + recomputed),
-        "recomputed {recomputed} against reported {}",
-        report.final_loss
-    );
+    // the full table's weight makes the loss 2.2-strongly convex, so 5 000 projected-gradient
+    // steps converge to ~e^-200 (condition number < 25)
+    problem.assert_fit_reaches_optimum(&model, &report, &sizes, 5_000);
 }
 
 #[test]
@@ -1202,91 +1261,31 @@ fn coarsened_measurements_fit_the_brute_force_optimum() {
             None => measure(&dom, p, c, total, *sigma),
         })
         .collect();
-    let weights: Vec<f64> = spec.iter().map(|s| (1.0 / s.3).powi(2)).collect();
     let univ = universe(&sizes);
-    let n = univ.len();
-    // each record's cell in each measured (possibly coarsened) table
-    let cell_of = |x: &[u32], (c, g, _, _): &Spec| match g {
-        Some(maps) => group_cell(x, c, maps),
-        None => cell(x, c, &sizes),
-    };
-    let answers = |p: &[f64]| -> Vec<Vec<f64>> {
-        spec.iter()
-            .zip(&meas)
-            .map(|(s, m)| {
-                let mut a = vec![0.0; m.values.len()];
-                for (x, v) in univ.iter().zip(p) {
-                    a[cell_of(x, s)] += v;
-                }
-                a
-            })
-            .collect()
-    };
-    let loss_at = |p: &[f64]| -> f64 {
-        answers(p)
+    let problem = Projection {
+        cells: spec
             .iter()
-            .zip(&meas)
-            .zip(&weights)
-            .map(|((a, m), w)| {
-                w * a
-                    .iter()
-                    .zip(&m.values)
-                    .map(|(x, y)| (x - y / total).powi(2))
-                    .sum::<f64>()
+            .map(|(c, g, _, _)| {
+                univ.iter()
+                    .map(|x| match g {
+                        Some(maps) => group_cell(x, c, maps),
+                        None => cell(x, c, &sizes),
+                    })
+                    .collect()
             })
-            .sum()
+            .collect(),
+        targets: meas
+            .iter()
+            .map(|m| m.values.iter().map(|y| y / total).collect())
+            .collect(),
+        weights: spec.iter().map(|s| (1.0 / s.3).powi(2)).collect(),
     };
-    let lip: f64 = spec
-        .iter()
-        .zip(&meas)
-        .zip(&weights)
-        .map(|((s, m), w)| {
-            let mut per = vec![0usize; m.values.len()];
-            univ.iter().for_each(|x| per[cell_of(x, s)] += 1);
-            2.0 * w * *per.iter().max().unwrap() as f64
-        })
-        .sum();
-    let mut p = vec![1.0 / n as f64; n];
-    for _ in 0..20_000 {
-        let a = answers(&p);
-        let mut g = vec![0.0; n];
-        for ((s, m), (w, a)) in spec.iter().zip(&meas).zip(weights.iter().zip(&a)) {
-            for (x, gx) in univ.iter().zip(g.iter_mut()) {
-                let j = cell_of(x, s);
-                *gx += 2.0 * w * (a[j] - m.values[j] / total);
-            }
-        }
-        let step: Vec<f64> = p.iter().zip(&g).map(|(v, d)| v - d / lip).collect();
-        p = project_simplex(&step);
-    }
-    let optimum = loss_at(&p);
     let settings = GraphicalModelSettings {
         iterations: 100_000,
         ..Default::default()
     };
     let (model, report) = GraphicalModel::fit(&dom, &meas, total, &settings, None).unwrap();
-    // the fit's weights are (σ_min/σ_i)² with σ_min = 1: the brute force's
-    let bound = rate_bound(&weights, (n as f64).ln(), report.iterations);
-    assert!(
-        report.final_loss <= optimum + bound,
-        "fit {} above the optimum {optimum} + {bound}",
-        report.final_loss
-    );
-    assert!(
-        optimum > 10.0 * bound,
-        "the measurements must contradict each other"
-    );
-    let joint_of_model = model.marginal(&[0, 1, 2]).unwrap();
-    let fitted: Vec<f64> = univ
-        .iter()
-        .map(|x| joint_of_model[cell(x, &[0, 1, 2], &sizes)])
-        .collect();
-    let recomputed = loss_at(&fitted);
-    assert!(
-        (recomputed - report.final_loss).abs() <= 1e-9 * (1.0 + recomputed),
-        "recomputed {recomputed} against reported {}",
-        report.final_loss
-    );
+    let bound = problem.assert_fit_reaches_optimum(&model, &report, &sizes, 20_000);
     // the same tables measured without their groups (fine, noiseless) would be another
     // problem: its optimum is not the fit's
     let fine: Vec<NoisyMarginal> = spec
