@@ -61,14 +61,15 @@ pub(crate) fn value_groups(
 
 /// The coarsened candidates of `cands`: one per candidate of two or more attributes (not
 /// itself coarsened) with at least one grouped attribute (`groups`, by attribute), same
-/// attributes, weight and parent; ungrouped attributes keep every value.
+/// attributes, weight and parent; ungrouped attributes keep every value. Each with the index
+/// of its table in `cands`.
 pub(crate) fn coarsened(
     cands: &[Candidate],
     groups: &HashMap<usize, Vec<u32>>,
     size: impl Fn(usize) -> usize,
-) -> Result<Vec<Candidate>> {
+) -> Result<Vec<(usize, Candidate)>> {
     let mut out = Vec::new();
-    for c in cands {
+    for (i, c) in cands.iter().enumerate() {
         if c.attrs.len() < 2
             || c.groups.is_some()
             || !c.attrs.iter().any(|a| groups.contains_key(a))
@@ -83,12 +84,15 @@ pub(crate) fn coarsened(
                 None => (0..size(*a) as u32).collect(),
             })
             .collect();
-        out.push(Candidate {
-            attrs: c.attrs.clone(),
-            weight: c.weight,
-            parent: c.parent.clone(),
-            groups: Some(CellGroups::new(maps)?),
-        });
+        out.push((
+            i,
+            Candidate {
+                attrs: c.attrs.clone(),
+                weight: c.weight,
+                parent: c.parent.clone(),
+                groups: Some(CellGroups::new(maps)?),
+            },
+        ));
     }
     Ok(out)
 }
@@ -139,14 +143,16 @@ mod tests {
         let out = coarsened(&cands, &groups, |a| [3, 2, 4][a]).unwrap();
         // only [0, 1]: the 1-ways and the table without attribute 0 are not coarsened
         assert_eq!(out.len(), 1);
-        assert_eq!(out[0].attrs, vec![0, 1]);
-        assert_eq!(out[0].weight, 2.0);
-        let g = out[0].groups.as_ref().unwrap();
+        let (fine, twin) = &out[0];
+        assert_eq!(*fine, 1);
+        assert_eq!(twin.attrs, vec![0, 1]);
+        assert_eq!(twin.weight, 2.0);
+        let g = twin.groups.as_ref().unwrap();
         assert_eq!(g.maps(), &[vec![0, 1, 1], vec![0, 1]]);
         assert_eq!(g.num_cells(), 4);
         // a coarsened candidate is not coarsened again
         assert!(
-            coarsened(&out, &groups, |a| [3, 2, 4][a])
+            coarsened(std::slice::from_ref(twin), &groups, |a| [3, 2, 4][a])
                 .unwrap()
                 .is_empty()
         );

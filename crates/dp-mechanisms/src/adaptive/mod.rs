@@ -1249,13 +1249,7 @@ impl AdaptiveProjection {
                 .collect();
             grouped_attrs = groups.len();
             let extra = coarse::coarsened(&cands, &groups, |a| domain.size(a) as usize)?;
-            for c in extra {
-                let fine = cands
-                    .iter()
-                    .position(|f| f.attrs == c.attrs && f.groups.is_none())
-                    .ok_or_else(|| MechanismError::Numerical {
-                        what: "internal: a coarsened candidate without its table".into(),
-                    })?;
+            for (fine, c) in extra {
                 counts.push(c.view(counts[fine].clone())?);
                 cands.push(c);
             }
