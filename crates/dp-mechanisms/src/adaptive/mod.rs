@@ -1456,10 +1456,20 @@ impl AdaptiveProjection {
         est.fit_final(&measurements, total, covered)?;
         let mut answers = Vec::with_capacity(workload.num_queries());
         let (mut checked_cells, mut checked_tables) = (0usize, 0usize);
-        for m in workload.marginals() {
+        // the model's marginal on every workload table (each a function of the model alone,
+        // computed in parallel), then each table's own measurements in order
+        let model_answers = workload
+            .marginals()
+            .par_iter()
+            .map(|m| {
+                let mut sorted = m.attrs().to_vec();
+                sorted.sort_unstable();
+                est.marginal(&sorted)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        for (m, mut v) in workload.marginals().iter().zip(model_answers) {
             let mut sorted = m.attrs().to_vec();
             sorted.sort_unstable();
-            let mut v = est.marginal(&sorted)?;
             // every workload table is a candidate (its own parent)
             let ci = cands.iter().position(|c| c.attrs == sorted);
             if let Some(b) = ci.and_then(|i| beside.get(&i)) {
