@@ -635,9 +635,9 @@ impl Candidate {
     }
 }
 
-/// The downward closure of the workload with AIM's weights, 1-ways first.
-fn candidates(workload: &MarginalWorkload) -> Vec<Candidate> {
-    let tables: Vec<Vec<usize>> = workload
+/// Each workload table's attributes, ascending (its candidate's), in workload order.
+fn sorted_tables(workload: &MarginalWorkload) -> Vec<Vec<usize>> {
+    workload
         .marginals()
         .iter()
         .map(|m| {
@@ -645,7 +645,12 @@ fn candidates(workload: &MarginalWorkload) -> Vec<Candidate> {
             a.sort_unstable();
             a
         })
-        .collect();
+        .collect()
+}
+
+/// The downward closure of the workload with AIM's weights, 1-ways first.
+fn candidates(workload: &MarginalWorkload) -> Vec<Candidate> {
+    let tables = sorted_tables(workload);
     let cells = |a: &[usize]| -> f64 {
         a.iter()
             .map(|&i| workload.domain().size(i) as f64)
@@ -1458,18 +1463,17 @@ impl AdaptiveProjection {
         let (mut checked_cells, mut checked_tables) = (0usize, 0usize);
         // the model's marginal on every workload table (each a function of the model alone,
         // computed in parallel), then each table's own measurements in order
-        let model_answers = workload
-            .marginals()
+        let table_attrs = sorted_tables(workload);
+        let model_answers = table_attrs
             .par_iter()
-            .map(|m| {
-                let mut sorted = m.attrs().to_vec();
-                sorted.sort_unstable();
-                est.marginal(&sorted)
-            })
+            .map(|sorted| est.marginal(sorted))
             .collect::<Result<Vec<_>>>()?;
-        for (m, mut v) in workload.marginals().iter().zip(model_answers) {
-            let mut sorted = m.attrs().to_vec();
-            sorted.sort_unstable();
+        for ((m, sorted), mut v) in workload
+            .marginals()
+            .iter()
+            .zip(table_attrs)
+            .zip(model_answers)
+        {
             // every workload table is a candidate (its own parent)
             let ci = cands.iter().position(|c| c.attrs == sorted);
             if let Some(b) = ci.and_then(|i| beside.get(&i)) {

@@ -588,32 +588,20 @@ fn combine<S: Semiring>(
     sum_out: Option<usize>,
     sizes: &[u32],
 ) -> Factor {
-    // the stride in factor `f` of each attribute of `scope` (0 when `f` lacks it), then of
-    // `sum_out`
-    let own: Vec<Vec<usize>> = factors.iter().map(|f| strides(&f.vars, sizes)).collect();
-    let stride_in = |k: usize, a: usize| {
-        factors[k]
-            .vars
-            .iter()
-            .position(|&b| b == a)
-            .map_or(0, |p| own[k][p])
-    };
-    let st: Vec<Vec<usize>> = (0..factors.len())
-        .map(|k| scope.iter().map(|&a| stride_in(k, a)).collect())
+    let st: Vec<Vec<usize>> = factors
+        .iter()
+        .map(|f| strides_in(f, scope, sizes))
         .collect();
-    let (inner, sv): (usize, Vec<usize>) = match sum_out {
-        Some(v) => (
-            sizes[v] as usize,
-            (0..factors.len()).map(|k| stride_in(k, v)).collect(),
-        ),
-        None => (1, vec![0; factors.len()]),
-    };
+    let (inner, sv) = summed_run(factors, sum_out, sizes);
     let dims: Vec<usize> = scope.iter().map(|&a| sizes[a] as usize).collect();
+    let every: Vec<usize> = (0..scope.len()).collect();
+    let out_st = strides(scope, sizes);
     let mut table = vec![0.0f64; cells(scope, sizes)];
     let mut base = vec![0usize; factors.len()];
     let mut digit = vec![0usize; scope.len()];
+    let mut at = 0usize;
     let mut run = vec![0.0f64; inner];
-    for out in table.iter_mut() {
+    for _ in 0..table.len() {
         for (x, r) in run.iter_mut().enumerate() {
             let mut p = S::ONE;
             for ((f, &b), &s) in factors.iter().zip(&base).zip(&sv) {
@@ -621,23 +609,8 @@ fn combine<S: Semiring>(
             }
             *r = p;
         }
-        *out = S::sum(&run);
-        // next cell of `scope`, last attribute fastest
-        let mut q = scope.len();
-        while q > 0 {
-            q -= 1;
-            digit[q] += 1;
-            for (b, s) in base.iter_mut().zip(&st) {
-                *b += s[q];
-            }
-            if digit[q] < dims[q] {
-                break;
-            }
-            for (b, s) in base.iter_mut().zip(&st) {
-                *b -= s[q] * dims[q];
-            }
-            digit[q] = 0;
-        }
+        table[at] = S::sum(&run);
+        next_row(&every, &dims, &out_st, &st, &mut digit, &mut base, &mut at);
     }
     Factor {
         vars: scope.to_vec(),
@@ -657,30 +630,19 @@ fn combine_linear(
     sum_out: Option<usize>,
     sizes: &[u32],
 ) -> Factor {
-    let stride_in = |f: &Factor, a: usize| {
-        f.vars
-            .iter()
-            .position(|&b| b == a)
-            .map_or(0, |p| strides(&f.vars, sizes)[p])
-    };
     let dims: Vec<usize> = scope.iter().map(|&a| sizes[a] as usize).collect();
     let out_st = strides(scope, sizes);
-    let (inner, sv): (usize, Vec<usize>) = match sum_out {
-        Some(v) => (
-            sizes[v] as usize,
-            factors.iter().map(|f| stride_in(f, v)).collect(),
-        ),
-        None => (1, vec![0; factors.len()]),
-    };
+    let (inner, sv) = summed_run(factors, sum_out, sizes);
     let mut table = vec![0.0f64; cells(scope, sizes)];
     // the attribute of `scope` the run is over (none: the run is over the summed-out one)
     let widest = (0..scope.len()).max_by_key(|&q| (dims[q], q));
     let run_attr = widest.filter(|&q| dims[q] > inner || sum_out.is_none());
     // the odometer is over the other attributes of `scope`
     let outer: Vec<usize> = (0..scope.len()).filter(|&q| Some(q) != run_attr).collect();
+    let outer_attrs: Vec<usize> = outer.iter().map(|&q| scope[q]).collect();
     let st: Vec<Vec<usize>> = factors
         .iter()
-        .map(|f| outer.iter().map(|&q| stride_in(f, scope[q])).collect())
+        .map(|f| strides_in(f, &outer_attrs, sizes))
         .collect();
     let mut base = vec![0usize; factors.len()];
     let mut digit = vec![0usize; outer.len()];
@@ -705,7 +667,10 @@ fn combine_linear(
             let len = dims[r];
             let (ost, rst): (usize, Vec<usize>) = (
                 out_st[r],
-                factors.iter().map(|f| stride_in(f, scope[r])).collect(),
+                factors
+                    .iter()
+                    .map(|f| strides_in(f, &scope[r..=r], sizes)[0])
+                    .collect(),
             );
             let mut prod = vec![0.0f64; len];
             for _ in 0..rows {
@@ -741,8 +706,37 @@ fn combine_linear(
     }
 }
 
-/// One step of [`combine_linear`]'s odometer over the `outer` positions of the scope (last
-/// fastest): each factor's offset `base` and the output offset `at` follow the digits.
+/// The stride in `f`'s table of each attribute of `attrs`, 0 where `f` lacks it (the factor
+/// is constant along that attribute).
+fn strides_in(f: &Factor, attrs: &[usize], sizes: &[u32]) -> Vec<usize> {
+    let own = strides(&f.vars, sizes);
+    attrs
+        .iter()
+        .map(|a| f.vars.iter().position(|b| b == a).map_or(0, |p| own[p]))
+        .collect()
+}
+
+/// The number of values of `sum_out` (1 without one) and its stride in each factor.
+fn summed_run(
+    factors: &[Cow<'_, Factor>],
+    sum_out: Option<usize>,
+    sizes: &[u32],
+) -> (usize, Vec<usize>) {
+    match sum_out {
+        Some(v) => (
+            sizes[v] as usize,
+            factors
+                .iter()
+                .map(|f| strides_in(f, &[v], sizes)[0])
+                .collect(),
+        ),
+        None => (1, vec![0; factors.len()]),
+    }
+}
+
+/// One step of the elimination kernels' odometer over the `outer` positions of the scope
+/// (last fastest): each factor's offset `base` (strides `st[factor][k]` for `outer[k]`) and
+/// the output offset `at` follow the digits.
 fn next_row(
     outer: &[usize],
     dims: &[usize],
