@@ -72,6 +72,19 @@ impl BesideTable {
         self.precision += 1.0 / sigma2;
     }
 
+    /// Add this table's measurements, as one combined measurement of every cell, to a
+    /// table's evidence for its correction at release (`super::check`).
+    pub(crate) fn add_to(&self, evidence: &mut super::check::CellEvidence) {
+        if self.precision > 0.0 {
+            let mean: Vec<f64> = self
+                .weighted_sum
+                .iter()
+                .map(|s| s / self.precision)
+                .collect();
+            evidence.add(&mean, 1.0 / self.precision);
+        }
+    }
+
     /// The table's released distribution: its measurements shrunk toward `model` (the
     /// model's marginal, a distribution over the same cells) with the total `total`, within
     /// strata of the model's count ([`shrink_toward_by_strata`]), divided by `total` and

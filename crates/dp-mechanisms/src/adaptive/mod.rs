@@ -218,7 +218,9 @@ pub struct AdaptiveProjectionParams {
     /// resolve [`Self::check_resolution`], and at release a cell of a checked table whose
     /// check departs from the model by more than the noise's universal bound takes the
     /// check's value (`adaptive/check.rs`; tables measured directly are corrected alike by
-    /// their direct measurement, at no cost). 0 turns the checks off.
+    /// their direct measurement, and every workload table by what the rounds measured of it,
+    /// combined with its own measurement by inverse variance, at no cost). 0 turns the checks
+    /// off.
     /// Must lie in `[0, 1)`.
     pub check_share: f64,
     /// The checks are made only when the cell error they resolve, as a share of the noisy
@@ -1275,6 +1277,8 @@ impl AdaptiveProjection {
             })
             .count();
         let max_error_rounds = p.max_error_every > 0 && 2 * resolved_tables >= tables.len();
+        // the rounds' measurements start here (the release reads them as the tables' own)
+        let rounds_from = measurements.len();
         let mut round = 0usize;
         while filter.remaining() > self.rho * 1e-9 {
             check_stop(p.stop.as_ref())?;
@@ -1460,7 +1464,8 @@ impl AdaptiveProjection {
         check_stop(p.stop.as_ref())?;
         est.fit_final(&measurements, total, covered)?;
         let mut answers = Vec::with_capacity(workload.num_queries());
-        let (mut checked_cells, mut checked_tables) = (0usize, 0usize);
+        let (mut checked_cells, mut checked_tables, mut corrected_tables) =
+            (0usize, 0usize, 0usize);
         // the model's marginal on every workload table (each a function of the model alone,
         // computed in parallel), then each table's own measurements in order
         let table_attrs = sorted_tables(workload);
@@ -1476,19 +1481,44 @@ impl AdaptiveProjection {
         {
             // every workload table is a candidate (its own parent)
             let ci = cands.iter().position(|c| c.attrs == sorted);
-            if let Some(b) = ci.and_then(|i| beside.get(&i)) {
+            // the table's own measurements, cell by cell: its direct measurement or check,
+            // those beside the model, and what the rounds measured of it into the model (the
+            // table, or its coarsening's cells that are single cells of the table; check.rs,
+            // `CellEvidence`)
+            let mut evidence = check::CellEvidence::new(v.len());
+            let is_checked = ci.is_some_and(|i| checked.contains(&i));
+            let b = ci.and_then(|i| beside.get(&i));
+            if let Some(b) = b {
                 v = b.estimate(&v, total);
+                b.add_to(&mut evidence);
             }
             if let Some((y, sigma)) = ci.and_then(|i| own.get(&i)) {
+                let mean: Vec<f64> = y.iter().map(|&c| c as f64).collect();
                 // a check never entered the model: like a table beside it, its measurement
                 // is first shrunk toward the model within strata (beside.rs; a table the
                 // model was fitted to is not: the shrinkage would pull it toward itself)
-                if ci.is_some_and(|i| checked.contains(&i)) {
-                    let mean: Vec<f64> = y.iter().map(|&c| c as f64).collect();
+                if is_checked {
                     v = beside::shrunk_distribution(&v, &mean, sigma * sigma, total);
                 }
-                let (c, replaced) = check::corrected(&v, y, *sigma, total, workload_cells);
+                // a direct measurement beside the model is already among `b`'s
+                if b.is_none() || is_checked {
+                    evidence.add(&mean, sigma * sigma);
+                }
+            }
+            for r in measurements[rounds_from..]
+                .iter()
+                .filter(|r| r.attrs == sorted)
+            {
+                match &r.groups {
+                    None => evidence.add(&r.values, r.sigma2),
+                    Some(g) => evidence.add_coarsened(&r.values, r.sigma2, &g.cell_map()),
+                }
+            }
+            if !evidence.is_empty() {
+                let (y, sd) = evidence.combined();
+                let (c, replaced) = check::corrected(&v, &y, &sd, total, workload_cells);
                 v = c;
+                corrected_tables += 1;
                 checked_cells += replaced;
                 checked_tables += usize::from(replaced > 0);
             }
@@ -1584,13 +1614,14 @@ impl AdaptiveProjection {
                 check_trace.len(),
             ));
         }
-        if !own.is_empty() {
+        if corrected_tables > 0 {
             notes.push(format!(
-                "cells replaced by their table's own measurement (direct or check) where it \
-                 departs from the model (a check: from its shrunk combination) by more than \
-                 σ·√(2 ln 2n): {checked_cells} in \
-                 {checked_tables} of the {} tables so measured",
-                own.len()
+                "cells replaced by their table's own measurements (direct or check, and the \
+                 rounds' of the table or of its coarsening's single cells, combined by inverse \
+                 variance) where they depart from the model (a check: from its shrunk \
+                 combination) by more than σ·√(2 ln 2n), σ the combination's: \
+                 {checked_cells} in {checked_tables} of the {corrected_tables} tables so \
+                 measured"
             ));
         }
         if p.coarse_threshold > 0.0 {
