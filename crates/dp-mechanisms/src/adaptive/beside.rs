@@ -382,4 +382,27 @@ mod tests {
         }
         assert!((e.iter().sum::<f64>() - 1.0).abs() < 1e-12);
     }
+
+    /// A table's measurements beside the model join its evidence for the release's correction
+    /// as one measurement: by hand, (10, 20) at variance 4 and (16, 8) at variance 2 are
+    /// (10/4 + 16/2, 20/4 + 8/2)/(1/4 + 1/2) = (14, 12) at variance 4/3; no measurement adds
+    /// nothing.
+    #[test]
+    fn measurements_beside_join_the_evidence_as_their_combination() {
+        let mut b = BesideTable::default();
+        b.add(&[10, 20], 4.0);
+        b.add(&[16, 8], 2.0);
+        let mut e = super::super::check::CellEvidence::new(2);
+        b.add_to(&mut e);
+        let (y, sd) = e.combined();
+        for (a, w) in y.iter().zip([14.0, 12.0]) {
+            assert!((a - w).abs() < 1e-12, "{y:?}");
+        }
+        for s in sd {
+            assert!((s - (4.0f64 / 3.0).sqrt()).abs() < 1e-12);
+        }
+        let mut e = super::super::check::CellEvidence::new(2);
+        BesideTable::default().add_to(&mut e);
+        assert!(e.is_empty());
+    }
 }
