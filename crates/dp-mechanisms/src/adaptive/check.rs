@@ -193,6 +193,8 @@ pub(crate) fn corrected(
     cells: usize,
 ) -> (Vec<f64>, usize) {
     let t = total.max(1.0);
+    // the threshold per unit of σ, the same for every cell
+    let unit = threshold(1.0, cells);
     let mut replaced = 0usize;
     let mut v: Vec<f64> = model
         .iter()
@@ -200,7 +202,7 @@ pub(crate) fn corrected(
         .zip(sd)
         .map(|((&p, &yi), &s)| {
             let mu = p * total;
-            if s.is_finite() && (yi - mu).abs() > threshold(s, cells) {
+            if s.is_finite() && (yi - mu).abs() > s * unit {
                 replaced += 1;
                 yi / t
             } else {
