@@ -204,10 +204,11 @@ pub struct AdaptiveProjectionParams {
     /// ε = 1 the largest error (a cell holding 32 % of the records, in a table of three
     /// attributes the junction tree cannot take) stayed the model's while 7 of the 14
     /// max-error rounds measured tables of a twentieth of its score. Default `true` (since
-    /// 2026-11-29): over three seeds it cut that row's largest error by 37 % (0.0175 →
-    /// 0.0110) at level avgL1, and temporal-match2's at ε = 1 by 8–10 %, at a cost of
-    /// +1.5 % avgL1 on adult all2 and +1.6 % on the wide temporal-match2 stand-in at ε = 1
-    /// (docs/mechanisms/adaptive.md, "Coarsened tables beside the model").
+    /// 2026-11-29): over five seeds it cut that row's largest error by 31 % (0.0156 →
+    /// 0.0108) at +2.3 % avgL1 (within the seeds' spread), and temporal-match2's at ε = 1 by
+    /// 8–10 %, at a cost of +1.5 % avgL1 on adult all2 and +1.6 % on the wide
+    /// temporal-match2 stand-in at ε = 1 (docs/mechanisms/adaptive.md, "Coarsened tables
+    /// beside the model").
     pub max_error_beside: bool,
     /// Share `β` of ρ that would measure *every* workload table (of two or more attributes)
     /// directly at `βρ/k` each; only the **cheap** ones are measured (and charged), after the
