@@ -1433,25 +1433,26 @@ impl AdaptiveProjection {
                 }
                 cliques.push(c.attrs.clone());
                 let ok = est.admits(&cliques, limit);
+                // a workload table (or its coarsened twin, as the round allows) that the
+                // model cannot take even at the full cap
                 let never = !ok
-                    && beside_round
-                    && c.groups.is_none()
                     && c.attrs == c.parent
-                    && !est.admits(&cliques, p.max_model_cells);
-                let never_coarse = !ok
-                    && beside_coarse_round
-                    && c.groups.is_some()
-                    && c.attrs == c.parent
+                    && if c.groups.is_none() {
+                        beside_round
+                    } else {
+                        beside_coarse_round
+                    }
                     && !est.admits(&cliques, p.max_model_cells);
                 cliques.pop();
                 if ok {
                     allowed.push(i);
                 } else if never {
                     allowed.push(i);
-                    outside.insert(i);
-                } else if never_coarse {
-                    allowed.push(i);
-                    outside_coarse.insert(i);
+                    if c.groups.is_none() {
+                        outside.insert(i);
+                    } else {
+                        outside_coarse.insert(i);
+                    }
                 }
             }
             // the estimate on every allowed candidate, from its parent's marginal
