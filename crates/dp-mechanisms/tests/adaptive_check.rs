@@ -58,6 +58,8 @@ fn checks_are_charged_at_their_share_and_skip_the_direct_tables() {
             assert!(spent >= rho * (1.0 - 1e-6), "{rel} ρ {rho}: spent {spent}");
             let notes = run.release.diagnostics.notes.join("\n");
             assert!(notes.contains("checked workload tables"), "{notes}");
+            // the note states the rule's level and what it covers (public inputs only)
+            assert!(notes.contains("with m = 10 of k = 10 tables"), "{notes}");
 
             // every table measured directly: nothing left to check
             let all_direct = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(rho).unwrap())
@@ -71,6 +73,11 @@ fn checks_are_charged_at_their_share_and_skip_the_direct_tables() {
                 .unwrap();
             assert_eq!(all_direct.direct.len(), 10);
             assert!(all_direct.checks.is_empty());
+            let notes = all_direct.release.diagnostics.notes.join("\n");
+            assert!(
+                notes.contains("every workload table was measured directly"),
+                "{notes}"
+            );
         }
     }
 }

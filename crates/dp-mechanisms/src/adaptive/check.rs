@@ -90,22 +90,27 @@ pub(crate) fn threshold(sigma: f64, cells: usize) -> f64 {
     sigma * (2.0 * (2.0 * cells.max(1) as f64).ln()).sqrt()
 }
 
-/// Whether checks at noise `sigma` of `unchecked` of the workload's `tables` tables are made:
-/// `(m/k)·σ√(2 ln 2n)/T̂ ≤ κ` with `m = unchecked`, `k = tables`, `n = cells` (module docs,
-/// "When"). No checks when no table is left unchecked.
-pub(crate) fn resolves(
+/// The checks' resolution: `(m/k)·σ√(2 ln 2n)/T̂` with `m = unchecked`, `k = tables`,
+/// `n = cells` (module docs, "When"); `None` when no table is left unchecked. A function of
+/// public inputs and the noisy total only, so the release's note may state it.
+pub(crate) fn resolution(
     sigma: f64,
     cells: usize,
     total: f64,
-    kappa: f64,
     unchecked: usize,
     tables: usize,
-) -> bool {
+) -> Option<f64> {
     if unchecked == 0 || tables == 0 {
-        return false;
+        return None;
     }
     let share = unchecked as f64 / tables as f64;
-    share * threshold(sigma, cells) / total.max(1.0) <= kappa
+    Some(share * threshold(sigma, cells) / total.max(1.0))
+}
+
+/// Whether the checks are made: their [`resolution`] is at most `κ` (module docs, "When").
+/// No checks when no table is left unchecked (`None`).
+pub(crate) fn resolves(resolution: Option<f64>, kappa: f64) -> bool {
+    resolution.is_some_and(|r| r <= kappa)
 }
 
 /// What a table's own measurements say about each of its cells: the inverse-variance
@@ -232,11 +237,13 @@ mod tests {
     /// 0.00047096, resolved at κ = 0.00048, not at 0.00046; nothing left to check: no checks.
     #[test]
     fn resolves_on_both_sides() {
-        assert!(resolves(2.0, 8, 1000.0, 0.0048, 10, 10));
-        assert!(!resolves(2.0, 8, 1000.0, 0.0046, 10, 10));
-        assert!(resolves(2.0, 8, 1000.0, 0.00048, 1, 10));
-        assert!(!resolves(2.0, 8, 1000.0, 0.00046, 1, 10));
-        assert!(!resolves(2.0, 8, 1000.0, 1.0, 0, 10));
+        let made = |unchecked, kappa| resolves(resolution(2.0, 8, 1000.0, unchecked, 10), kappa);
+        assert!(made(10, 0.0048));
+        assert!(!made(10, 0.0046));
+        assert!(made(1, 0.00048));
+        assert!(!made(1, 0.00046));
+        assert!(!made(0, 1.0));
+        assert_eq!(resolution(2.0, 8, 1000.0, 0, 10), None);
     }
 
     /// Both sides of the threshold, cell by cell: total 100, σ = 1, four cells (λ = √(2 ln 8)

@@ -1290,15 +1290,17 @@ impl AdaptiveProjection {
         // (check.rs), used at release
         let mut check_trace = Vec::new();
         let unchecked = tables.iter().filter(|i| !own.contains_key(i)).count();
-        if let Some(chk) = &opening.check
-            && check::resolves(
+        let check_level = opening.check.as_ref().and_then(|chk| {
+            check::resolution(
                 chk.calibration.sigma(),
                 workload_cells,
                 total,
-                p.check_resolution,
                 unchecked,
                 tables.len(),
             )
+        });
+        if let Some(chk) = &opening.check
+            && check::resolves(check_level, p.check_resolution)
         {
             let ccal = &chk.calibration;
             // the tables measured directly already have their own measurement
@@ -1728,11 +1730,23 @@ impl AdaptiveProjection {
             ));
         }
         if let Some(chk) = &opening.check {
+            let level = match check_level {
+                Some(r) => format!(
+                    "; made where (m/k)·σ√(2 ln 2n)/total ≤ κ = {}, here {:.4} with m = {} of \
+                     k = {} tables left by the direct phase",
+                    p.check_resolution,
+                    r,
+                    unchecked,
+                    tables.len()
+                ),
+                None => "; every workload table was measured directly".to_string(),
+            };
             notes.push(format!(
                 "checked workload tables (one measurement each, not given to the model and \
-                 released shrunk toward it within strata of its count, ρ {:.6}, σ = {:.3}): {}",
+                 released shrunk toward it within strata of its count, ρ {:.6}, σ = {:.3}{}): {}",
                 chk.calibration.measure_rho,
                 chk.calibration.sigma(),
+                level,
                 check_trace.len(),
             ));
         }
