@@ -252,9 +252,10 @@ pub struct AdaptiveProjectionParams {
     /// noise; `adaptive/check.rs`, "Limited translation"), so a cell the model has wrong by
     /// less than the correction's bound `σ_i√(2 ln 2n)` is released at most `d·σ_i + |Z_i|`
     /// from its count instead of up to the bound. Post-processing. Positive (∞ turns it off).
-    /// Default 3 (since 2026-11-29): the largest error fell by 9–21 % where it binds
-    /// (adult and temporal-match2 at ε = 10), avgL1 within ±1 %
-    /// (docs/mechanisms/adaptive.md, "Limited translation").
+    /// Default 3 (since 2026-11-29): the largest error fell by 5–13 % where it binds (adult
+    /// all2 and W64, temporal-match2 at ε = 10; 2–3 seeds), avgL1 −0.3 to +0.9 % (the +0.9 %
+    /// on adult W64 at ε = 10); smaller `d` cost up to +23 % (d = 2) on adult W64
+    /// (docs/mechanisms/adaptive.md, "Limited translation at release").
     pub limited_translation: f64,
     /// Under add/remove, whether the total `T̂` the fits, the scores and the release are
     /// scaled by is re-estimated after every measurement as the inverse-variance average of
