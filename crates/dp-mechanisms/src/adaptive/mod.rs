@@ -594,7 +594,7 @@ impl AdaptiveProjectionParams {
                 "must be at least 0 (infinity lets every candidate into the max-error rounds)",
             );
         }
-        if !(self.limited_translation > 0.0) {
+        if self.limited_translation.is_nan() || self.limited_translation <= 0.0 {
             return bad(
                 "limited_translation",
                 self.limited_translation.to_string(),
