@@ -340,10 +340,6 @@ mod tests {
         assert_eq!(replaced, 1);
     }
 
-    /// The combination by hand: a table of four cells measured once at variance 4 (every
-    /// cell) and once coarsened at variance 1, cells 0 and 1 summed into one coarsened cell,
-    /// cells 2 and 3 alone: cells 0 and 1 keep the first measurement (sd 2); cells 2 and 3
-    /// combine (y/4 + y'/1)/(1/4 + 1) at sd √(1/1.25).
     /// Limited translation on both sides of `d` and of the threshold, by hand: μ = 25 in every
     /// cell, sd 1, 1000 cells (λ = √(2 ln 2000) = 3.899), d = 2. Gaps μ − y of −0.5 and −1.5
     /// keep μ; a gap of 3 (between d and λ) moves the cell to y + 2 = 24; a gap of −5 (beyond
@@ -354,41 +350,34 @@ mod tests {
         let model = [0.25; 4];
         let sd = [1.0; 4];
         let y = [25.5, 22.0, 30.0, 26.5];
-        let (v, done) = corrected(&model, &y, &sd, 100.0, 1000, 2.0);
-        assert_eq!(
-            done,
-            Correction {
-                replaced: 1,
-                limited: 1
+        let cases = [
+            (2.0, 1, [0.24, 0.23, 0.29, 0.24]),
+            (3.0, 0, [0.2375, 0.2375, 0.2875, 0.2375]),
+            (f64::INFINITY, 0, [0.2375, 0.2375, 0.2875, 0.2375]),
+        ];
+        for (d, limited, want) in cases {
+            let (v, done) = corrected(&model, &y, &sd, 100.0, 1000, d);
+            assert_eq!(
+                done,
+                Correction {
+                    replaced: 1,
+                    limited
+                },
+                "d = {d}"
+            );
+            for (a, b) in v.iter().zip(want) {
+                assert!((a - b).abs() < 1e-12, "d = {d}: {v:?}");
             }
-        );
-        for (a, b) in v.iter().zip([0.24, 0.23, 0.29, 0.24]) {
-            assert!((a - b).abs() < 1e-12, "{v:?}");
         }
-        let (v, done) = corrected(&model, &y, &sd, 100.0, 1000, 3.0);
-        assert_eq!(
-            done,
-            Correction {
-                replaced: 1,
-                limited: 0
-            }
-        );
-        for (a, b) in v.iter().zip([0.2375, 0.2375, 0.2875, 0.2375]) {
-            assert!((a - b).abs() < 1e-12, "{v:?}");
-        }
-        let (_, done) = corrected(&model, &y, &sd, 100.0, 1000, f64::INFINITY);
-        assert_eq!(
-            done,
-            Correction {
-                replaced: 1,
-                limited: 0
-            }
-        );
         // the limit is in units of each cell's own σ: at sd 2 the gap of 3 is within d = 2
         let (_, done) = corrected(&model, &y, &[1.0, 2.0, 1.0, 1.0], 100.0, 1000, 2.0);
         assert_eq!(done.limited, 0);
     }
 
+    /// The combination by hand: a table of four cells measured once at variance 4 (every
+    /// cell) and once coarsened at variance 1, cells 0 and 1 summed into one coarsened cell,
+    /// cells 2 and 3 alone: cells 0 and 1 keep the first measurement (sd 2); cells 2 and 3
+    /// combine (y/4 + y'/1)/(1/4 + 1) at sd √(1/1.25).
     #[test]
     fn evidence_combines_by_inverse_variance() {
         let mut e = CellEvidence::new(4);
