@@ -7,7 +7,7 @@
 //! `cargo run --release -p dp-bench --example adaptive_diag -- [WORKLOAD.json] [EPSILON]
 //! [SEED] [MAX_ERROR_EVERY]` (defaults adult_w64.json, 1, 1 and the library's; add/remove, δ = 1e-9); the
 //! environment variables `MC`, `RI`, `FI` (default: the library's) set the model cap and the round / final
-//! mirror-descent steps, `CS` and `CK` set the check share γ and resolution κ, `ME` the max-error rounds' resolution κ_max (`inf` for none), `BESIDE=0|1` turns the measurements beside the model off or on (default: the library's), `MXB=0|1` the max-error rounds' coarsened tables beside it (`max_error_beside`), `DU=1` the direct measurement of the tables the model cannot take (`direct_unjoinable`), `PT=0` takes the total from the 1-way tables alone, `FG` the final fit's χ² gain stop, `RPA` and `RL` the rounds per attribute (T = r·d) and at a low budget, `FC` its cells × steps budget, `CT` the coarsened candidates' θ (0 off) and `CR` their resolution κ_c, `BYTABLE=1` prints every table's ℓ1 beside the baseline's, summed by how the release measured it (direct, check, round, none), `DATASET`
+//! mirror-descent steps, `CS` and `CK` set the check share γ and resolution κ, `ME` the max-error rounds' resolution κ_max (`0` for none), `BESIDE=0|1` turns the measurements beside the model off or on (default: the library's), `MXB=0|1` the max-error rounds' coarsened tables beside it (`max_error_beside`), `DU=1` the direct measurement of the tables the model cannot take (`direct_unjoinable`), `PT=0` takes the total from the 1-way tables alone, `FG` the final fit's χ² gain stop, `RPA` and `RL` the rounds per attribute (T = r·d) and at a low budget, `FC` its cells × steps budget, `CT` the coarsened candidates' θ (0 off) and `CR` their resolution κ_c, `AL` the rounds' measurement share α, `LT` the limited translation's d (`inf` off), `FCC` the final fit's second start's cell cap (0 off), `BYTABLE=1` prints every table's ℓ1 beside the baseline's, summed by how the release measured it (direct, check, round, none), `DATASET`
 //! picks another bundled table (then the workload may also be `all-2way`,
 //! `random-3way:64` …, workload seed 0). Seeded noise: an experiment, not a release.
 use dp_bench::experiments::real::ExampleInputs;
@@ -26,6 +26,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let mut params = AdaptiveProjectionParams::new(budget);
     params.coarse_resolution = env("CR", params.coarse_resolution);
+    params.measurement_share = env("AL", params.measurement_share);
+    params.limited_translation = env("LT", params.limited_translation);
+    params.final_cold_cells = env("FCC", params.final_cold_cells);
     let every: usize = match inputs.rest.first() {
         Some(v) => v.parse()?,
         None => params.max_error_every,

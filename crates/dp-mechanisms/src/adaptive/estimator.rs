@@ -215,8 +215,12 @@ pub struct GraphicalModelEstimator {
     final_window: usize,
     final_gain: f64,
     final_cell_steps: f64,
+    final_cold_cells: f64,
     model: Option<GraphicalModel>,
     last: Option<FitReport>,
+    /// χ² of the final fit from the last round's model, when a fit from the uniform
+    /// distribution was also made and kept (`final_cold_start`)
+    cold_over: Option<f64>,
 }
 
 impl GraphicalModelEstimator {
@@ -242,8 +246,10 @@ impl GraphicalModelEstimator {
             final_window: 0,
             final_gain: 0.0,
             final_cell_steps: 0.0,
+            final_cold_cells: 0.0,
             model: None,
             last: None,
+            cold_over: None,
         }
     }
 
@@ -261,6 +267,19 @@ impl GraphicalModelEstimator {
     /// that small models converge while large ones keep the default. 0 never does.
     pub fn final_cell_steps(mut self, cell_steps: f64) -> Self {
         self.final_cell_steps = cell_steps;
+        self
+    }
+
+    /// Fit the final model twice when it has at most `cells` cells — from the last round's
+    /// model (the warm start) and from the uniform distribution — and keep the fit of lower
+    /// χ², the one nearer the minimiser both approximate (Private-PGM's estimate; McKenna,
+    /// Sheldon, Miklau ICML 2019 §3). Entropic mirror descent moves a cell by a factor per
+    /// step, so a cell the earlier rounds drove near zero recovers slowly when later
+    /// measurements say otherwise: on small models the warm final fit can stop short of the
+    /// fit a cold start reaches in the same steps (docs/mechanisms/adaptive.md, "The final fit
+    /// from two starts"). Post-processing of the measurements. 0 never does.
+    pub fn final_cold_start(mut self, cells: f64) -> Self {
+        self.final_cold_cells = cells;
         self
     }
 
@@ -333,7 +352,27 @@ impl MarginalEstimator for GraphicalModelEstimator {
             min_chi_square_gain: self.final_gain,
             ..self.round_settings.clone()
         };
-        self.fit_with(measurements, total, &s)
+        // a fit with no model before it already starts from the uniform distribution
+        let warm_started = self.model.is_some();
+        self.cold_over = None;
+        self.fit_with(measurements, total, &s)?;
+        let Some(fitted) = self.last.as_ref() else {
+            return Ok(());
+        };
+        if !warm_started || fitted.model_cells as f64 > self.final_cold_cells {
+            return Ok(());
+        }
+        let warm_fit = (self.model.take(), self.last.take());
+        // from the uniform distribution: no model to start from
+        self.fit_with(measurements, total, &s)?;
+        let cold_chi = self.last.as_ref().map_or(f64::INFINITY, |r| r.chi_square);
+        let warm_chi = warm_fit.1.as_ref().map_or(f64::INFINITY, |r| r.chi_square);
+        if cold_chi < warm_chi {
+            self.cold_over = Some(warm_chi);
+        } else {
+            (self.model, self.last) = warm_fit;
+        }
+        Ok(())
     }
 
     fn marginal(&self, attrs: &[usize]) -> Result<Vec<f64>> {
@@ -357,7 +396,7 @@ impl MarginalEstimator for GraphicalModelEstimator {
     fn notes(&self) -> Vec<String> {
         match &self.last {
             Some(r) => vec![format!(
-                "last fit: {} mirror-descent steps{}, χ² = {:.1}, model of {} cells on {} cliques",
+                "last fit: {} mirror-descent steps{}, χ² = {:.1}{}, model of {} cells on {} cliques",
                 r.iterations,
                 // the rounds and an uncovered final fit run without a window or a tolerance,
                 // so only the χ² window of a covered final fit sets `converged`
@@ -370,6 +409,12 @@ impl MarginalEstimator for GraphicalModelEstimator {
                     String::new()
                 },
                 r.chi_square,
+                match self.cold_over {
+                    Some(warm) => format!(
+                        " (from the uniform distribution: {warm:.1} from the last round's model)"
+                    ),
+                    None => String::new(),
+                },
                 r.model_cells,
                 r.cliques.len()
             )],
@@ -460,5 +505,58 @@ mod tests {
             e.fit_final(&ms, 600.0, false).unwrap();
             assert_eq!(e.last.as_ref().unwrap().iterations, base);
         }
+    }
+
+    /// The final fit from two starts, on both sides of the cell cap: a warm model driven to
+    /// one corner of a 2×2 table by the round's measurement, then a much more precise
+    /// measurement of the uniform table. Within the cap the release keeps the fit of lower χ²
+    /// — here the one from the uniform distribution, which three steps bring to the
+    /// measurements while the warm start's near-empty cells recover by a factor per step —
+    /// and its χ² equals a fit made from the uniform distribution alone; above the cap (or
+    /// with the cap at 0) the release is the warm fit, the same as without the rule.
+    #[test]
+    fn the_final_fit_keeps_the_start_of_lower_chi_square() {
+        let d = Domain::new(vec![("a".into(), 2), ("b".into(), 2)]).unwrap();
+        let corner = MeasuredMarginal {
+            attrs: vec![0, 1],
+            values: vec![1000.0, 0.0, 0.0, 0.0],
+            sigma2: 1.0,
+            groups: None,
+        };
+        let uniform = MeasuredMarginal {
+            attrs: vec![0, 1],
+            values: vec![250.0; 4],
+            sigma2: 1e-4,
+            groups: None,
+        };
+        let both = vec![corner.clone(), uniform];
+        let run = |cap: f64| {
+            let mut e = GraphicalModelEstimator::new(&d, 200, 3, 1e6, 1e6).final_cold_start(cap);
+            e.fit(std::slice::from_ref(&corner), 1000.0).unwrap();
+            e.fit_final(&both, 1000.0, false).unwrap();
+            let chi = e.last.as_ref().unwrap().chi_square;
+            (e.marginal(&[0, 1]).unwrap(), chi, e.cold_over, e.notes())
+        };
+        // the two fits on their own
+        let (warm_m, warm_chi, over, _) = run(0.0);
+        assert_eq!(over, None);
+        let mut cold = GraphicalModelEstimator::new(&d, 200, 3, 1e6, 1e6);
+        cold.fit_final(&both, 1000.0, false).unwrap();
+        let cold_chi = cold.last.as_ref().unwrap().chi_square;
+        assert!(cold_chi < warm_chi, "cold {cold_chi} warm {warm_chi}");
+        // within the cap (4 cells ≤ 4): the cold fit, and the note says so
+        let (m, chi, over, notes) = run(4.0);
+        assert_eq!(chi, cold_chi);
+        assert_eq!(over, Some(warm_chi));
+        assert_eq!(m, cold.marginal(&[0, 1]).unwrap());
+        assert!(
+            notes[0].contains("from the uniform distribution"),
+            "{notes:?}"
+        );
+        // above the cap (4 cells > 3): the warm fit
+        let (m, chi, over, notes) = run(3.0);
+        assert_eq!((chi, over), (warm_chi, None));
+        assert_eq!(m, warm_m);
+        assert!(!notes[0].contains("uniform"), "{notes:?}");
     }
 }
