@@ -270,7 +270,8 @@ impl GraphicalModelEstimator {
         self
     }
 
-    /// Fit the final model twice when it has at most `cells` cells — from the last round's
+    /// Fit the final model twice when it has at most `cells` cells and its steps are fixed
+    /// (not covered: no χ² window lets it run toward convergence) — from the last round's
     /// model (the warm start) and from the uniform distribution — and keep the fit of lower
     /// χ², the one nearer the minimiser both approximate (Private-PGM's estimate; McKenna,
     /// Sheldon, Miklau ICML 2019 §3). Entropic mirror descent moves a cell by a factor per
@@ -359,7 +360,8 @@ impl MarginalEstimator for GraphicalModelEstimator {
         let Some(fitted) = self.last.as_ref() else {
             return Ok(());
         };
-        if !warm_started || fitted.model_cells as f64 > self.final_cold_cells {
+        // a covered fit runs toward convergence, where both starts reach the same fit
+        if covered || !warm_started || fitted.model_cells as f64 > self.final_cold_cells {
             return Ok(());
         }
         let warm_fit = (self.model.take(), self.last.take());
@@ -513,7 +515,8 @@ mod tests {
     /// — here the one from the uniform distribution, which three steps bring to the
     /// measurements while the warm start's near-empty cells recover by a factor per step —
     /// and its χ² equals a fit made from the uniform distribution alone; above the cap (or
-    /// with the cap at 0) the release is the warm fit, the same as without the rule.
+    /// with the cap at 0, or when the fit is covered) the release is the warm fit, the same as
+    /// without the rule.
     #[test]
     fn the_final_fit_keeps_the_start_of_lower_chi_square() {
         let d = Domain::new(vec![("a".into(), 2), ("b".into(), 2)]).unwrap();
@@ -558,5 +561,11 @@ mod tests {
         assert_eq!((chi, over), (warm_chi, None));
         assert_eq!(m, warm_m);
         assert!(!notes[0].contains("uniform"), "{notes:?}");
+        // covered (the fit runs toward convergence): one fit, from the last round's model
+        let mut e = GraphicalModelEstimator::new(&d, 200, 3, 1e6, 1e6).final_cold_start(4.0);
+        e.fit(std::slice::from_ref(&corner), 1000.0).unwrap();
+        e.fit_final(&both, 1000.0, true).unwrap();
+        assert_eq!(e.cold_over, None);
+        assert_eq!(e.last.as_ref().unwrap().chi_square, warm_chi);
     }
 }

@@ -281,7 +281,9 @@ pub struct AdaptiveProjectionParams {
     /// default cap (10⁶ cells), so no final fit costs more than that one, and small models
     /// converge. 0 keeps `final_iterations`. Finite, ≥ 0.
     pub final_cell_steps: f64,
-    /// When the final model has at most this many cells, the final fit is made twice — from
+    /// When the final model has at most this many cells and the final fit takes its fixed
+    /// `final_iterations` (not the covered case of [`Self::final_chi_square_gain`], which runs
+    /// toward convergence), the final fit is made twice — from
     /// the last round's model and from the uniform distribution, with the same steps — and
     /// the release keeps the fit of lower χ² (the one nearer the estimate both approximate;
     /// the note says which). Post-processing. Finite, ≥ 0; 0 never does. Default 10⁵ (a
