@@ -353,23 +353,22 @@ impl MarginalEstimator for GraphicalModelEstimator {
             min_chi_square_gain: self.final_gain,
             ..self.round_settings.clone()
         };
-        // a fit with no model before it already starts from the uniform distribution
-        let warm_started = self.model.is_some();
+        // a second start only where the steps are fixed (a covered fit runs toward
+        // convergence, where both starts reach the same fit) and there is a model to start
+        // from (without one the fit already starts from the uniform distribution)
+        let second_start = !covered && self.model.is_some();
         self.cold_over = None;
         self.fit_with(measurements, total, &s)?;
-        let Some(fitted) = self.last.as_ref() else {
-            return Ok(());
+        let warm_chi = match &self.last {
+            Some(r) if second_start && r.model_cells as f64 <= self.final_cold_cells => {
+                r.chi_square
+            }
+            _ => return Ok(()),
         };
-        // a covered fit runs toward convergence, where both starts reach the same fit
-        if covered || !warm_started || fitted.model_cells as f64 > self.final_cold_cells {
-            return Ok(());
-        }
         let warm_fit = (self.model.take(), self.last.take());
         // from the uniform distribution: no model to start from
         self.fit_with(measurements, total, &s)?;
-        let cold_chi = self.last.as_ref().map_or(f64::INFINITY, |r| r.chi_square);
-        let warm_chi = warm_fit.1.as_ref().map_or(f64::INFINITY, |r| r.chi_square);
-        if cold_chi < warm_chi {
+        if self.last.as_ref().is_some_and(|r| r.chi_square < warm_chi) {
             self.cold_over = Some(warm_chi);
         } else {
             (self.model, self.last) = warm_fit;
