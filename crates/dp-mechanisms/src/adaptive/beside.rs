@@ -427,6 +427,25 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
 
+    /// The mean squared errors, over `draws` draws of `y = truth + noise`, of `estimate(y)`
+    /// and of `y` itself.
+    fn mean_risks(
+        truth: &[f64],
+        noise: &dp_core::DiscreteGaussian,
+        rng: &mut rand_chacha::ChaCha20Rng,
+        draws: usize,
+        estimate: impl Fn(&[f64]) -> Vec<f64>,
+    ) -> (f64, f64) {
+        let sq = |x: &[f64]| -> f64 { x.iter().zip(truth).map(|(a, b)| (a - b).powi(2)).sum() };
+        let (mut risk, mut risk_y) = (0.0, 0.0);
+        for _ in 0..draws {
+            let y: Vec<f64> = truth.iter().map(|t| t + noise.sample(rng) as f64).collect();
+            risk += sq(&estimate(&y));
+            risk_y += sq(&y);
+        }
+        (risk / draws as f64, risk_y / draws as f64)
+    }
+
     #[test]
     fn shrinkage_by_hand() {
         // k = 4, ‖ȳ − μ‖² = 4·1 = 4, v = 1: factor 1 − 2·1/4 = 1/2
@@ -462,26 +481,9 @@ mod tests {
         let truth: Vec<f64> = (0..k).map(|i| 100.0 + 7.0 * i as f64).collect();
         for (offset, bound) in [(3.0, 0.96), (0.0, 0.4)] {
             let target: Vec<f64> = truth.iter().map(|t| t + offset).collect();
-            let (mut risk_js, mut risk_y) = (0.0, 0.0);
-            let draws = 4000;
-            for _ in 0..draws {
-                let y: Vec<f64> = truth
-                    .iter()
-                    .map(|t| t + noise.sample(&mut rng) as f64)
-                    .collect();
-                let x = shrink_toward(&target, &y, v);
-                risk_js += x
-                    .iter()
-                    .zip(&truth)
-                    .map(|(a, b)| (a - b).powi(2))
-                    .sum::<f64>();
-                risk_y += y
-                    .iter()
-                    .zip(&truth)
-                    .map(|(a, b)| (a - b).powi(2))
-                    .sum::<f64>();
-            }
-            let (risk_js, risk_y) = (risk_js / draws as f64, risk_y / draws as f64);
+            let (risk_js, risk_y) = mean_risks(&truth, &noise, &mut rng, 4000, |y| {
+                shrink_toward(&target, y, v)
+            });
             assert!(
                 risk_js < bound * k as f64 * v,
                 "offset {offset}: {risk_js} vs {risk_y}"
@@ -831,26 +833,9 @@ mod tests {
         ];
         let noise = dp_core::DiscreteGaussian::new(v).unwrap();
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(23);
-        let (mut risk, mut risk_y) = (0.0, 0.0);
-        let draws = 4000;
-        for _ in 0..draws {
-            let y: Vec<f64> = truth
-                .iter()
-                .map(|t| t + noise.sample(&mut rng) as f64)
-                .collect();
-            let (x, _) = residual_combination(&y, v, &dims, &parts);
-            risk += x
-                .iter()
-                .zip(&truth)
-                .map(|(a, b)| (a - b).powi(2))
-                .sum::<f64>();
-            risk_y += y
-                .iter()
-                .zip(&truth)
-                .map(|(a, b)| (a - b).powi(2))
-                .sum::<f64>();
-        }
-        let (risk, risk_y) = (risk / draws as f64, risk_y / draws as f64);
+        let (risk, risk_y) = mean_risks(&truth, &noise, &mut rng, 4000, |y| {
+            residual_combination(y, v, &dims, &parts).0
+        });
         assert!(risk < 1.2 * v, "{risk}");
         assert!(risk_y > 3.5 * v, "{risk_y}");
     }
