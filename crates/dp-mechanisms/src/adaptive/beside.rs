@@ -58,7 +58,7 @@
 //! table's own measurement. So each lower-order component is released as the
 //! inverse-variance combination `c_A·P_A ȳ + (1 − c_A)·P_A z_A`, `z_A` the precision-weighted
 //! average of those measurements' `A`-marginals and `c_A = v_m/(v_y + v_m)`, `v_m` its
-//! variance ([`residual_weights`], [`lifted_marginal`]) — the generalised-least-squares
+//! variance ([`residual_weights`], [`measurement_marginal`], [`lifted`]) — the generalised-least-squares
 //! reconstruction from residuals of ReM (Mullins, McKenna et al. 2024), restricted to the
 //! table's sub-tables; the top component `P_S ȳ` is the table's own. Each combined component's
 //! noise variance is `c_A` times the measurement's, so the result's is
@@ -333,56 +333,53 @@ pub fn residual_weights(
         .collect()
 }
 
-/// The table on `attrs` (ascending; row-major, the last fastest) that is constant along the
-/// axes outside `mask` and whose marginal on the axes in `mask` is the measurement `m`'s
-/// marginal there (`m.attrs` must hold them): `m`'s counts summed onto those attributes,
-/// spread evenly over the others' cells.
-pub fn lifted_marginal(
-    m: &MeasuredMarginal,
-    attrs: &[usize],
-    mask: usize,
-    sizes: &[u32],
-) -> Vec<f64> {
-    let a: Vec<usize> = (0..attrs.len())
-        .filter(|&i| mask & (1 << i) != 0)
-        .map(|i| attrs[i])
-        .collect();
-    let a_size = |x: usize| sizes[x] as usize;
-    // the A-marginal of m, row-major over `a`
-    let mut marginal = vec![0.0; a.iter().map(|&x| a_size(x)).product()];
-    let m_dims: Vec<usize> = m.attrs.iter().map(|&x| a_size(x)).collect();
+/// The marginal of the measurement `m` on the attributes `a` (ascending, all in `m.attrs`),
+/// row-major over `a`: `m`'s counts summed over its other attributes. One pass over `m`'s
+/// cells, no allocation per cell.
+pub fn measurement_marginal(m: &MeasuredMarginal, a: &[usize], sizes: &[u32]) -> Vec<f64> {
+    // for each attribute of `a`: its stride in `m`'s table, its size, its stride in `a`'s
+    let mut axes: Vec<(usize, usize, usize)> = Vec::with_capacity(a.len());
+    let mut a_stride = 1usize;
+    for &x in a.iter().rev() {
+        let n = sizes[x] as usize;
+        let m_stride: usize = m
+            .attrs
+            .iter()
+            .skip_while(|&&y| y != x)
+            .skip(1)
+            .map(|&y| sizes[y] as usize)
+            .product();
+        axes.push((m_stride, n, a_stride));
+        a_stride *= n;
+    }
+    let mut marginal = vec![0.0; a_stride];
     for (cell, &value) in m.values.iter().enumerate() {
-        let (mut rest, mut index) = (cell, 0usize);
-        let mut coords = vec![0usize; m_dims.len()];
-        for (c, &n) in coords.iter_mut().zip(&m_dims).rev() {
-            *c = rest % n;
-            rest /= n;
-        }
-        for &x in &a {
-            let pos = m.attrs.iter().position(|&y| y == x).unwrap_or(0);
-            index = index * a_size(x) + coords[pos];
-        }
+        let index: usize = axes.iter().map(|&(ms, n, as_)| (cell / ms) % n * as_).sum();
         marginal[index] += value;
     }
-    let dims: Vec<usize> = attrs.iter().map(|&x| a_size(x)).collect();
-    let spread: f64 = (0..attrs.len())
-        .filter(|&i| mask & (1 << i) == 0)
-        .map(|i| dims[i] as f64)
-        .product();
-    let cells: usize = dims.iter().product();
-    (0..cells)
+    marginal
+}
+
+/// The table on `attrs` (ascending; row-major, the last fastest) that is constant along the
+/// axes outside `mask` (bit `i`: axis `i`) and whose marginal on the axes in `mask` is
+/// `marginal` (row-major over those attributes): each of its counts spread evenly over the
+/// other axes' cells.
+pub fn lifted(marginal: &[f64], attrs: &[usize], mask: usize, sizes: &[u32]) -> Vec<f64> {
+    let dims: Vec<usize> = attrs.iter().map(|&x| sizes[x] as usize).collect();
+    let mut axes: Vec<(usize, usize, usize)> = Vec::new();
+    let (mut s_stride, mut a_stride, mut spread) = (1usize, 1usize, 1.0);
+    for (i, &n) in dims.iter().enumerate().rev() {
+        if mask & (1 << i) != 0 {
+            axes.push((s_stride, n, a_stride));
+            a_stride *= n;
+        } else {
+            spread *= n as f64;
+        }
+        s_stride *= n;
+    }
+    (0..s_stride)
         .map(|cell| {
-            let (mut rest, mut index) = (cell, 0usize);
-            let mut coords = vec![0usize; dims.len()];
-            for (c, &n) in coords.iter_mut().zip(&dims).rev() {
-                *c = rest % n;
-                rest /= n;
-            }
-            for (i, &c) in coords.iter().enumerate() {
-                if mask & (1 << i) != 0 {
-                    index = index * dims[i] + c;
-                }
-            }
+            let index: usize = axes.iter().map(|&(ss, n, as_)| (cell / ss) % n * as_).sum();
             marginal[index] / spread
         })
         .collect()
@@ -747,21 +744,42 @@ mod tests {
     }
 
     /// A measurement's marginal lifted onto a table: attribute 1 of a [1, 2] measurement
-    /// (3 × 5 values) spread over a [0, 1] table (2 × 3), by hand.
+    /// (3 × 5 values) spread over a [0, 1] table (2 × 3), by hand; and a marginal on two of
+    /// three attributes against the sum by coordinates.
     #[test]
-    fn lifted_marginal_by_hand() {
+    fn measurement_marginals_and_lifts_by_hand() {
         let sizes = [2u32, 3, 5];
-        let values: Vec<f64> = (0..15).map(f64::from).collect();
         let m = MeasuredMarginal {
-            values,
+            values: (0..15).map(f64::from).collect(),
             ..MeasuredMarginal::from_counts(vec![1, 2], &[0; 15], 1.0)
         };
         // attribute 1's marginal: rows of five, 0+…+4 = 10, 35, 60; spread over attribute 0's
         // two values
-        let lifted = lifted_marginal(&m, &[0, 1], 0b10, &sizes);
-        assert_eq!(lifted, vec![5.0, 17.5, 30.0, 5.0, 17.5, 30.0]);
+        let one = measurement_marginal(&m, &[1], &sizes);
+        assert_eq!(one, vec![10.0, 35.0, 60.0]);
+        assert_eq!(
+            lifted(&one, &[0, 1], 0b10, &sizes),
+            vec![5.0, 17.5, 30.0, 5.0, 17.5, 30.0]
+        );
         // the empty set: the total, 105, over six cells
-        assert_eq!(lifted_marginal(&m, &[0, 1], 0, &sizes), vec![17.5; 6]);
+        let total = measurement_marginal(&m, &[], &sizes);
+        assert_eq!(lifted(&total, &[0, 1], 0, &sizes), vec![17.5; 6]);
+        // a [0, 1, 2] measurement (value = its cell index) onto [0, 2]: Σ over attribute 1
+        let m = MeasuredMarginal {
+            values: (0..30).map(f64::from).collect(),
+            ..MeasuredMarginal::from_counts(vec![0, 1, 2], &[0; 30], 1.0)
+        };
+        let got = measurement_marginal(&m, &[0, 2], &sizes);
+        let want: Vec<f64> = (0..2)
+            .flat_map(|i| (0..5).map(move |k| (0..3).map(|j| (15 * i + 5 * j + k) as f64).sum()))
+            .collect();
+        assert_eq!(got, want);
+        // lifted onto [0, 1, 2] along attribute 1: each value a third of the sum, per cell
+        let up = lifted(&got, &[0, 1, 2], 0b101, &sizes);
+        for (cell, u) in up.iter().enumerate() {
+            let (i, k) = (cell / 15, cell % 5);
+            assert!((u - want[i * 5 + k] / 3.0).abs() < 1e-12);
+        }
     }
 
     /// The combination keeps the measurement with every part `(1, None)`; with the lower

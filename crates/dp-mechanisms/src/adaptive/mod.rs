@@ -1010,14 +1010,20 @@ impl OwnMeasurements<'_> {
                 .enumerate()
                 .map(|(mask, (c, sources))| {
                     let z = (!sources.is_empty()).then(|| {
-                        let mut z = vec![0.0; mean.len()];
+                        // the sources' marginals on A, averaged, then spread over the table
+                        let a: Vec<usize> = (0..attrs.len())
+                            .filter(|i| mask & (1 << i) != 0)
+                            .map(|i| attrs[i])
+                            .collect();
+                        let mut z: Vec<f64> = Vec::new();
                         for (k, w) in sources {
-                            let lifted = beside::lifted_marginal(&model[k], attrs, mask, sizes);
-                            for (a, b) in z.iter_mut().zip(lifted) {
-                                *a += w * b;
+                            let part = beside::measurement_marginal(&model[k], &a, sizes);
+                            z.resize(part.len(), 0.0);
+                            for (x, p) in z.iter_mut().zip(part) {
+                                *x += w * p;
                             }
                         }
-                        z
+                        beside::lifted(&z, attrs, mask, sizes)
                     });
                     (c, z)
                 })
