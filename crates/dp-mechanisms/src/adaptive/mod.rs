@@ -1785,7 +1785,7 @@ impl AdaptiveProjection {
             answers.extend(reorder(&sorted, &v, m));
         }
         let residual_note = if p.residual_release {
-            "; its sub-tables' residuals first combined with the model's by inverse variance"
+            "; its sub-tables' residuals first combined by inverse variance with the model's measurements of them"
         } else {
             ""
         };
