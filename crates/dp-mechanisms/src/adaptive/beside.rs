@@ -385,6 +385,40 @@ pub fn lifted(marginal: &[f64], attrs: &[usize], mask: usize, sizes: &[u32]) -> 
         .collect()
 }
 
+/// The parts [`residual_combination`] takes for the table on `attrs` (noise `variance` per
+/// cell): for every mask `A`, the weight `c_A` of [`residual_weights`] and, where it has
+/// sources, their `A`-marginals averaged with its weights and spread over the table
+/// ([`measurement_marginal`], [`lifted`]).
+pub fn residual_parts(
+    attrs: &[usize],
+    sizes: &[u32],
+    variance: f64,
+    model: &[MeasuredMarginal],
+) -> Vec<(f64, Option<Vec<f64>>)> {
+    residual_weights(attrs, sizes, variance, model)
+        .into_iter()
+        .enumerate()
+        .map(|(mask, (c, sources))| {
+            let z = (!sources.is_empty()).then(|| {
+                let a: Vec<usize> = (0..attrs.len())
+                    .filter(|i| mask & (1 << i) != 0)
+                    .map(|i| attrs[i])
+                    .collect();
+                let mut z: Vec<f64> = Vec::new();
+                for (k, w) in sources {
+                    let part = measurement_marginal(&model[k], &a, sizes);
+                    z.resize(part.len(), 0.0);
+                    for (x, p) in z.iter_mut().zip(part) {
+                        *x += w * p;
+                    }
+                }
+                lifted(&z, attrs, mask, sizes)
+            });
+            (c, z)
+        })
+        .collect()
+}
+
 /// The table's measurement `mean` (counts, noise variance `variance` per cell, dimensions
 /// `dims`) with each residual component `P_A ȳ` combined with another estimate's,
 /// `c_A·P_A ȳ + (1 − c_A)·P_A z_A` (`parts[A] = (c_A, Some(z_A))`, `z_A` a table whose
