@@ -7,7 +7,7 @@
 //! `cargo run --release -p dp-bench --example adaptive_diag -- [WORKLOAD.json] [EPSILON]
 //! [SEED] [MAX_ERROR_EVERY]` (defaults adult_w64.json, 1, 1 and the library's; add/remove, δ = 1e-9); the
 //! environment variables `MC`, `RI`, `FI` (default: the library's) set the model cap and the round / final
-//! mirror-descent steps, `CS` and `CK` set the check share γ and resolution κ, `ME` the max-error rounds' resolution κ_max (`0` for none), `BESIDE=0|1` turns the measurements beside the model off or on (default: the library's), `MXB=0|1` the max-error rounds' coarsened tables beside it (`max_error_beside`), `DU=1` the direct measurement of the tables the model cannot take (`direct_unjoinable`), `PT=0` takes the total from the 1-way tables alone, `FG` the final fit's χ² gain stop, `RPA` and `RL` the rounds per attribute (T = r·d) and at a low budget, `FC` its cells × steps budget, `CT` the coarsened candidates' θ (0 off) and `CR` their resolution κ_c, `AL` the rounds' measurement share α, `LT` the limited translation's d (`inf` off), `FCC` the final fit's second start's cell cap (0 off), `RES=0|1` the lower-order residuals of a table measured apart from the model taken with the model's (`residual_release`), `BYTABLE=1` prints every table's ℓ1 beside the baseline's, summed by how the release measured it (direct, check, round, none), `DATASET`
+//! mirror-descent steps, `CS` and `CK` set the check share γ and resolution κ, `ME` the max-error rounds' resolution κ_max (`0` for none), `BESIDE=0|1` turns the measurements beside the model off or on (default: the library's), `MXB=0|1` the max-error rounds' coarsened tables beside it (`max_error_beside`), `DU=1` the direct measurement of the tables the model cannot take (`direct_unjoinable`), `PT=0` takes the total from the 1-way tables alone, `FG` the final fit's χ² gain stop, `RPA` and `RL` the rounds per attribute (T = r·d) and at a low budget, `FC` its cells × steps budget, `CT` the coarsened candidates' θ (0 off) and `CR` their resolution κ_c, `AL` the rounds' measurement share α, `LT` the limited translation's d (`inf` off), `FCC` the final fit's second start's cell cap (0 off), `RES=0|1` the lower-order residuals of a table measured apart from the model taken with the model's (`residual_release`), `DL=0|1` the direct phase's ℓ1-optimal split (`direct_l1_split`), `BYTABLE=1` prints every table's ℓ1 beside the baseline's, summed by how the release measured it (direct, check, round, none), `DATASET`
 //! picks another bundled table (then the workload may also be `all-2way`,
 //! `random-3way:64` …, workload seed 0). Seeded noise: an experiment, not a release.
 use dp_bench::experiments::real::ExampleInputs;
@@ -53,6 +53,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let beside = f64::from(u8::from(params.measure_beside_model));
     let max_beside = f64::from(u8::from(params.max_error_beside));
     let residual = f64::from(u8::from(params.residual_release));
+    let l1_split = f64::from(u8::from(params.direct_l1_split));
     let me = params.max_error_resolution;
     let (fg, fc) = (params.final_chi_square_gain, params.final_cell_steps);
     let ct = params.coarse_threshold;
@@ -67,6 +68,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .measure_beside_model(env("BESIDE", beside) != 0.0)
         .max_error_beside(env("MXB", max_beside) != 0.0)
         .residual_release(env("RES", residual) != 0.0)
+        .direct_l1_split(env("DL", l1_split) != 0.0)
         .direct_unjoinable(env("DU", 0.0) != 0.0)
         .direct(env("DS", ds), env("DT", dt))
         .check_share(env("CS", cs))

@@ -453,8 +453,11 @@ mod tests {
         ];
         let data3 = Dataset::from_columns(domain3, cols3).unwrap();
         // (the low-budget rule off: the audit's one 1-way step is the first 1-way table's
-        // calibration, which the others share only when the budget is not low)
-        let mut ap = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(1.0).unwrap());
+        // calibration, which the others share only when the budget is not low; and the direct
+        // split off: its one direct step is the first direct table's calibration, which the
+        // others share only at the equal split)
+        let mut ap =
+            AdaptiveProjectionParams::new(PrivacyLoss::zcdp(1.0).unwrap()).direct_l1_split(false);
         ap.low_budget_rounds_per_attribute = ap.rounds_per_attribute;
         let ap = ap.check().unwrap();
         for seed in 0..30 {

@@ -10,7 +10,8 @@ mod common;
 use common::{assert_phase_in_steps, delta2, small};
 
 /// Above the threshold (τ = 10: every table is cheap) all ten workload tables are measured
-/// directly, each at `ρ_t = βρ/k` with `σ² = Δ₂²/(2ρ_t)` (Δ₂² = 1 add/remove, 2
+/// directly, at the equal split (`direct_l1_split` off; the split: the next test), each at
+/// `ρ_t = βρ/k` with `σ² = Δ₂²/(2ρ_t)` (Δ₂² = 1 add/remove, 2
 /// replace-one: a wrong sensitivity or a share of the whole ρ per table moves σ² by 2× or
 /// 10×); with the rounds, everything spent lies in [ρ(1 − 1e-6), ρ]. Below it (τ = 0)
 /// nothing is measured directly, and the release is the same as with the phase off (the
@@ -25,6 +26,7 @@ fn cheap_tables_are_measured_at_the_share_and_the_budget_adds_up() {
             let m = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(rho).unwrap())
                 .neighbouring(rel)
                 .direct(beta, 10.0)
+                .direct_l1_split(false)
                 .check()
                 .unwrap();
             let run = m.run(&data, &w, &mut dp_core::seeded_rng(3)).unwrap();
@@ -88,6 +90,63 @@ fn cheap_tables_are_measured_at_the_share_and_the_budget_adds_up() {
     }
 }
 
+/// The ℓ1-optimal split (`direct_l1_split`, the default; `adaptive/direct.rs`, "The split"):
+/// ρ = 2, β = 0.6, τ = 10, n = 400, all ten 2-way tables cheap and measured. Every cell's
+/// expected count under the 1-way model is at least 400/12 ≈ 33 records times the columns'
+/// skew, far above σ_β = √(Δ₂²/(2·0.12)) ≤ 2.9, so each table's effective cells are its cells
+/// and `ρ_t = βρ·c_t^{2/3} / Σ_u c_u^{2/3}` (derived here from the sizes 2, 3, 2, 4, 2: a table
+/// of 12 cells takes (12/4)^{2/3} = 2.08× a 4-cell one; the equal split misses the 4-cell
+/// tables' ρ_t by 38 %, a split by cells rather than cells^{2/3} the 12-cell one's by 20 %),
+/// with `σ_t² = Δ₂²/(2ρ_t)` (the floors do not bind: a 4-cell table's is ln 8 / ln 132 = 0.43
+/// of βρ/k, its split 0.73); the pool is βρ, and
+/// with the rounds everything spent lies in [ρ(1 − 1e-6), ρ].
+#[test]
+fn the_cheap_tables_share_the_pool_by_their_cells_to_the_two_thirds() {
+    let (data, w) = small(400);
+    let sizes = [2.0f64, 3.0, 2.0, 4.0, 2.0];
+    let (rho, beta) = (2.0, 0.6);
+    let mut norm = 0.0;
+    for a in 0..5 {
+        for b in a + 1..5 {
+            norm += (sizes[a] * sizes[b]).powf(2.0 / 3.0);
+        }
+    }
+    for rel in [Neighbouring::AddRemove, Neighbouring::ReplaceOne] {
+        let run = AdaptiveProjectionParams::new(PrivacyLoss::zcdp(rho).unwrap())
+            .neighbouring(rel)
+            .direct(beta, 10.0)
+            .check()
+            .unwrap()
+            .run(&data, &w, &mut dp_core::seeded_rng(3))
+            .unwrap();
+        assert_eq!(run.direct.len(), 10, "{rel}");
+        for d in &run.direct {
+            let c: f64 = d.selected.iter().map(|&i| sizes[i]).product();
+            let rho_t = beta * rho * c.powf(2.0 / 3.0) / norm;
+            assert!(
+                (d.measure_rho - rho_t).abs() <= 1e-9 * rho_t,
+                "{rel} {:?}: {} vs {rho_t}",
+                d.selected,
+                d.measure_rho
+            );
+            let s2 = delta2(rel) / (2.0 * rho_t);
+            assert!((d.sigma2 - s2).abs() <= 1e-9 * s2, "{}", d.sigma2);
+        }
+        let pool: f64 = run.direct.iter().map(|d| d.measure_rho).sum();
+        assert!((pool - beta * rho).abs() <= 1e-12 * rho, "{pool}");
+        let mut spent: f64 = run.one_ways.iter().map(|r| r.measure_rho).sum();
+        spent += pool;
+        spent += run.rounds[1..]
+            .iter()
+            .map(|r| r.measure_rho + r.select_rho)
+            .sum::<f64>();
+        assert!(spent <= rho * (1.0 + 1e-12), "{rel}: spent {spent}");
+        assert!(spent >= rho * (1.0 - 1e-6), "{rel}: spent {spent}");
+        let notes = run.release.diagnostics.notes.join("\n");
+        assert!(notes.contains("split by effective cells^(2/3)"), "{notes}");
+    }
+}
+
 /// Both sides of the majority rule (more than half of the workload tables cheap). ρ = 2,
 /// β = 0.6, ten 2-way tables of 4, 6, 8 or 12 cells, n = 400 (the noisy total is within a few
 /// counts of it): each direct measurement has σ² = 1/(2·0.12), so its expected ℓ1 noise over
@@ -130,8 +189,9 @@ fn the_cheap_tables_are_measured_only_when_they_are_most_of_the_workload() {
 /// model and are left to the rounds: six measured. With a cap of 13 cells (the 1-way model's
 /// 2 + 3 + 2 + 4 + 2) no table with the 4-valued attribute can join — its clique adds at least
 /// 2 cells to any junction tree of these tables — so the four are measured directly too — ten, each at
-/// the same `βρ/k` as the cheap ones (a wrong share moves σ² by 10/6× or more) — and the
-/// release says so; with the rule off, six again. Everything spent stays within ρ.
+/// `βρ/k` (a wrong share moves σ² by 10/6× or more), while the six cheap ones share their pool
+/// `6βρ/k` by the split — and the release says so; with the rule off, six again. Everything
+/// spent stays within ρ.
 #[test]
 fn tables_the_model_cannot_take_are_measured_directly_when_the_phase_runs() {
     let (data, w) = small(400);
@@ -152,7 +212,12 @@ fn tables_the_model_cannot_take_are_measured_directly_when_the_phase_runs() {
     assert_eq!(tight.direct.len(), 10);
     let rho_t = beta * rho / 10.0;
     let s2 = 1.0 / (2.0 * rho_t);
-    for d in &tight.direct {
+    let cheap_pool: f64 = tight.direct[..6].iter().map(|d| d.measure_rho).sum();
+    assert!(
+        (cheap_pool - 6.0 * rho_t).abs() <= 1e-12 * rho_t,
+        "{cheap_pool}"
+    );
+    for d in &tight.direct[6..] {
         assert!((d.measure_rho - rho_t).abs() <= 1e-12 * rho_t);
         assert!(
             d.sigma2 >= s2 && d.sigma2 <= s2 * (1.0 + 1e-12),

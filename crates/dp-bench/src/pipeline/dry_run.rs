@@ -479,7 +479,9 @@ fn schedule_lines(
         out.push(format!(
             "  cheap workload tables, measured once each after the 1-way tables (those whose \
              noise is small against the noisy total; decided by the release): ρ = {:.6} each \
-             ({} of ρ over the {} tables of two or more attributes), σ = {:.6}",
+             at the equal split ({} of ρ over the {} tables of two or more attributes), \
+             σ = {:.6}; the measured ones share that pool by their effective cells unless the \
+             split is off (decided by the release from the noisy 1-way tables)",
             d.measurement.measure_rho,
             d.share,
             d.tables,

@@ -135,8 +135,11 @@ pub struct NoiseSchedule {
     pub round: ScheduledRound,
     /// A round after one annealing (both budgets ×4: σ halved, ε doubled).
     pub annealed_round: ScheduledRound,
-    /// The direct measurement of a cheap workload table (`βρ/k`), if the phase is on and
-    /// the workload has tables of two or more attributes.
+    /// The direct measurement of a cheap workload table at the equal split (`βρ/k`; the
+    /// cheapness test's σ), if the phase is on and the workload has tables of two or more
+    /// attributes. With [`super::AdaptiveProjectionParams::direct_l1_split`] the `m` measured
+    /// tables share `m·βρ/k` by their effective cells (decided by the release from the noisy
+    /// 1-way tables, `adaptive/direct.rs`, "The split").
     pub direct: Option<ScheduledPhase>,
     /// The check of a workload table (`γρ/k`), likewise.
     pub check: Option<ScheduledPhase>,
@@ -449,8 +452,13 @@ mod tests {
             assert_eq!(first.sigma2, round.measurement.sigma2);
             assert_eq!(first.select_epsilon, round.select_epsilon);
             assert_eq!(first.select_rho, round.select_rho);
+            // the direct measurements share the pool the schedule's equal split would take
+            // (direct.rs, "The split"), each at σ² = Δ₂²/(2ρ_t) of its own ρ_t
+            let pool = s.direct.unwrap().measurement.measure_rho * run.direct.len() as f64;
+            let spent: f64 = run.direct.iter().map(|r| r.measure_rho).sum();
+            assert!((spent - pool).abs() <= 1e-12 * pool, "{spent} vs {pool}");
             for r in &run.direct {
-                assert_eq!(r.sigma2, s.direct.unwrap().measurement.sigma2);
+                assert_eq!(r.sigma2, sigma2(relation, r.measure_rho));
             }
             for r in &run.checks {
                 assert_eq!(r.sigma2, s.check.unwrap().measurement.sigma2);
