@@ -1383,11 +1383,16 @@ impl AdaptiveProjection {
                     }
                     direct_unjoinable += 1;
                 }
-                // a cheap table's own calibration under the split (the equal split's is
-                // the opening's); the tables the model cannot take at the opening's
+                // a cheap table's own calibration under the split; the opening's (the equal
+                // split's) for the tables the model cannot take, and for a table whose split
+                // is the equal one but for rounding (every table of a binary workload), so
+                // that the release is then the equal split's, draw for draw
                 let split_cal;
                 let split_plan;
-                let (dcal, dplan) = if pos < n_cheap && p.direct_l1_split {
+                let (dcal, dplan) = if pos < n_cheap
+                    && p.direct_l1_split
+                    && (split[pos] - dcal.measure_rho).abs() > 1e-9 * dcal.measure_rho
+                {
                     split_cal = RoundCalibration::new(rel, split[pos], 0.0, fit_score)?;
                     split_plan = split_cal.measurement(rel)?;
                     (&split_cal, &split_plan)
