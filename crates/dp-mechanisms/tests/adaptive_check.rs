@@ -12,7 +12,7 @@ use dp_mechanisms::adaptive::AdaptiveProjectionParams;
 use dp_queries::{Dataset, Domain, MarginalWorkload};
 
 mod common;
-use common::{assert_phase_in_steps, delta2, small};
+use common::{assert_phase_in_steps, assert_spends_rho, delta2, small};
 
 /// With the direct phase off, all ten workload tables are checked, each at `ρ_c = γρ/k`
 /// with `σ² = Δ₂²/(2ρ_c)` (a wrong sensitivity moves σ² by 2×, a check charged the whole ρ
@@ -48,14 +48,7 @@ fn checks_are_charged_at_their_share_and_skip_the_direct_tables() {
                 );
             }
             assert_eq!(run.one_ways.len(), 5);
-            let mut spent: f64 = run.one_ways.iter().map(|r| r.measure_rho).sum();
-            spent += run.checks.iter().map(|c| c.measure_rho).sum::<f64>();
-            spent += run.rounds[1..]
-                .iter()
-                .map(|r| r.measure_rho + r.select_rho)
-                .sum::<f64>();
-            assert!(spent <= rho * (1.0 + 1e-12), "{rel} ρ {rho}: spent {spent}");
-            assert!(spent >= rho * (1.0 - 1e-6), "{rel} ρ {rho}: spent {spent}");
+            assert_spends_rho(&run, rho, &format!("{rel} ρ {rho}"));
             let notes = run.release.diagnostics.notes.join("\n");
             assert!(notes.contains("checked workload tables"), "{notes}");
             // the note states the rule's level and what it covers (public inputs only)

@@ -7,7 +7,7 @@ use dp_core::{Neighbouring, PrivacyLoss};
 use dp_mechanisms::adaptive::AdaptiveProjectionParams;
 
 mod common;
-use common::{assert_phase_in_steps, delta2, small};
+use common::{assert_phase_in_steps, assert_spends_rho, delta2, small};
 
 /// Above the threshold (τ = 10: every table is cheap) all ten workload tables are measured
 /// directly, at the equal split (`direct_l1_split` off; the split: the next test), each at
@@ -44,14 +44,7 @@ fn cheap_tables_are_measured_at_the_share_and_the_budget_adds_up() {
                 assert_eq!(d.select_rho, 0.0);
             }
             assert_eq!(run.one_ways.len(), 5);
-            let mut spent: f64 = run.one_ways.iter().map(|r| r.measure_rho).sum();
-            spent += run.direct.iter().map(|d| d.measure_rho).sum::<f64>();
-            spent += run.rounds[1..]
-                .iter()
-                .map(|r| r.measure_rho + r.select_rho)
-                .sum::<f64>();
-            assert!(spent <= rho * (1.0 + 1e-12), "{rel} ρ {rho}: spent {spent}");
-            assert!(spent >= rho * (1.0 - 1e-6), "{rel} ρ {rho}: spent {spent}");
+            assert_spends_rho(&run, rho, &format!("{rel} ρ {rho}"));
             assert!(run.rounds.last().unwrap().rho_spent <= rho);
             // the release says what it did
             assert!(
@@ -134,14 +127,7 @@ fn the_cheap_tables_share_the_pool_by_their_cells_to_the_two_thirds() {
         }
         let pool: f64 = run.direct.iter().map(|d| d.measure_rho).sum();
         assert!((pool - beta * rho).abs() <= 1e-12 * rho, "{pool}");
-        let mut spent: f64 = run.one_ways.iter().map(|r| r.measure_rho).sum();
-        spent += pool;
-        spent += run.rounds[1..]
-            .iter()
-            .map(|r| r.measure_rho + r.select_rho)
-            .sum::<f64>();
-        assert!(spent <= rho * (1.0 + 1e-12), "{rel}: spent {spent}");
-        assert!(spent >= rho * (1.0 - 1e-6), "{rel}: spent {spent}");
+        assert_spends_rho(&run, rho, &format!("{rel}"));
         let notes = run.release.diagnostics.notes.join("\n");
         assert!(notes.contains("split by effective cells^(2/3)"), "{notes}");
     }

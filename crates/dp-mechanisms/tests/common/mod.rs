@@ -79,3 +79,26 @@ pub fn assert_phase_in_steps(
         dec.steps.iter().map(|s| &s.label).collect::<Vec<_>>()
     );
 }
+
+/// Everything `run` spent — its 1-way, direct and check measurements and its rounds'
+/// measurements and selections — lies in `[ρ(1 − 1e-6), ρ(1 + 1e-12)]` (`what` names the case).
+pub fn assert_spends_rho(run: &dp_mechanisms::adaptive::AdaptiveRun, rho: f64, what: &str) {
+    let measured = |t: &[dp_mechanisms::adaptive::AdaptiveRound]| -> f64 {
+        t.iter().map(|r| r.measure_rho).sum()
+    };
+    let spent = measured(&run.one_ways)
+        + measured(&run.direct)
+        + measured(&run.checks)
+        + run.rounds[1..]
+            .iter()
+            .map(|r| r.measure_rho + r.select_rho)
+            .sum::<f64>();
+    assert!(
+        spent <= rho * (1.0 + 1e-12),
+        "{what}: spent {spent} of {rho}"
+    );
+    assert!(
+        spent >= rho * (1.0 - 1e-6),
+        "{what}: spent {spent} of {rho}"
+    );
+}
