@@ -167,6 +167,23 @@ pub(crate) fn l1_split(pool: f64, cells: &[f64], floors: &[f64]) -> Vec<f64> {
     }
 }
 
+/// The budgets of `m` measured cheap tables under the split (module docs, "The split"): their
+/// pool `m·equal` by [`l1_split`] over effective cells `cells` above `floors`, a share within
+/// 10⁻⁹ of the equal split's `equal` taken as exactly `equal`, so that a table whose split is
+/// the equal one but for rounding keeps the equal split's calibration (and noise) bit for bit.
+pub(crate) fn split_budgets(equal: f64, cells: &[f64], floors: &[f64]) -> Vec<f64> {
+    l1_split(equal * cells.len() as f64, cells, floors)
+        .into_iter()
+        .map(|r| {
+            if (r - equal).abs() <= 1e-9 * equal {
+                equal
+            } else {
+                r
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1344,28 +1344,21 @@ impl AdaptiveProjection {
                 order.extend(rest);
             }
             // the measured cheap tables' budgets: the pool they would take at βρ/k each,
-            // split in proportion to their effective cells^(2/3) under the 1-way model
-            // (direct.rs, "The split"), or equally
-            let pool = dcal.measure_rho * n_cheap as f64;
+            // split in proportion to their effective cells^(2/3) under the 1-way model above
+            // their floors (direct.rs, "The split"), or equally
             let split: Vec<f64> = if p.direct_l1_split {
-                let cells = order[..n_cheap]
-                    .iter()
-                    .map(|&i| {
-                        let m = est.marginal(&cands[i].attrs)?;
-                        Ok(direct::effective_cells(&m, total, dcal.sigma()))
-                    })
-                    .collect::<Result<Vec<f64>>>()?;
-                let floors: Vec<f64> = order[..n_cheap]
-                    .iter()
-                    .map(|&i| {
-                        direct::split_floor(
-                            dcal.measure_rho,
-                            cells_of(&cands[i].attrs) as f64,
-                            workload_cells as f64,
-                        )
-                    })
-                    .collect();
-                direct::l1_split(pool, &cells, &floors)
+                let mut cells = Vec::with_capacity(n_cheap);
+                let mut floors = Vec::with_capacity(n_cheap);
+                for &i in &order[..n_cheap] {
+                    let m = est.marginal(&cands[i].attrs)?;
+                    cells.push(direct::effective_cells(&m, total, dcal.sigma()));
+                    floors.push(direct::split_floor(
+                        dcal.measure_rho,
+                        cells_of(&cands[i].attrs) as f64,
+                        workload_cells as f64,
+                    ));
+                }
+                direct::split_budgets(dcal.measure_rho, &cells, &floors)
             } else {
                 vec![dcal.measure_rho; n_cheap]
             };
@@ -1387,15 +1380,11 @@ impl AdaptiveProjection {
                     direct_unjoinable += 1;
                 }
                 // a cheap table's own calibration under the split; the opening's (the equal
-                // split's) for the tables the model cannot take, and for a table whose split
-                // is the equal one but for rounding (every table of a binary workload), so
-                // that the release is then the equal split's, draw for draw
+                // split's) for the tables the model cannot take and for a table the split
+                // leaves at the equal share (every table of a binary workload; split_budgets)
                 let split_cal;
                 let split_plan;
-                let (dcal, dplan) = if pos < n_cheap
-                    && p.direct_l1_split
-                    && (split[pos] - dcal.measure_rho).abs() > 1e-9 * dcal.measure_rho
-                {
+                let (dcal, dplan) = if pos < n_cheap && split[pos] != dcal.measure_rho {
                     split_cal = RoundCalibration::new(rel, split[pos], 0.0, fit_score)?;
                     split_plan = split_cal.measurement(rel)?;
                     (&split_cal, &split_plan)
@@ -2036,6 +2025,12 @@ impl AdaptiveProjection {
     }
 }
 
+/// Whether two measurements of a trace share their calibration (σ² and ρ): the step
+/// decomposition counts the losses of each run of them together.
+fn same_calibration(a: &AdaptiveRound, b: &AdaptiveRound) -> bool {
+    a.sigma2 == b.sigma2 && a.measure_rho == b.measure_rho
+}
+
 impl crate::StepAudited for AdaptiveProjection {
     /// The steps of a reference run on `reference` (seed `request.seed`): the first 1-way
     /// measurement (claimed `ρ_measure`), and per audited round (default: the first and the
@@ -2117,11 +2112,7 @@ impl crate::StepAudited for AdaptiveProjection {
         }
         let mut steps = Vec::new();
         let mut losses = Vec::new();
-        for (g, group) in run
-            .one_ways
-            .chunk_by(|a, b| a.sigma2 == b.sigma2 && a.measure_rho == b.measure_rho)
-            .enumerate()
-        {
+        for (g, group) in run.one_ways.chunk_by(same_calibration).enumerate() {
             let first = &group[0];
             let at = cands
                 .iter()
@@ -2182,9 +2173,7 @@ impl crate::StepAudited for AdaptiveProjection {
             )?);
             // the direct phase's split gives each table its own budget: the losses of every
             // run of equal calibrations
-            for group in
-                trace.chunk_by(|a, b| a.sigma2 == b.sigma2 && a.measure_rho == b.measure_rho)
-            {
+            for group in trace.chunk_by(same_calibration) {
                 losses.push(StepLoss {
                     what: losses_what.into(),
                     count: group.len() as u64,
